@@ -1,0 +1,99 @@
+/**
+ * `program.md`: the researcher's instructions, with optional YAML front matter
+ * that overrides the method's defaults. A file with no front matter means the
+ * original autoresearch conventions, unchanged.
+ */
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import type { RunConfig } from './journal';
+
+/** The original autoresearch conventions. */
+export const DEFAULT_BUDGET_S = 300;
+export const DEFAULTS = {
+  metric: 'val_bpb',
+  direction: 'lower',
+  run: 'python train.py',
+  editable: ['train.py'],
+  readonly: ['prepare.py']
+} as const;
+
+const relPath = z
+  .string()
+  .min(1)
+  .refine(p => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'), {
+    message: 'must be a path inside the workspace (relative, no "..")'
+  });
+
+/** Front matter keys; `.strict()` so a misspelt key is an error, not silently ignored. */
+export const FrontMatter = z
+  .object({
+    metric: z.string().regex(/^\w+$/, 'must be a summary key like val_bpb').optional(),
+    direction: z.enum(['lower', 'higher']).optional(),
+    budget_s: z.number().positive().optional(),
+    timeout_s: z.number().positive().optional(),
+    run: z.string().min(1).optional(),
+    editable: z.array(relPath).min(1).optional(),
+    readonly: z.array(relPath).optional()
+  })
+  .strict();
+export type FrontMatter = z.infer<typeof FrontMatter>;
+
+export interface ParsedProgram {
+  frontMatter: FrontMatter;
+  /** The markdown after the front matter. */
+  body: string;
+}
+
+const FENCE = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+
+/** Splits and validates program.md; errors name the bad key and say how to fix it. */
+export function parseProgram(text: string, fileName = 'program.md'): ParsedProgram {
+  const match = FENCE.exec(text);
+  if (!match) {
+    return { frontMatter: {}, body: text };
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(match[1]) ?? {};
+  } catch (e) {
+    throw new Error(`${fileName}: the front matter is not valid YAML (${firstLine(e)}); fix it or remove the --- block`);
+  }
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new Error(`${fileName}: the front matter must be a YAML mapping of key: value lines`);
+  }
+  const parsed = FrontMatter.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue.path.length ? `"${issue.path.join('.')}"` : 'front matter';
+    const known = Object.keys(FrontMatter.shape).join(', ');
+    const hint = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.map(k => `"${k}"`).join(', ')}; known keys: ${known}` : `${where} ${issue.message}`;
+    throw new Error(`${fileName}: bad front matter: ${hint}`);
+  }
+  return { frontMatter: parsed.data, body: text.slice(match[0].length) };
+}
+
+/** Merges front matter over defaults; overrides (from the CLI) win over both. */
+export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {}): RunConfig {
+  const budget = overrides.budget_s ?? fm.budget_s ?? DEFAULT_BUDGET_S;
+  const config: RunConfig = {
+    metric: overrides.metric ?? fm.metric ?? DEFAULTS.metric,
+    direction: overrides.direction ?? fm.direction ?? DEFAULTS.direction,
+    budget_s: budget,
+    timeout_s: overrides.timeout_s ?? fm.timeout_s ?? 2 * budget,
+    run: overrides.run ?? fm.run ?? DEFAULTS.run,
+    editable: overrides.editable ?? fm.editable ?? [...DEFAULTS.editable],
+    readonly: overrides.readonly ?? fm.readonly ?? [...DEFAULTS.readonly]
+  };
+  if (config.timeout_s < config.budget_s) {
+    throw new Error(`timeout_s (${config.timeout_s}) is shorter than budget_s (${config.budget_s}); make it at least the budget (default: twice it)`);
+  }
+  const both = config.editable.filter(p => config.readonly.includes(p));
+  if (both.length) {
+    throw new Error(`${both.join(', ')} is listed as both editable and readonly; keep it in one list`);
+  }
+  return config;
+}
+
+function firstLine(e: unknown): string {
+  return String(e instanceof Error ? e.message : e).split('\n')[0];
+}

@@ -1,0 +1,180 @@
+/** The `autoresearch` command: init, run, status, results, stop. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import type { RunConfig } from '../core/journal';
+import { isAlive, readEngineInfo } from './engine-lock';
+import { SubprocessExecutor } from './executor/subprocess';
+import { initWorkspace } from './init';
+import { Loop } from './loop';
+import { createProposer } from './proposers';
+import { resolvePython } from './python';
+import { resultsText, statusText } from './report';
+import { fmtMetric } from './terminal';
+import { TerminalReporter } from './terminal';
+import { ENGINE_VERSION } from './version';
+import { STATE_DIR, UserError } from './workspace';
+
+function positiveNumber(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number above 0');
+  return n;
+}
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number ≥ 0');
+  return n;
+}
+function abs(dir: string): string {
+  return path.resolve(dir);
+}
+
+/** The file `autoresearch stop` writes so the engine records the end as a stop, not a signal. */
+export function stopRequestFile(dir: string): string {
+  return path.join(dir, STATE_DIR, 'stop-requested');
+}
+
+async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<number> {
+  const dir = abs(dirArg);
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (sig: string) => {
+    signals++;
+    if (signals > 1) {
+      process.stderr.write(`\n${sig} again: still stopping (killing the training run, resetting to the best commit)…\n`);
+      return;
+    }
+    const stop = fs.existsSync(stopRequestFile(dir));
+    fs.rmSync(stopRequestFile(dir), { force: true });
+    controller.abort(stop ? 'stop' : 'signal');
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  const seed = (o.seed as number | undefined) ?? 0;
+  const overrides: Partial<RunConfig> = {};
+  if (o.budget !== undefined) overrides.budget_s = o.budget as number;
+  if (o.timeout !== undefined) overrides.timeout_s = o.timeout as number;
+  const loop = new Loop({
+    dir,
+    tag: o.tag as string | undefined,
+    resume: Boolean(o.resume),
+    proposer: createProposer(o.proposer as string, { seed }),
+    executor: new SubprocessExecutor(),
+    python: resolvePython(o.python as string | undefined),
+    seed,
+    maxExperiments: o.maxExperiments as number | undefined,
+    hours: o.hours as number | undefined,
+    overrides,
+    signal: controller.signal
+  });
+  const reporter = new TerminalReporter(process.stdout);
+  reporter.attach(loop);
+  try {
+    const end = await loop.run();
+    reporter.close();
+    process.stdout.write(`run ${loop.tag} ended (${end.reason}${end.message ? `: ${end.message}` : ''}); best ${fmtMetric(end.best_metric)} at ${end.best_commit?.slice(0, 7) ?? '—'} on ${loop.branch}\n`);
+    return 0;
+  } finally {
+    reporter.close();
+  }
+}
+
+async function stopCommand(dirArg: string, o: { wait: number }): Promise<number> {
+  const dir = abs(dirArg);
+  const info = readEngineInfo(dir);
+  if (!info || !isAlive(info.pid)) {
+    throw new UserError(`no engine is running on ${dir}`);
+  }
+  fs.writeFileSync(stopRequestFile(dir), String(Date.now()));
+  process.kill(info.pid, 'SIGTERM');
+  const until = Date.now() + o.wait * 1000;
+  while (isAlive(info.pid) && Date.now() < until) {
+    await new Promise(r => setTimeout(r, 100));
+  }
+  if (isAlive(info.pid)) {
+    throw new UserError(`the engine (pid ${info.pid}) is still stopping after ${o.wait} s; check again with autoresearch status ${dir}`);
+  }
+  process.stdout.write(`stopped the engine (pid ${info.pid}, run ${info.tag})\n`);
+  return 0;
+}
+
+/** Builds the command-line program. */
+export function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command('autoresearch')
+    .description('Autoresearch: an agent edits train.py, each experiment trains for a fixed budget, the branch keeps what improves the metric.')
+    .version(ENGINE_VERSION);
+
+  program
+    .command('init')
+    .description('create a workspace from a bundled template (a git repository with one commit)')
+    .argument('<dir>', 'folder to create')
+    .option('--template <name>', 'template', 'tiny-cpu')
+    .option('--budget <seconds>', 'training budget per experiment, in seconds', positiveInt)
+    .action(async (dir: string, o: { template: string; budget?: number }) => {
+      const commit = await initWorkspace(abs(dir), { template: o.template, budgetS: o.budget });
+      process.stdout.write(`created ${abs(dir)} from ${o.template} (commit ${commit.slice(0, 7)}); start with: autoresearch run ${dir}\n`);
+    });
+
+  program
+    .command('run')
+    .description('run experiments until stopped (Ctrl-C, autoresearch stop, --max-experiments or --hours)')
+    .argument('<dir>', 'workspace (a git repository with program.md, train.py, prepare.py)')
+    .option('--tag <tag>', 'run name; the branch is autoresearch/<tag> (default: today, e.g. nov30)')
+    .option('--proposer <name>', 'who proposes experiments: offline', 'offline')
+    .option('--max-experiments <n>', 'stop after n experiments (the baseline not counted)', positiveInt)
+    .option('--hours <h>', 'stop starting experiments after h hours', positiveNumber)
+    .option('--resume', 'continue the run of --tag (default: the latest run)')
+    .option('--seed <n>', 'seed for the offline proposer', positiveInt)
+    .option('--python <path>', 'Python interpreter for the syntax check and the run (default: python3 on PATH)')
+    .option('--budget <seconds>', 'override budget_s', positiveNumber)
+    .option('--timeout <seconds>', 'override timeout_s (default: 2 × budget)', positiveNumber)
+    .action(async (dir: string, o: Record<string, unknown>) => setExit(await runCommand(dir, o)));
+
+  program
+    .command('status')
+    .description('where a run stands')
+    .argument('<dir>', 'workspace')
+    .option('--tag <tag>', 'run (default: the latest)')
+    .action((dir: string, o: { tag?: string }) => {
+      process.stdout.write(statusText(abs(dir), o.tag) + '\n');
+    });
+
+  program
+    .command('results')
+    .description("a run's experiments as a table")
+    .argument('<dir>', 'workspace')
+    .option('--tag <tag>', 'run (default: the latest)')
+    .option('--tsv', 'print results.tsv as it is')
+    .option('--json', 'print the journal records as JSON')
+    .action((dir: string, o: { tag?: string; tsv?: boolean; json?: boolean }) => {
+      process.stdout.write(resultsText(abs(dir), o) + '\n');
+    });
+
+  program
+    .command('stop')
+    .description('stop the engine running on a workspace: the experiment in flight is recorded as interrupted, the tree reset to the best commit')
+    .argument('<dir>', 'workspace')
+    .option('--wait <seconds>', 'how long to wait for the engine to finish stopping', positiveNumber, 60)
+    .action(async (dir: string, o: { wait: number }) => setExit(await stopCommand(dir, o)));
+
+  return program;
+}
+
+/** Runs the CLI; user errors print one line and exit 1. */
+export async function main(argv: string[]): Promise<void> {
+  let code = 0;
+  const program = buildProgram(c => (code = c));
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    if (e instanceof UserError) {
+      process.stderr.write(`autoresearch: ${e.message}\n`);
+      code = 1;
+    } else {
+      process.stderr.write(`autoresearch: internal error: ${(e as Error).stack ?? e}\n`);
+      code = 2;
+    }
+  }
+  process.exit(code);
+}
+

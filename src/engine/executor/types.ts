@@ -1,0 +1,31 @@
+/** What the loop asks of an executor: run the workspace's command once, within a deadline. */
+import type { LogCapture } from '../log-capture';
+
+export interface RunRequest {
+  /** Working directory of the run (the workspace). */
+  cwd: string;
+  /** Shell command, e.g. `python train.py`. */
+  command: string;
+  /** Seconds after which the whole process group is killed and the run counts as a crash. */
+  timeoutS: number;
+  /** Extra environment for the run. */
+  env?: Record<string, string>;
+  log: LogCapture;
+  /** Aborting interrupts the run (SIGINT/SIGTERM to the engine, or `autoresearch stop`). */
+  signal?: AbortSignal;
+  /** Called with the run's process group id once it has started (null again when it ends). */
+  onSpawn?: (pgid: number | null) => void;
+}
+
+export interface RunOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  interrupted: boolean;
+  seconds: number;
+}
+
+export interface Executor {
+  readonly name: string;
+  run(req: RunRequest): Promise<RunOutcome>;
+}

@@ -1,0 +1,124 @@
+/** The git operations the loop needs, through simple-git, on one work tree. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { simpleGit, type SimpleGit } from 'simple-git';
+
+/** Files the engine writes that must never be committed nor count as a dirty tree. */
+export const ENGINE_IGNORES = ['.autoresearch/', 'results.tsv'];
+
+export class Repo {
+  readonly git: SimpleGit;
+
+  constructor(readonly dir: string) {
+    this.git = simpleGit({ baseDir: dir });
+  }
+
+  /** True when dir is the top of a git work tree. */
+  async isRepoRoot(): Promise<boolean> {
+    if (!fs.existsSync(path.join(this.dir, '.git'))) {
+      return false;
+    }
+    try {
+      const top = (await this.git.revparse(['--show-toplevel'])).trim();
+      return fs.realpathSync(top) === fs.realpathSync(this.dir);
+    } catch {
+      return false;
+    }
+  }
+
+  async hasCommits(): Promise<boolean> {
+    try {
+      await this.git.revparse(['--verify', 'HEAD']);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Tracked files with changes (staged or not); untracked files don't count. */
+  async changedTrackedFiles(): Promise<string[]> {
+    const out = await this.git.raw(['status', '--porcelain=v1', '--untracked-files=no', '-z']);
+    return out
+      .split('\0')
+      .filter(e => e.length > 3)
+      .map(e => e.slice(3));
+  }
+
+  /** Adds the engine's own files to .git/info/exclude, so a repository needs no .gitignore of ours. */
+  ensureEngineIgnores(): void {
+    const exclude = path.join(this.dir, '.git', 'info', 'exclude');
+    fs.mkdirSync(path.dirname(exclude), { recursive: true });
+    const current = fs.existsSync(exclude) ? fs.readFileSync(exclude, 'utf8') : '';
+    const lines = current.split('\n');
+    const missing = ENGINE_IGNORES.filter(p => !lines.includes(p));
+    if (missing.length) {
+      const sep = current.length && !current.endsWith('\n') ? '\n' : '';
+      fs.appendFileSync(exclude, sep + missing.join('\n') + '\n');
+    }
+  }
+
+  async head(): Promise<string> {
+    return (await this.git.revparse(['HEAD'])).trim();
+  }
+
+  async currentBranch(): Promise<string | null> {
+    const name = (await this.git.raw(['rev-parse', '--abbrev-ref', 'HEAD'])).trim();
+    return name === 'HEAD' ? null : name;
+  }
+
+  async branchExists(name: string): Promise<boolean> {
+    // rev-parse --quiet fails without stderr, which simple-git does not report as an error.
+    const out = await this.git.raw(['branch', '--list', name]);
+    return out.trim() !== '';
+  }
+
+  async createBranch(name: string): Promise<void> {
+    await this.git.raw(['checkout', '-q', '-b', name]);
+  }
+
+  async checkout(name: string): Promise<void> {
+    await this.git.raw(['checkout', '-q', '-f', name]);
+  }
+
+  /** Unified diff of the given paths against HEAD (work tree included). */
+  async diff(paths: string[]): Promise<string> {
+    return this.git.raw(['diff', '--no-color', '--no-ext-diff', 'HEAD', '--', ...paths]);
+  }
+
+  /** Commits exactly the given paths with the message; returns the new commit's hash. */
+  async commit(paths: string[], message: string): Promise<string> {
+    await this.git.raw(['add', '--', ...paths]);
+    const identity = (await this.hasIdentity()) ? [] : ['-c', 'user.name=autoresearch', '-c', 'user.email=autoresearch@localhost'];
+    await this.git.raw([...identity, 'commit', '-q', '--no-verify', '-m', message || '(no description)', '--', ...paths]);
+    return this.head();
+  }
+
+  /** Resets the work tree and the branch to a commit. */
+  async resetHard(commit: string): Promise<void> {
+    await this.git.raw(['reset', '-q', '--hard', commit]);
+  }
+
+  private identityKnown: boolean | null = null;
+  private async hasIdentity(): Promise<boolean> {
+    if (this.identityKnown === null) {
+      const name = await this.git.raw(['config', 'user.name']).catch(() => '');
+      const email = await this.git.raw(['config', 'user.email']).catch(() => '');
+      this.identityKnown = name.trim() !== '' && email.trim() !== '';
+    }
+    return this.identityKnown;
+  }
+}
+
+/** Lines added and removed in a unified diff. */
+export function countDiffLines(diff: string): { added: number; removed: number } {
+  let added = 0;
+  let removed = 0;
+  for (const line of diff.split('\n')) {
+    if (line.startsWith('+') && !line.startsWith('+++')) {
+      added++;
+    } else if (line.startsWith('-') && !line.startsWith('---')) {
+      removed++;
+    }
+  }
+  return { added, removed };
+}

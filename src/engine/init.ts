@@ -1,0 +1,54 @@
+/** `autoresearch init`: a new workspace from a bundled template, as a git repository with one commit. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import tinyPrepare from '../../templates/tiny-cpu/prepare.py?raw';
+import tinyProgram from '../../templates/tiny-cpu/program.md?raw';
+import tinyTrain from '../../templates/tiny-cpu/train.py?raw';
+import { Repo } from './git';
+import { UserError } from './workspace';
+
+const GITIGNORE = 'results.tsv\n.autoresearch/\n__pycache__/\n';
+
+/** Bundled templates: file name → contents. Embedded in the engine so a wheel needs no extra files. */
+export const TEMPLATES: Record<string, Record<string, string>> = {
+  'tiny-cpu': { 'prepare.py': tinyPrepare, 'train.py': tinyTrain, 'program.md': tinyProgram, '.gitignore': GITIGNORE }
+};
+
+export interface InitOptions {
+  template?: string;
+  budgetS?: number;
+}
+
+/** Creates DIR from a template and commits it; refuses a non-empty folder. */
+export async function initWorkspace(dir: string, opts: InitOptions = {}): Promise<string> {
+  const name = opts.template ?? 'tiny-cpu';
+  const template = TEMPLATES[name];
+  if (!template) {
+    throw new UserError(`unknown template "${name}"; available: ${Object.keys(TEMPLATES).join(', ')}`);
+  }
+  if (opts.budgetS !== undefined && !(Number.isInteger(opts.budgetS) && opts.budgetS > 0)) {
+    throw new UserError(`--budget must be a whole number of seconds above 0, got ${opts.budgetS}`);
+  }
+  if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) {
+    throw new UserError(`${dir} exists and is not empty; choose a new folder`);
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [file, text] of Object.entries(template)) {
+    fs.writeFileSync(path.join(dir, file), opts.budgetS === undefined ? text : withBudget(file, text, opts.budgetS));
+  }
+  const repo = new Repo(dir);
+  await repo.git.raw(['init', '-q']);
+  await repo.git.raw(['checkout', '-q', '-b', 'main']);
+  return repo.commit(Object.keys(template), `${name} workspace (autoresearch init)`);
+}
+
+/** Sets the training budget in the files that carry it. */
+function withBudget(file: string, text: string, budget: number): string {
+  if (file === 'prepare.py') {
+    return text.replace(/^TIME_BUDGET = \d+/m, `TIME_BUDGET = ${budget}`);
+  }
+  if (file === 'program.md') {
+    return text.replace(/^budget_s: \d+/m, `budget_s: ${budget}`);
+  }
+  return text;
+}

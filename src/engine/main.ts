@@ -1,0 +1,4 @@
+/** Entry point of the bundled engine (`autoresearch …`). */
+import { main } from './cli';
+
+void main(process.argv);

@@ -1,0 +1,40 @@
+/**
+ * What the loop asks of a proposer: given the editable files at the best
+ * commit and the history so far, return exactly one experiment to try.
+ */
+import type { ExperimentRecord, Usage } from '../../core/journal';
+
+export interface ProposalContext {
+  /** Absolute path of the workspace (the git work tree, checked out at the best commit). */
+  workdir: string;
+  /** Editable files, relative to workdir, and their current contents. */
+  files: Record<string, string>;
+  /** Every experiment of this run so far (experiment 0 is the baseline). */
+  history: ExperimentRecord[];
+  /** The text of program.md (without front matter). */
+  program: string;
+  /** Name of the metric and which way is better. */
+  metric: string;
+  direction: 'lower' | 'higher';
+  /** Seed for deterministic proposers. */
+  seed: number;
+  signal?: AbortSignal;
+}
+
+export interface Proposal {
+  /** One line; becomes the commit message and the results.tsv description. */
+  description: string;
+  rationale: string;
+  /** New full contents of the files the proposal changes (paths relative to workdir). */
+  files: Record<string, string>;
+  usage?: Usage;
+  cost_usd?: number;
+  /** Stored in the journal record; lets a proposer rebuild its state from history. */
+  meta?: unknown;
+}
+
+export interface Proposer {
+  readonly name: string;
+  /** The next experiment, or null when the proposer has nothing left to try. */
+  propose(ctx: ProposalContext): Promise<Proposal | null>;
+}

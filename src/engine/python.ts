@@ -1,0 +1,44 @@
+/** The workspace's Python: found once, used for the syntax check and put first on the run's PATH. */
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+
+/** The interpreter to use: --python, $AUTORESEARCH_PYTHON, else python3/python on PATH. */
+export function resolvePython(explicit?: string): string {
+  return explicit ?? process.env.AUTORESEARCH_PYTHON ?? 'python3';
+}
+
+/** PATH with the interpreter's folder first, so `python train.py` means that interpreter. */
+export function pathWithPython(python: string): Record<string, string> {
+  if (!python.includes('/')) {
+    return {};
+  }
+  return { PATH: `${path.dirname(path.resolve(python))}${path.delimiter}${process.env.PATH ?? ''}` };
+}
+
+const CHECK = `import ast, sys
+for f in sys.argv[1:]:
+    try:
+        ast.parse(open(f, encoding="utf-8").read(), f)
+    except SyntaxError as e:
+        print(f"{e.filename}:{e.lineno}: {e.msg}", file=sys.stderr)
+        sys.exit(1)
+`;
+
+/** Null when the files parse, else the SyntaxError as one line. Non-Python files are skipped. */
+export function syntaxCheck(python: string, cwd: string, files: string[]): Promise<string | null> {
+  const py = files.filter(f => f.endsWith('.py'));
+  if (py.length === 0) {
+    return Promise.resolve(null);
+  }
+  return new Promise((resolve, reject) => {
+    execFile(python, ['-c', CHECK, ...py], { cwd }, (err, _stdout, stderr) => {
+      if (!err) {
+        resolve(null);
+      } else if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        reject(new Error(`Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python`));
+      } else {
+        resolve(stderr.trim().split('\n').pop() || 'syntax error');
+      }
+    });
+  });
+}

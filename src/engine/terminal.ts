@@ -1,0 +1,99 @@
+/**
+ * What a run shows in a terminal: a live line for the experiment in progress
+ * (phase, a bar of the time left in the budget, the last loss the script
+ * printed) and one line per finished experiment. Redirected to a file or a
+ * pipe, it writes the plain lines only.
+ */
+import type { ExperimentRecord } from '../core/journal';
+import type { LogCapture } from './log-capture';
+import type { Loop } from './loop';
+
+const BAR_WIDTH = 20;
+
+/** Formats a metric with 6 decimals, or a dash. */
+export function fmtMetric(v: number | null): string {
+  return v === null ? '—' : v.toFixed(6);
+}
+
+/** Formats a signed delta, or blank. */
+export function fmtDelta(v: number | null): string {
+  return v === null ? '' : `${v >= 0 ? '+' : ''}${v.toFixed(6)}`;
+}
+
+/** One line for a finished experiment: number, status, metric, delta vs best, description. */
+export function experimentLine(r: ExperimentRecord): string {
+  const what = r.status === 'crash' || r.status === 'rejected' || r.status === 'interrupted' ? `${r.description} (${r.reason ?? ''})` : r.description;
+  return `#${String(r.n).padStart(3)}  ${r.status.padEnd(11)} ${fmtMetric(r.metric).padStart(10)}  ${fmtDelta(r.delta).padStart(10)}  ${what}`;
+}
+
+/** Renders a loop's events to a stream. */
+export class TerminalReporter {
+  private timer: NodeJS.Timeout | null = null;
+  private live: { n: number; phase: string; description: string; log?: LogCapture; startedAt?: number; budgetS?: number } | null = null;
+  private readonly tty: boolean;
+
+  constructor(private readonly out: NodeJS.WriteStream) {
+    this.tty = Boolean(out.isTTY);
+  }
+
+  /** Subscribes to a loop. */
+  attach(loop: Loop): void {
+    loop.on('phase', (n: number, phase: string, description: string) => {
+      if (this.live?.n !== n) {
+        this.live = { n, phase, description };
+      }
+      Object.assign(this.live, { phase, description });
+      this.draw();
+    });
+    loop.on('run-start', (n: number, log: LogCapture, startedAt: number, budgetS: number) => {
+      this.live = { n, phase: 'run', description: this.live?.description ?? '', log, startedAt, budgetS };
+      if (this.tty && !this.timer) {
+        this.timer = setInterval(() => this.draw(), 500);
+      }
+    });
+    loop.on('experiment', (r: ExperimentRecord) => {
+      this.live = null;
+      this.print(experimentLine(r));
+    });
+  }
+
+  /** Prints a plain line above the live line. */
+  print(line: string): void {
+    if (this.tty) {
+      this.out.write('\r\x1b[2K');
+    }
+    this.out.write(line + '\n');
+    this.draw();
+  }
+
+  /** Stops the live line. */
+  close(): void {
+    if (this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+    if (this.tty) {
+      this.out.write('\r\x1b[2K');
+    }
+  }
+
+  private draw(): void {
+    if (!this.tty || !this.live) {
+      return;
+    }
+    const { n, phase, description, log, startedAt, budgetS } = this.live;
+    let status = phase;
+    if (phase === 'run' && startedAt !== undefined && budgetS) {
+      const elapsed = (Date.now() - startedAt) / 1000;
+      const frac = Math.min(1, elapsed / budgetS);
+      const filled = Math.round(frac * BAR_WIDTH);
+      const left = Math.max(0, budgetS - elapsed);
+      status = `run [${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}] ${left.toFixed(0)}s left`;
+      if (log?.lastLoss !== null && log?.lastLoss !== undefined) {
+        status += ` · loss ${log.lastLoss.toPrecision(5)}`;
+      }
+    }
+    const width = this.out.columns || 100;
+    this.out.write('\r\x1b[2K' + `#${String(n).padStart(3)}  ${status}  ${description}`.slice(0, width - 1));
+  }
+}

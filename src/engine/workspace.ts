@@ -1,0 +1,133 @@
+/**
+ * A workspace: a git repository laid out like the original autoresearch
+ * (program.md, train.py, prepare.py), plus the engine's git-ignored state in
+ * `.autoresearch/`. Every check here fails with one line that names the fix.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { RunConfig } from '../core/journal';
+import { parseProgram, resolveConfig, type ParsedProgram } from '../core/program';
+import { Repo } from './git';
+
+/** An error meant for the user: the CLI prints its message alone, without a stack. */
+export class UserError extends Error {}
+
+export const STATE_DIR = '.autoresearch';
+
+/** Where a run's files live. */
+export function runPaths(dir: string, tag: string) {
+  const root = path.join(dir, STATE_DIR, tag);
+  return {
+    root,
+    journal: path.join(root, 'journal.jsonl'),
+    logs: path.join(root, 'logs'),
+    log: (n: number) => path.join(root, 'logs', `${String(n).padStart(4, '0')}.log`)
+  };
+}
+
+/** The file naming the engine that is running on a workspace (pid and tag). */
+export function enginePidFile(dir: string): string {
+  return path.join(dir, STATE_DIR, 'engine.json');
+}
+
+/** Reads program.md and resolves the run's configuration. */
+export function loadProgram(dir: string, overrides: Partial<RunConfig> = {}): { program: ParsedProgram; config: RunConfig } {
+  const file = path.join(dir, 'program.md');
+  if (!fs.existsSync(file)) {
+    throw new UserError(`${dir}: program.md is missing; write the instructions for the agent there (autoresearch init creates one)`);
+  }
+  const text = fs.readFileSync(file, 'utf8');
+  let program: ParsedProgram;
+  let config: RunConfig;
+  try {
+    program = parseProgram(text);
+    config = resolveConfig(program.frontMatter, overrides);
+  } catch (e) {
+    throw new UserError((e as Error).message);
+  }
+  if (program.body.trim() === '') {
+    throw new UserError(`${dir}: program.md is empty; write the instructions for the agent there`);
+  }
+  return { program, config };
+}
+
+/** Checks everything a run needs before it touches the repository. */
+export async function checkWorkspace(dir: string, config: RunConfig, opts: { allowDirty?: string[] } = {}): Promise<Repo> {
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+    throw new UserError(`${dir} is not a folder; create one with: autoresearch init ${dir}`);
+  }
+  const repo = new Repo(dir);
+  if (!(await repo.isRepoRoot())) {
+    throw new UserError(`${dir} is not the top folder of a git repository; run git init there and commit the files, or use autoresearch init`);
+  }
+  if (!(await repo.hasCommits())) {
+    throw new UserError(`${dir} has no commits yet; commit program.md, train.py and prepare.py first`);
+  }
+  for (const f of [...config.editable, ...config.readonly]) {
+    if (!fs.existsSync(path.join(dir, f))) {
+      const role = config.editable.includes(f) ? 'editable' : 'read-only';
+      throw new UserError(`${f} is missing in ${dir}; it is listed as ${role} — add the file or change the ${role === 'editable' ? 'editable' : 'readonly'} list in program.md's front matter`);
+    }
+  }
+  repo.ensureEngineIgnores();
+  const dirty = (await repo.changedTrackedFiles()).filter(f => !(opts.allowDirty ?? []).includes(f));
+  if (dirty.length) {
+    throw new UserError(`the work tree of ${dir} has uncommitted changes (${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}); commit or stash them first`);
+  }
+  return repo;
+}
+
+/** SHA-256 of each read-only file, so any change to them is caught. */
+export function hashFiles(dir: string, files: string[]): Record<string, string> {
+  const hashes: Record<string, string> = {};
+  for (const f of files) {
+    const p = path.join(dir, f);
+    hashes[f] = fs.existsSync(p) ? createHash('sha256').update(fs.readFileSync(p)).digest('hex') : 'missing';
+  }
+  return hashes;
+}
+
+/** The read-only files whose hash moved, with a reason to record. */
+export function changedReadonly(dir: string, expected: Record<string, string>): string[] {
+  const now = hashFiles(dir, Object.keys(expected));
+  return Object.keys(expected).filter(f => now[f] !== expected[f]);
+}
+
+/** Resolves a proposal's path and checks it may be written: inside the workspace and editable. */
+export function checkEditablePath(dir: string, file: string, editable: string[]): string | null {
+  const abs = path.resolve(dir, file);
+  const rel = path.relative(dir, abs);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+    return `${file} is outside the workspace`;
+  }
+  if (!editable.includes(rel.split(path.sep).join('/'))) {
+    return `${rel} is not an editable file (editable: ${editable.join(', ')})`;
+  }
+  return null;
+}
+
+/** Today's default tag, like `nov30`. */
+export function defaultTag(now = new Date()): string {
+  const month = now.toLocaleString('en-US', { month: 'short' }).toLowerCase();
+  return `${month}${now.getDate()}`;
+}
+
+/** The most recently active run tag in a workspace, for --resume, status and results. */
+export function latestTag(dir: string): string | null {
+  const root = path.join(dir, STATE_DIR);
+  if (!fs.existsSync(root)) {
+    return null;
+  }
+  let best: { tag: string; mtime: number } | null = null;
+  for (const tag of fs.readdirSync(root)) {
+    const journal = path.join(root, tag, 'journal.jsonl');
+    if (fs.existsSync(journal)) {
+      const mtime = fs.statSync(journal).mtimeMs;
+      if (!best || mtime > best.mtime) {
+        best = { tag, mtime };
+      }
+    }
+  }
+  return best?.tag ?? null;
+}
