@@ -35,9 +35,7 @@ function toValue(text: string): number | string {
   if (/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(text)) {
     return Number(text);
   }
-  if (/^[-+]?(nan|inf|infinity)$/i.test(text)) {
-    return text.toLowerCase().includes('nan') ? NaN : text.startsWith('-') ? -Infinity : Infinity;
-  }
+  // NaN and inf stay strings: JSON (the journal) cannot hold them as numbers.
   return text;
 }
 
@@ -51,10 +49,9 @@ export function readMetric(summary: Summary | null, metric: string): { value: nu
   }
   const value = summary[metric];
   if (typeof value !== 'number') {
+    if (/^[-+]?nan$/i.test(value)) return { error: `${metric} is NaN` };
+    if (/^[-+]?inf(inity)?$/i.test(value)) return { error: `${metric} is infinite` };
     return { error: `${metric} is not a number: "${value}"` };
-  }
-  if (!Number.isFinite(value)) {
-    return { error: `${metric} is ${value}` };
   }
   return { value };
 }

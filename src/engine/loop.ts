@@ -154,7 +154,7 @@ export class Loop extends EventEmitter {
       let proposal = null;
       try {
         proposal = best
-          ? await proposer.propose({ workdir: dir, files, history, program: programBody, metric: this.config.metric, direction: this.config.direction, seed, signal })
+          ? await proposer.propose({ workdir: dir, files, history: [...history], program: programBody, metric: this.config.metric, direction: this.config.direction, seed, signal })
           : null;
       } catch (e) {
         if (signal.aborted) return end(stopReason(signal));

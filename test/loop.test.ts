@@ -1,0 +1,160 @@
+/** The loop on real git repositories with a fast stand-in train.py and scripted proposals. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RESULTS_HEADER } from '../src/core/results';
+import { SubprocessExecutor } from '../src/engine/executor/subprocess';
+import { Loop, type LoopOptions } from '../src/engine/loop';
+import type { Proposer } from '../src/engine/proposers/types';
+import { resolvePython } from '../src/engine/python';
+import { alive, experiments, git, journal, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor } from './helpers/workspace';
+
+function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {}): Loop {
+  return new Loop({ dir, tag: 't1', proposer, executor: new SubprocessExecutor(1), python: resolvePython(), signal: new AbortController().signal, ...extra });
+}
+
+describe('the loop', () => {
+  it('runs a baseline, keeps improvements, resets the rest, and records everything', async () => {
+    const dir = makeWorkspace({ train: standInTrain({ metric: '1.000000' }) });
+    const proposer = new ScriptedProposer([
+      trainProposal('better', { metric: '0.900000' }),
+      trainProposal('worse', { metric: '0.950000' }),
+      trainProposal('crashes', { exitCode: 3 }),
+      trainProposal('better again', { metric: '0.850000' })
+    ]);
+    const end = await loop(dir, proposer).run();
+    expect(end).toMatchObject({ reason: 'exhausted', best_metric: 0.85 });
+
+    const exps = experiments(dir, 't1');
+    expect(exps.map(e => [e.n, e.status, e.metric, e.description])).toEqual([
+      [0, 'keep', 1.0, 'baseline'],
+      [1, 'keep', 0.9, 'better'],
+      [2, 'discard', 0.95, 'worse'],
+      [3, 'crash', null, 'crashes'],
+      [4, 'keep', 0.85, 'better again']
+    ]);
+    expect(exps[2]).toMatchObject({ best_before: 0.9, parent_commit: exps[1].commit });
+    expect(exps[2].delta).toBeCloseTo(0.05, 9);
+    expect(exps[3].reason).toMatch(/exited with code 3: RuntimeError: stand-in failure/);
+    expect(exps[1].diff).toContain('+print("val_bpb:          " + "0.900000")');
+    expect(exps[1].lines_added).toBe(1);
+    expect(exps[1].lines_removed).toBe(1);
+    expect(exps[1].summary).toMatchObject({ val_bpb: 0.9, num_steps: 10, peak_vram_mb: 2048 });
+    expect(exps[1].memory_gb).toBe(2);
+    expect(fs.readFileSync(exps[1].log_path as string, 'utf8')).toContain('loss 3.2500');
+
+    // The branch holds the baseline and the kept commits only; the tree is clean at the best.
+    expect(git(dir, 'log', '--format=%s', 'autoresearch/t1').trim().split('\n')).toEqual(['better again', 'better', 'initial']);
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(exps[4].commit);
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+    expect(git(dir, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('autoresearch/t1');
+
+    // The proposer saw the files at the best commit and the history so far.
+    expect(proposer.contexts[2].files['train.py']).toContain('0.900000');
+    expect(proposer.contexts[2].history.map(h => h.n)).toEqual([0, 1, 2]);
+
+    const tsv = fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8');
+    const c = (i: number) => (exps[i].commit as string).slice(0, 7);
+    expect(tsv).toBe(
+      [RESULTS_HEADER, `${c(0)}\t1.000000\t2.0\tkeep\tbaseline`, `${c(1)}\t0.900000\t2.0\tkeep\tbetter`, `${c(2)}\t0.950000\t2.0\tdiscard\tworse`, `${c(3)}\t0.000000\t0.0\tcrash\tcrashes`, `${c(4)}\t0.850000\t2.0\tkeep\tbetter again`].join('\n') + '\n'
+    );
+    const records = journal(dir, 't1');
+    expect(records[0].type).toBe('run_start');
+    expect(records[records.length - 1].type).toBe('run_end');
+  });
+
+  it('kills a run that hangs at the deadline, with a grandchild that ignores SIGTERM', async () => {
+    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 2\n---\nGo.\n' });
+    const proposer = new ScriptedProposer([trainProposal('hangs', { hang: true, stubbornChild: true })]);
+    await loop(dir, proposer, { maxExperiments: 1 }).run();
+    const [, hung] = experiments(dir, 't1');
+    expect(hung).toMatchObject({ status: 'crash', reason: 'killed at the 2 s deadline', metric: null });
+    expect(hung.timings.run_s).toBeGreaterThanOrEqual(2);
+    expect(hung.timings.run_s).toBeLessThan(10);
+    const grandchild = Number(fs.readFileSync(path.join(dir, 'grandchild.pid'), 'utf8'));
+    await waitFor(() => !alive(grandchild), 5000, 'the grandchild to die');
+    expect(git(dir, 'status', '--porcelain', '--untracked-files=no').trim()).toBe('');
+  });
+
+  it('counts a run with no summary block, or a NaN metric, as a crash', async () => {
+    const dir = makeWorkspace();
+    const proposer = new ScriptedProposer([trainProposal('silent', { noSummary: true }), trainProposal('diverges', { metric: 'nan' })]);
+    await loop(dir, proposer).run();
+    const [, silent, nan] = experiments(dir, 't1');
+    expect(silent).toMatchObject({ status: 'crash', reason: expect.stringMatching(/no summary block/) });
+    expect(nan).toMatchObject({ status: 'crash', reason: 'val_bpb is NaN' });
+  });
+
+  it('rejects edits outside the editable files, to read-only files, and syntax errors, leaving the tree clean', async () => {
+    const dir = makeWorkspace({ extra: { 'notes.txt': 'hello\n' } });
+    const proposer = new ScriptedProposer([
+      { description: 'edit prepare', rationale: '', files: { 'prepare.py': 'TIME_BUDGET = 999\n' } },
+      { description: 'escape', rationale: '', files: { '../outside.py': 'x = 1\n' } },
+      { description: 'other file', rationale: '', files: { 'notes.txt': 'changed\n' } },
+      { description: 'broken', rationale: '', files: { 'train.py': 'def f(:\n' } },
+      { description: 'nothing', rationale: '', files: { 'train.py': standInTrain() } }
+    ]);
+    await loop(dir, proposer).run();
+    const exps = experiments(dir, 't1').slice(1);
+    expect(exps.map(e => e.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected', 'rejected']);
+    expect(exps[0].reason).toMatch(/prepare.py is not an editable file/);
+    expect(exps[1].reason).toMatch(/outside the workspace/);
+    expect(exps[2].reason).toMatch(/notes.txt is not an editable file/);
+    expect(exps[3].reason).toMatch(/^syntax error: .*train.py:1/);
+    expect(exps[3].diff).toContain('+def f(:');
+    expect(exps[4].reason).toBe('the proposal changed nothing');
+    expect(fs.existsSync(path.join(path.dirname(dir), 'outside.py'))).toBe(false);
+    expect(fs.readFileSync(path.join(dir, 'prepare.py'), 'utf8')).toContain('TIME_BUDGET = 1');
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+    expect(git(dir, 'log', '--format=%s').trim()).toBe('initial');
+    // Rejected experiments are journal-only: results.tsv keeps the original's statuses.
+    expect(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8').trim().split('\n')).toHaveLength(2);
+  });
+
+  it('rejects a run that changes a read-only file while training', async () => {
+    const dir = makeWorkspace();
+    const sneaky = standInTrain() + 'open("prepare.py", "a").write("# sneaky\\n")\n';
+    await loop(dir, new ScriptedProposer([{ description: 'sneaky', rationale: '', files: { 'train.py': sneaky } }])).run();
+    const [, r] = experiments(dir, 't1');
+    expect(r).toMatchObject({ status: 'rejected', reason: 'read-only prepare.py changed during the run' });
+    expect(fs.readFileSync(path.join(dir, 'prepare.py'), 'utf8')).not.toContain('sneaky');
+  });
+
+  it('follows the front matter: another metric, higher is better, another command and editable list', async () => {
+    const program = '---\nmetric: accuracy\ndirection: higher\nbudget_s: 1\nrun: python model.py --fast\neditable: [model.py]\nreadonly: []\n---\nRaise accuracy.\n';
+    const model = (acc: string) => `import sys\nassert sys.argv[1] == "--fast"\nprint("---")\nprint("accuracy: ${acc}")\n`;
+    const dir = makeWorkspace({ program, train: null, prepare: null, extra: { 'model.py': model('0.5') } });
+    const proposer = new ScriptedProposer([
+      { description: 'up', rationale: '', files: { 'model.py': model('0.7') } },
+      { description: 'down', rationale: '', files: { 'model.py': model('0.6') } }
+    ]);
+    await loop(dir, proposer).run();
+    expect(experiments(dir, 't1').map(e => [e.status, e.metric])).toEqual([['keep', 0.5], ['keep', 0.7], ['discard', 0.6]]);
+  });
+
+  it('stops cleanly on abort mid-run: interrupted, reset to the best, tree clean', async () => {
+    const dir = makeWorkspace();
+    const controller = new AbortController();
+    const proposer = new ScriptedProposer([trainProposal('slow', { sleep: 30, metric: '0.1' })]);
+    const l = loop(dir, proposer, { signal: controller.signal });
+    l.on('run-start', (n: number) => n === 1 && setTimeout(() => controller.abort('signal'), 300));
+    const end = await l.run();
+    expect(end.reason).toBe('signal');
+    const exps = experiments(dir, 't1');
+    expect(exps[1]).toMatchObject({ status: 'interrupted', description: 'slow' });
+    expect(exps[1].timings.run_s).toBeLessThan(10);
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(exps[0].commit);
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+  });
+
+  it('ends with a clear error when the baseline crashes, and --resume retries the baseline', async () => {
+    const dir = makeWorkspace({ train: standInTrain({ exitCode: 1 }) });
+    await expect(loop(dir, new ScriptedProposer([])).run()).rejects.toThrow(/the baseline crashed \(exited with code 1: RuntimeError: stand-in failure\); fix train.py/);
+    expect(journal(dir, 't1').at(-1)).toMatchObject({ type: 'run_end', reason: 'error' });
+    // The researcher fixes train.py, commits, and resumes: the next experiment is a baseline again.
+    fs.writeFileSync(path.join(dir, 'train.py'), standInTrain({ metric: '1.5' }));
+    git(dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qam', 'fix');
+    await loop(dir, new ScriptedProposer([]), { resume: true }).run();
+    expect(experiments(dir, 't1').map(e => [e.n, e.status, e.description])).toEqual([[0, 'crash', 'baseline'], [1, 'keep', 'baseline']]);
+  });
+});
