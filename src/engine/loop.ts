@@ -179,13 +179,14 @@ export class Loop extends EventEmitter {
         },
         { n, best, proposal, proposeSeconds }
       );
+      // Journal first: a kill after this line loses nothing, as --resume resets to the best anyway.
+      journal.append(record);
+      appendResult(dir, record);
       if (record.status === 'keep' && record.commit && record.metric !== null) {
         best = { commit: record.commit, metric: record.metric };
       } else {
         await repo.resetHard(best?.commit ?? record.parent_commit);
       }
-      journal.append(record);
-      appendResult(dir, record);
       history.push(record);
       this.emit('experiment', record);
       n++;

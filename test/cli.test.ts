@@ -1,0 +1,195 @@
+/** The bundled `autoresearch` command, as a user runs it: setup errors, signals, stop, kill -9 and resume. */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { alive, cli, experiments, finished, git, journal, makeWorkspace, standInTrain, startCli, waitFor } from './helpers/workspace';
+
+const RUN = ['--tag', 't1', '--max-experiments', '2'];
+
+/** Asserts the run refused to start: one line on stderr, exit 1, nothing changed in the repository. */
+async function expectRefusal(dir: string, args: string[], message: RegExp): Promise<void> {
+  const before = fs.existsSync(path.join(dir, '.git')) ? git(dir, 'show-ref') : '';
+  const r = await cli(['run', dir, ...args]);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(message);
+  expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  expect(r.stderr).toMatch(/^autoresearch: /);
+  if (before) {
+    expect(git(dir, 'show-ref')).toBe(before);
+  }
+  expect(fs.existsSync(path.join(dir, '.autoresearch', 't1', 'journal.jsonl'))).toBe(false);
+}
+
+describe('autoresearch run: setup errors name the fix and change nothing', () => {
+  it('program.md missing', async () => {
+    await expectRefusal(makeWorkspace({ program: null }), RUN, /program.md is missing; write the instructions/);
+  });
+  it('program.md empty (front matter only)', async () => {
+    await expectRefusal(makeWorkspace({ program: '---\nbudget_s: 1\n---\n\n' }), RUN, /program.md is empty/);
+  });
+  it('train.py missing', async () => {
+    await expectRefusal(makeWorkspace({ train: null }), RUN, /train.py is missing in .*; it is listed as editable/);
+  });
+  it('not a git repository', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-nogit-'));
+    fs.writeFileSync(path.join(dir, 'program.md'), 'Go.\n');
+    await expectRefusal(dir, RUN, /is not the top folder of a git repository; run git init/);
+  });
+  it('dirty tree', async () => {
+    const dir = makeWorkspace();
+    fs.appendFileSync(path.join(dir, 'train.py'), '# uncommitted\n');
+    await expectRefusal(dir, RUN, /uncommitted changes \(train.py\); commit or stash them first/);
+    expect(fs.readFileSync(path.join(dir, 'train.py'), 'utf8')).toContain('# uncommitted');
+  });
+  it('branch exists', async () => {
+    const dir = makeWorkspace();
+    git(dir, 'branch', 'autoresearch/t1');
+    await expectRefusal(dir, RUN, /branch autoresearch\/t1 already exists; continue it with --resume/);
+  });
+  it('bad front matter', async () => {
+    await expectRefusal(makeWorkspace({ program: '---\nbudget_s: fast\n---\nGo.\n' }), RUN, /bad front matter: "budget_s"/);
+    await expectRefusal(makeWorkspace({ program: '---\nmetrics: loss\n---\nGo.\n' }), RUN, /unknown key "metrics"/);
+  });
+  it('resume with nothing to resume', async () => {
+    await expectRefusal(makeWorkspace(), ['--tag', 't1', '--resume'], /no run to resume/);
+  });
+});
+
+describe('autoresearch run, stop, status, results', () => {
+  it('prints plain lines when redirected, and status/results rebuild from the journal', async () => {
+    const dir = makeWorkspace();
+    const r = await cli(['run', dir, ...RUN]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^# {2}0 {2}keep +1\.\d{6} +baseline$/);
+    expect(lines).toHaveLength(4);
+    expect(lines[3]).toMatch(/^run t1 ended \(max-experiments\); best \d\.\d{6} at [0-9a-f]{7} on autoresearch\/t1$/);
+    expect(r.stdout).not.toContain('\x1b');
+
+    const status = await cli(['status', dir]);
+    expect(status.stdout).toMatch(/state: +stopped \(max-experiments\)/);
+    expect(status.stdout).toMatch(/experiments: 3 — /);
+    const results = await cli(['results', dir]);
+    expect(results.stdout.trim().split('\n')).toHaveLength(4);
+    const tsv = await cli(['results', dir, '--tsv']);
+    expect(tsv.stdout).toBe(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8'));
+  });
+
+  it('SIGINT ends the experiment in flight as interrupted and leaves the tree clean on the best commit', async () => {
+    const dir = makeWorkspace({ train: standInTrain({ sleep: 30 }) });
+    const child = startCli(['run', dir, '--tag', 't1']);
+    const done = finished(child);
+    await waitFor(() => journalHas(dir, r => r.type === 'experiment_start'), 30_000, 'the baseline to start');
+    await new Promise(r => setTimeout(r, 500));
+    child.kill('SIGINT');
+    const r = await done;
+    expect(r.code).toBe(0);
+    const exps = experiments(dir, 't1');
+    expect(exps).toHaveLength(1);
+    expect(exps[0]).toMatchObject({ status: 'interrupted', reason: 'stopped by the user while training' });
+    expect(journal(dir, 't1').at(-1)).toMatchObject({ type: 'run_end', reason: 'signal' });
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+    expect(fs.existsSync(path.join(dir, '.autoresearch', 'engine.json'))).toBe(false);
+  });
+
+  it('autoresearch stop does the same from another shell, and a second engine is refused meanwhile', async () => {
+    const dir = makeWorkspace({ train: standInTrain({ sleep: 30 }) });
+    const child = startCli(['run', dir, '--tag', 't1']);
+    const done = finished(child);
+    await waitFor(() => journalHas(dir, r => r.type === 'experiment_start'), 30_000, 'the baseline to start');
+    const second = await cli(['run', dir, '--tag', 't2']);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/an engine is already running on .* \(pid \d+, tag t1\); stop it with: autoresearch stop/);
+    const status = await cli(['status', dir]);
+    expect(status.stdout).toMatch(/state: +running \(engine pid \d+\)/);
+    expect(status.stdout).toMatch(/in flight: +#0 baseline/);
+    const stop = await cli(['stop', dir]);
+    expect(stop.code).toBe(0);
+    expect(stop.stdout).toMatch(/stopped the engine \(pid \d+, run t1\)/);
+    expect((await done).code).toBe(0);
+    expect(journal(dir, 't1').at(-1)).toMatchObject({ type: 'run_end', reason: 'stop' });
+    expect(experiments(dir, 't1')[0].status).toBe('interrupted');
+  });
+
+  it('after kill -9 mid-experiment, --resume records it as interrupted and goes on: nothing lost, nothing twice', async () => {
+    const dir = makeWorkspace({ train: standInTrain({ sleep: 1.5 }) });
+    const child = startCli(['run', dir, '--tag', 't1']);
+    const done = finished(child);
+    await waitFor(() => journalHas(dir, r => r.type === 'experiment_start' && r.n === 2), 60_000, 'experiment 2 to start');
+    await waitFor(() => enginePgid(dir) !== null, 10_000, 'the training run to start');
+    const orphanGroup = enginePgid(dir) as number;
+    child.kill('SIGKILL');
+    await done;
+    expect(alive(orphanGroup)).toBe(true); // the training run outlived the engine
+
+    const r = await cli(['run', dir, '--resume', '--max-experiments', '2']);
+    expect(r.code).toBe(0);
+    expect(alive(orphanGroup)).toBe(false);
+    const exps = experiments(dir, 't1');
+    expect(exps.map(e => e.n)).toEqual([0, 1, 2, 3, 4]);
+    expect(exps[2]).toMatchObject({ status: 'interrupted', reason: expect.stringMatching(/recorded on --resume/) });
+    expect(exps[2].commit).not.toBeNull(); // it had been committed: the record keeps the commit
+    const rows = fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8').trim().split('\n').slice(1);
+    expect(rows).toHaveLength(4); // 0, 1, 3, 4: the interrupted one is journal-only
+    expect(new Set(rows).size).toBe(rows.length);
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+    const kept = exps.filter(e => e.status === 'keep').at(-1);
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(kept?.commit);
+  });
+
+  it('--resume restores a results.tsv row lost between the journal write and the table write', async () => {
+    const dir = makeWorkspace();
+    expect((await cli(['run', dir, ...RUN])).code).toBe(0);
+    const file = path.join(dir, 'results.tsv');
+    const full = fs.readFileSync(file, 'utf8');
+    const lines = full.trim().split('\n');
+    fs.writeFileSync(file, lines.slice(0, -1).join('\n') + '\n');
+    expect((await cli(['run', dir, '--resume', '--max-experiments', '0'])).code).toBe(0);
+    expect(fs.readFileSync(file, 'utf8')).toBe(full);
+  });
+
+  it('a 200 MB flood of output: engine memory stays under 300 MB, the log keeps head and tail', async () => {
+    const dir = makeWorkspace({ train: standInTrain({ floodMb: 200 }) });
+    const child = startCli(['run', dir, '--tag', 't1', '--max-experiments', '0']);
+    const done = finished(child);
+    let peakKb = 0;
+    const sampler = setInterval(() => {
+      try {
+        const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        peakKb = Math.max(peakKb, Number(m?.[1] ?? 0));
+      } catch {
+        // exited
+      }
+    }, 20);
+    const r = await done;
+    clearInterval(sampler);
+    expect(r.code).toBe(0);
+    expect(peakKb).toBeGreaterThan(10_000); // the sampler did see the engine
+    expect(peakKb / 1024).toBeLessThan(300);
+    const [baseline] = experiments(dir, 't1');
+    expect(baseline.status).toBe('keep'); // the summary block after the flood was still found
+    expect(baseline.log_truncated).toBe(true);
+    const log = fs.readFileSync(baseline.log_path as string, 'utf8');
+    expect(log.length).toBeLessThan(6 * 1024 * 1024);
+    expect(log.startsWith('step 1 | loss 3.2500')).toBe(true);
+    expect(log).toMatch(/\[autoresearch: \d+ bytes of output omitted\]/);
+    expect(log.trimEnd().endsWith('num_steps:        10')).toBe(true);
+  });
+});
+
+function journalHas(dir: string, pred: (r: ReturnType<typeof journal>[number]) => boolean): boolean {
+  try {
+    return journal(dir, 't1').some(pred);
+  } catch {
+    return false;
+  }
+}
+
+function enginePgid(dir: string): number | null {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, '.autoresearch', 'engine.json'), 'utf8')).run_pgid;
+  } catch {
+    return null;
+  }
+}
