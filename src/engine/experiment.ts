@@ -84,8 +84,7 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
 
   if (proposal) {
     env.onPhase?.('apply');
-    const problem = await applyProposal(env, proposal);
-    const diff = await env.repo.diff(env.config.editable);
+    const { problem, diff } = await applyProposal(env, proposal);
     const { added, removed } = countDiffLines(diff);
     Object.assign(record, { diff, lines_added: added, lines_removed: removed });
     if (problem) {
@@ -153,29 +152,36 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
   return finish({ metric: metric.value, delta: deltaOf(metric.value, best), status: keep ? 'keep' : 'discard' });
 }
 
-/** Writes the proposal's files after the guards; returns why it was rejected, or null. */
-async function applyProposal(env: ExperimentEnv, proposal: Proposal): Promise<string | null> {
+/** Writes the proposal's files after the guards; returns the diff and why it was rejected, or null. */
+async function applyProposal(env: ExperimentEnv, proposal: Proposal): Promise<{ problem: string | null; diff: string }> {
   const files = Object.entries(proposal.files);
   for (const [file] of files) {
     const problem = checkEditablePath(env.dir, file, env.config.editable);
     if (problem) {
-      return `edit refused: ${problem}`;
+      return { problem: `edit refused: ${problem}`, diff: '' };
     }
   }
   for (const [file, content] of files) {
     fs.writeFileSync(path.join(env.dir, file), content);
   }
-  const touched = changedReadonly(env.dir, env.readonlyHashes);
-  if (touched.length) {
-    return `read-only ${touched.join(', ')} changed`;
-  }
-  const stray = (await env.repo.changedTrackedFiles()).filter(f => !env.config.editable.includes(f));
-  if (stray.length) {
-    return `files outside the editable list changed: ${stray.join(', ')}`;
-  }
   env.onPhase?.('check');
-  const syntax = await syntaxCheck(env.python, env.dir, files.map(([f]) => f));
-  return syntax ? `syntax error: ${syntax}` : null;
+  // Independent checks, run at once: each is a process start.
+  const [diff, changed, syntax] = await Promise.all([
+    env.repo.diff(env.config.editable),
+    env.repo.changedTrackedFiles(),
+    syntaxCheck(env.python, env.dir, files.map(([f]) => f))
+  ]);
+  const touched = changedReadonly(env.dir, env.readonlyHashes);
+  const stray = changedReadonlyOrStray(changed, env.config.editable, touched);
+  return { problem: stray ?? (syntax ? `syntax error: ${syntax}` : null), diff };
+}
+
+function changedReadonlyOrStray(changed: string[], editable: string[], touchedReadonly: string[]): string | null {
+  if (touchedReadonly.length) {
+    return `read-only ${touchedReadonly.join(', ')} changed`;
+  }
+  const stray = changed.filter(f => !editable.includes(f));
+  return stray.length ? `files outside the editable list changed: ${stray.join(', ')}` : null;
 }
 
 /** The most telling line of a crashed run's output (a Python exception's last line). */

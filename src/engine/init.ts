@@ -37,8 +37,8 @@ export async function initWorkspace(dir: string, opts: InitOptions = {}): Promis
     fs.writeFileSync(path.join(dir, file), opts.budgetS === undefined ? text : withBudget(file, text, opts.budgetS));
   }
   const repo = new Repo(dir);
-  await repo.git.raw(['init', '-q']);
-  await repo.git.raw(['checkout', '-q', '-b', 'main']);
+  await repo.raw(['init', '-q']);
+  await repo.raw(['checkout', '-q', '-b', 'main']);
   return repo.commit(Object.keys(template), `${name} workspace (autoresearch init)`);
 }
 

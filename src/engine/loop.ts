@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
 import { experimentsOf } from '../core/journal';
 import { ENGINE_VERSION } from './version';
+import { locatePython } from './python';
 import type { Executor } from './executor/types';
 import { runExperiment } from './experiment';
 import type { Repo } from './git';
@@ -64,11 +65,14 @@ export class Loop extends EventEmitter {
     this.branch = `autoresearch/${this.tag}`;
     const paths = runPaths(dir, this.tag);
     const journal = new JournalStore(paths.journal);
+    const python = await locatePython(this.opts.python).catch(e => {
+      throw new UserError((e as Error).message);
+    });
     acquireEngineLock(dir, this.tag);
     try {
       const records = journal.read();
       const repo = this.opts.resume ? await this.resume(records, journal) : await this.setUp(records);
-      return await this.iterate(repo, journal, program.body);
+      return await this.iterate(repo, journal, program.body, python);
     } finally {
       releaseEngineLock(dir);
     }
@@ -113,7 +117,7 @@ export class Loop extends EventEmitter {
     return repo;
   }
 
-  private async iterate(repo: Repo, journal: JournalStore, programBody: string): Promise<RunEndRecord> {
+  private async iterate(repo: Repo, journal: JournalStore, programBody: string, python: string): Promise<RunEndRecord> {
     const { dir, proposer, signal } = this.opts;
     const records = journal.read();
     const history = experimentsOf(records);
@@ -171,7 +175,7 @@ export class Loop extends EventEmitter {
       this.emit('phase', n, 'apply', description);
       const record = await runExperiment(
         {
-          dir, repo, config: this.config, executor: this.opts.executor, python: this.opts.python, proposerName: proposer.name,
+          dir, repo, config: this.config, executor: this.opts.executor, python, proposerName: proposer.name,
           readonlyHashes, logFile: runPaths(dir, this.tag).log(n), logHeadBytes: this.opts.logHeadBytes, logTailBytes: this.opts.logTailBytes, signal,
           onPhase: phase => this.emit('phase', n, phase, description),
           onSpawn: pgid => setRunningGroup(dir, pgid),

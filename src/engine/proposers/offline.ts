@@ -231,7 +231,14 @@ export class OfflineProposer implements Proposer {
     const meta: OfflineMeta = {
       kind: 'offline',
       constants: c.state,
-      change: { file: c.file, name: c.constant.name, from: c.constant.value, to: c.step.value, direction: c.direction, level: c.level }
+      change: {
+        file: c.file,
+        name: c.constant.name,
+        from: c.constant.value,
+        to: c.step.value,
+        direction: c.direction,
+        level: c.level
+      }
     };
     return {
       description: `${c.constant.name} ${c.constant.literal} → ${c.literal}${where}`,
@@ -260,11 +267,9 @@ export class OfflineProposer implements Proposer {
       const names = Object.keys(files).join(', ') || 'the editable files';
       const found =
         seeds.length > 0
-          ? `only random-seed constants (${seeds.join(', ')}) found in ${names}, and a lucky seed is noise, not progress`
+          ? `only random-seed constants (${seeds.join(', ')}) found in ${names}; a lucky seed is noise, not progress`
           : `no module-level UPPER_CASE numeric constants found in ${names}`;
-      throw new Error(
-        `${found}; the offline proposer can only tune such constants (lines like \`LEARNING_RATE = 3e-4\`) — add some, or use --proposer claude`
-      );
+      throw new Error(`${found}; the offline proposer can only tune such constants — add some, or use --proposer claude`);
     }
     return parsed;
   }
