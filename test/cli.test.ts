@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { alive, cli, experiments, finished, git, journal, makeWorkspace, standInTrain, startCli, waitFor } from './helpers/workspace';
+import { spawn } from 'node:child_process';
+import { alive, cli, ENGINE, experiments, finished, git, journal, makeWorkspace, standInTrain, startCli, waitFor } from './helpers/workspace';
 
 const RUN = ['--tag', 't1', '--max-experiments', '2'];
 
@@ -193,3 +194,52 @@ function enginePgid(dir: string): number | null {
     return null;
   }
 }
+
+describe('autoresearch run in a terminal', () => {
+  it('draws a live line with the phase, a budget bar, the time left and the last loss', async () => {
+    const dir = makeWorkspace({ program: '---\nbudget_s: 3\ntimeout_s: 20\n---\nGo.\n', train: standInTrain({ sleep: 2 }) });
+    // script(1) gives the engine a real pseudo-terminal, as an interactive shell would.
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(ENGINE)} run ${JSON.stringify(dir)} --tag t1 --max-experiments 0`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, COLUMNS: '120' } });
+    const r = await finished(child);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\r\x1b\[2K# {2}0 {2}run \[█*░+\] \d+s left · loss 3\.2500 {2}baseline/);
+    // The finished line replaces the live line.
+    expect(r.stdout).toMatch(/\r\x1b\[2K# {2}0 {2}keep +1\.\d{6} +baseline\r?\n/);
+  });
+});
+
+describe('kill -9 at any moment', () => {
+  it('--resume always recovers: numbering continuous, nothing counted twice, tree clean on the best', async () => {
+    const dir = makeWorkspace({ train: standInTrain({ sleep: 0.2 }) });
+    // Deterministic "random" kill times spread over every phase of an experiment.
+    const delays = [150, 420, 700, 950, 1230, 1500, 1810, 2100];
+    let args = ['run', dir, '--tag', 't1'];
+    for (const delay of delays) {
+      const child = startCli(args);
+      const done = finished(child);
+      await waitFor(() => journalHas(dir, r => r.type === 'run_start' && r.pid === child.pid), 20_000, 'the run to start');
+      await new Promise(r => setTimeout(r, delay));
+      child.kill('SIGKILL');
+      await done;
+      args = ['run', dir, '--resume'];
+    }
+    const last = await cli(['run', dir, '--resume', '--max-experiments', '1']);
+    expect(last.code).toBe(0);
+
+    const exps = experiments(dir, 't1');
+    expect(exps.map(e => e.n)).toEqual(exps.map((_, i) => i));
+    // Most kills landed mid-experiment and were recorded as such on the next resume.
+    expect(exps.filter(e => e.status === 'interrupted').length).toBeGreaterThanOrEqual(4);
+    const rows = fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8').trim().split('\n').slice(1);
+    const counted = exps.filter(e => ['keep', 'discard', 'crash'].includes(e.status));
+    expect(rows).toHaveLength(counted.length);
+    expect(rows.map(r => r.split('\t')[3])).toEqual(counted.map(e => e.status));
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+    const best = exps.filter(e => e.status === 'keep').at(-1);
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(best?.commit);
+    // The branch holds exactly the kept commits on top of the initial one.
+    const onBranch = git(dir, 'rev-list', 'autoresearch/t1').trim().split('\n');
+    expect(onBranch).toHaveLength(exps.filter(e => e.status === 'keep' && e.n > 0 && e.description !== 'baseline').length + 1);
+  });
+});

@@ -1,0 +1,72 @@
+"""GET /autoresearch/status on a real jupyter server with the extension enabled."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+
+import jupyterlab_autoresearch
+from jupyterlab_autoresearch.node import engine_path
+
+REQUIRED = "Node.js >= 20 is required on the Jupyter server host"
+
+
+async def test_status_reports_version_engine_and_node(jp_fetch, monkeypatch):
+    monkeypatch.delenv("AUTORESEARCH_NODE", raising=False)
+    response = await jp_fetch("autoresearch", "status")
+
+    assert response.code == 200
+    assert response.headers["Content-Type"].startswith("application/json")
+    status = json.loads(response.body)
+    assert status["version"] == jupyterlab_autoresearch.__version__
+    assert status["engine"] == {"path": str(engine_path()), "exists": engine_path().is_file()}
+
+    node = shutil.which("node")
+    assert node is not None, "the tests need Node.js >= 20 on the PATH"
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    assert status["node"] == {
+        "ok": True,
+        "path": node,
+        "version": version,
+        "required": ">=20",
+        "message": None,
+    }
+
+
+@pytest.mark.parametrize("case", ["missing", "too-old", "not-a-version"])
+async def test_status_explains_an_unusable_node(jp_fetch, monkeypatch, fake_node, tmp_path, case):
+    node = {
+        "missing": str(tmp_path / "no-such-node"),
+        "too-old": fake_node("v18.19.0"),
+        "not-a-version": fake_node("hello"),
+    }[case]
+    monkeypatch.setenv("AUTORESEARCH_NODE", node)
+
+    response = await jp_fetch("autoresearch", "status")
+
+    assert response.code == 200
+    status = json.loads(response.body)["node"]
+    assert status["ok"] is False
+    assert status["message"].startswith(REQUIRED)
+    assert "https://nodejs.org/" in status["message"]
+    if case == "too-old":
+        assert status["version"] == "v18.19.0"
+        assert "too old" in status["message"]
+
+
+async def test_status_refuses_a_request_without_credentials(jp_fetch, jp_http_port, jp_base_url):
+    # jp_fetch always adds the token, so send the request ourselves: no Authorization
+    # header, no cookie, no token in the URL.
+    url = f"http://localhost:{jp_http_port}{jp_base_url}autoresearch/status"
+    with pytest.raises(HTTPClientError) as refused:
+        await AsyncHTTPClient().fetch(url, follow_redirects=False)
+
+    # jupyter_server's APIHandler answers @authenticated failures with 403, not a login redirect.
+    assert refused.value.code == 403
+    body = refused.value.response.body.decode()
+    assert "engine" not in body and jupyterlab_autoresearch.__version__ not in body
+
+    # The same request with the token succeeds, so the refusal was about credentials.
+    assert (await jp_fetch("autoresearch", "status")).code == 200
