@@ -158,3 +158,21 @@ describe('the loop', () => {
     expect(experiments(dir, 't1').map(e => [e.n, e.status, e.description])).toEqual([[0, 'crash', 'baseline'], [1, 'keep', 'baseline']]);
   });
 });
+
+describe('stop conditions', () => {
+  it('--hours stops starting experiments once the time is up', async () => {
+    const dir = makeWorkspace({ train: standInTrain({ sleep: 0.5 }) });
+    const end = await loop(dir, new ScriptedProposer(Array.from({ length: 50 }, (_, i) => trainProposal(`p${i}`, { metric: String(2 + i) }))), { hours: 1.5 / 3600 }).run();
+    expect(end.reason).toBe('hours');
+    const n = experiments(dir, 't1').length;
+    expect(n).toBeGreaterThanOrEqual(2);
+    expect(n).toBeLessThan(6);
+  });
+
+  it('--max-experiments counts proposals, not the baseline', async () => {
+    const dir = makeWorkspace();
+    const end = await loop(dir, new ScriptedProposer(Array.from({ length: 5 }, (_, i) => trainProposal(`p${i}`, { metric: String(2 + i) }))), { maxExperiments: 2 }).run();
+    expect(end.reason).toBe('max-experiments');
+    expect(experiments(dir, 't1').map(e => e.description)).toEqual(['baseline', 'p0', 'p1']);
+  });
+});
