@@ -19,6 +19,8 @@ describe('program.md front matter', () => {
     const { frontMatter, body } = parseProgram('---\nmetric: acc\ndirection: higher\nbudget_s: 60\neditable: [model.py, train.py]\n---\nBody\n');
     const config = resolveConfig(frontMatter);
     expect(config).toMatchObject({ metric: 'acc', direction: 'higher', budget_s: 60, timeout_s: 120, editable: ['model.py', 'train.py'] });
+    // Tiny budgets still leave a minute for start-up and evaluation.
+    expect(resolveConfig({ budget_s: 5 }).timeout_s).toBe(65);
     expect(body).toBe('Body\n');
   });
 

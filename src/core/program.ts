@@ -79,7 +79,7 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     metric: overrides.metric ?? fm.metric ?? DEFAULTS.metric,
     direction: overrides.direction ?? fm.direction ?? DEFAULTS.direction,
     budget_s: budget,
-    timeout_s: overrides.timeout_s ?? fm.timeout_s ?? 2 * budget,
+    timeout_s: overrides.timeout_s ?? fm.timeout_s ?? defaultTimeout(budget),
     run: overrides.run ?? fm.run ?? DEFAULTS.run,
     editable: overrides.editable ?? fm.editable ?? [...DEFAULTS.editable],
     readonly: overrides.readonly ?? fm.readonly ?? [...DEFAULTS.readonly]
@@ -92,6 +92,14 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     throw new Error(`${both.join(', ')} is listed as both editable and readonly; keep it in one list`);
   }
   return config;
+}
+
+/**
+ * Twice the budget, as in the original (300 s → 600 s); never less than the
+ * budget plus a minute, since start-up and evaluation don't shrink with the budget.
+ */
+export function defaultTimeout(budgetS: number): number {
+  return Math.max(2 * budgetS, budgetS + 60);
 }
 
 function firstLine(e: unknown): string {

@@ -127,7 +127,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--seed <n>', 'seed for the offline proposer', positiveInt)
     .option('--python <path>', 'Python interpreter for the syntax check and the run (default: python3 on PATH)')
     .option('--budget <seconds>', 'override budget_s', positiveNumber)
-    .option('--timeout <seconds>', 'override timeout_s (default: 2 × budget)', positiveNumber)
+    .option('--timeout <seconds>', 'override timeout_s (default: 2 × budget, at least budget + 60)', positiveNumber)
     .action(async (dir: string, o: Record<string, unknown>) => setExit(await runCommand(dir, o)));
 
   program
