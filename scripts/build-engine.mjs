@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// Bundles the engine CLI (src/engine/main.ts) and every npm dependency it uses into one
+// CommonJS file, so the Python wheel can ship it and run it with any Node.js >= 20.
+//
+//   node scripts/build-engine.mjs [--entry FILE] [--outfile FILE] [--no-copy]
+//
+// The bundle is also copied into the Python package (engine/autoresearch.cjs) so an
+// editable install and the wheel find it at the same place.
+import { build } from 'esbuild';
+import { chmodSync, copyFileSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values: opts } = parseArgs({
+  options: {
+    entry: { type: 'string', default: resolve(root, 'src/engine/main.ts') },
+    outfile: { type: 'string', default: resolve(root, 'lib/engine/autoresearch.cjs') },
+    'no-copy': { type: 'boolean', default: false }
+  }
+});
+const packageCopy = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/autoresearch.cjs');
+
+/** Resolves `X?raw` to file X loaded as a string (Vite's convention, which vitest also follows). */
+const rawPlugin = {
+  name: 'raw',
+  setup(b) {
+    b.onResolve({ filter: /\?raw$/ }, args => ({
+      path: resolve(args.resolveDir, args.path.slice(0, -'?raw'.length)),
+      namespace: 'raw-text'
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'raw-text' }, async args => ({
+      contents: await import('node:fs/promises').then(fs => fs.readFile(args.path, 'utf8')),
+      loader: 'text',
+      watchFiles: [args.path]
+    }));
+  }
+};
+
+const result = await build({
+  entryPoints: [opts.entry],
+  outfile: opts.outfile,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  banner: { js: '#!/usr/bin/env node' },
+  // Only node: built-ins stay external; every npm dependency goes into the bundle.
+  packages: 'bundle',
+  sourcemap: false,
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true,
+  plugins: [rawPlugin]
+});
+
+if (result.errors.length === 0) {
+  chmodSync(opts.outfile, 0o755);
+  const kb = (statSync(opts.outfile).size / 1024).toFixed(0);
+  console.log(`engine: ${opts.outfile} (${kb} KiB, ${Object.keys(result.metafile.inputs).length} inputs)`);
+  if (!opts['no-copy'] && opts.outfile === resolve(root, 'lib/engine/autoresearch.cjs')) {
+    mkdirSync(dirname(packageCopy), { recursive: true });
+    copyFileSync(opts.outfile, packageCopy);
+    chmodSync(packageCopy, 0o755);
+  }
+}
