@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ExperimentRecord, type ExperimentStatus } from '../src/core/journal';
-import { kindOf, OfflineMeta, OfflineProposer, stateKey, stepValue } from '../src/engine/proposers/offline';
+import { changesOf, OfflineMeta, OfflineProposer } from '../src/engine/proposers/offline';
+import { jumpValue, kindOf, mulberry32, stateKey, stepValue } from '../src/engine/proposers/offline-moves';
 import { parseConstants } from '../src/engine/proposers/python-constants';
 import type { Proposal, ProposalContext } from '../src/engine/proposers/types';
 
@@ -67,9 +68,21 @@ function ctxOf(files: Record<string, string>, history: ExperimentRecord[], seed 
  * (objective returns the metric, or null for a crash), keep if strictly better.
  */
 async function simulate(src: string, objective: (v: Values) => number | null, experiments: number, seed = 1) {
+  return simulateFiles({ 'train.py': src }, objective, experiments, seed);
+}
+
+/** As simulate, for files whose constants the objective reads all together. */
+async function simulateFiles(
+  src: Record<string, string>,
+  objective: (v: Values) => number | null,
+  experiments: number,
+  seed = 1
+) {
+  const valuesOfAll = (files: Record<string, string>): Values =>
+    Object.assign({}, ...Object.keys(files).sort().map((f) => valuesOf(files[f])));
   const proposer = new OfflineProposer();
-  let best = { 'train.py': src };
-  let bestMetric = objective(valuesOf(src))!;
+  let best: Record<string, string> = src;
+  let bestMetric = objective(valuesOfAll(src))!;
   const history = [makeRecord(0, 'keep', bestMetric, null)];
   const proposals: Proposal[] = [];
   for (let n = 1; n <= experiments; n++) {
@@ -79,7 +92,7 @@ async function simulate(src: string, objective: (v: Values) => number | null, ex
     }
     proposals.push(proposal);
     const files = { ...best, ...proposal.files };
-    const metric = objective(valuesOf(files['train.py']));
+    const metric = objective(valuesOfAll(files));
     const status = metric === null ? 'crash' : metric < bestMetric ? 'keep' : 'discard';
     history.push(makeRecord(n, status, metric, bestMetric, proposal));
     if (status === 'keep') {
@@ -91,6 +104,12 @@ async function simulate(src: string, objective: (v: Values) => number | null, ex
 }
 
 const metaOf = (p: Proposal): OfflineMeta => OfflineMeta.parse(p.meta);
+/** The one change of a single move. */
+const changeOf = (p: Proposal) => {
+  const meta = metaOf(p);
+  expect(meta.changes).toBeUndefined();
+  return meta.change!;
+};
 
 describe('stepValue', () => {
   it('keeps powers of two powers of two and ints at least 1', () => {
@@ -152,7 +171,29 @@ describe('stepValue', () => {
     expect(stepValue(0.5, 'float', 'up', 0)?.value).toBe(1);
     expect(stepValue(-0.5, 'float', 'up', 0)?.value).toBe(-0.25);
   });
+  it('takes even finer ×1.1 steps and ×4 jumps that keep the same rules', () => {
+    expect(stepValue(1000, 'large', 'up', 3)).toEqual({ value: 1100, label: '×1.1' });
+    expect(stepValue(0.001, 'unit', 'down', 3)?.value).toBe(0.000909);
+    expect(stepValue(8, 'pow2', 'up', 3)).toBeNull();
+    expect(stepValue(5, 'count', 'up', 3)).toBeNull();
+    expect(stepValue(1000, 'large', 'up', 4)).toBeNull();
+    expect(jumpValue(8, 'pow2', 'up')).toEqual({ value: 32, label: '×4' });
+    expect(jumpValue(8, 'pow2', 'down')).toEqual({ value: 2, label: '×0.25' });
+    expect(jumpValue(2, 'pow2', 'down')).toBeNull();
+    expect(jumpValue(3, 'count', 'down')).toEqual({ value: 1, label: '−2' });
+    expect(jumpValue(1, 'count', 'down')).toBeNull();
+    expect(jumpValue(0.001, 'unit', 'up')).toEqual({ value: 0.004, label: '×4' });
+    expect(jumpValue(0.95, 'unit', 'up')).toEqual({ value: 0.9875, label: 'distance to 1 ×0.25' });
+    expect(jumpValue(1000, 'large', 'down')?.value).toBe(250);
+    for (const v of [0.3, 0.6, 0.9]) {
+      for (const direction of ['up', 'down'] as const) {
+        const j = jumpValue(v, 'unit', direction)!;
+        expect(j.value > 0 && j.value < 1).toBe(true);
+      }
+    }
+  });
 });
+
 
 describe('OfflineProposer', () => {
   it('changes exactly one constant and describes it as NAME old → new', async () => {
@@ -163,7 +204,7 @@ describe('OfflineProposer', () => {
     const changed = Object.keys(before).filter((k) => before[k] !== after[k]);
     expect(changed).toHaveLength(1);
     const meta = metaOf(p);
-    expect(meta.change.name).toBe(changed[0]);
+    expect(changeOf(p).name).toBe(changed[0]);
     expect(meta.constants['train.py']).toEqual(after);
     expect(p.description).toMatch(new RegExp(`^${changed[0]} \\S+ → \\S+$`));
     expect(p.rationale).toMatch(/untried direction\.$/);
@@ -204,7 +245,7 @@ describe('OfflineProposer', () => {
       const next = (await new OfflineProposer().propose(ctxOf(kept, history, seed)))!;
       expect(next.description).toBe('LEARNING_RATE 0.002 → 0.004');
       expect(next.rationale).toBe('LEARNING_RATE ×2: continuing a direction that improved val_bpb by 0.0321.');
-      expect(metaOf(next).change).toMatchObject({ direction: 'up', level: 0 });
+      expect(changeOf(next)).toMatchObject({ direction: 'up', level: 0 });
     }
   });
 
@@ -256,21 +297,23 @@ describe('OfflineProposer', () => {
     expect(finer?.rationale).toBe('LEARNING_RATE ×1.5: the ×2 step did not improve val_bpb, so trying a finer step.');
   });
 
-  it('puts a direction that crashed after everything else', async () => {
+  it('puts a direction that crashed after everything else, two-constant moves included', async () => {
     const src = 'LEARNING_RATE = 0.001\nSEQ_LEN = 1000\nSEED = 42\n';
     // Any longer sequence runs out of memory; nothing else helps either.
-    const run = await simulate(src, (v) => (v.SEQ_LEN > 1000 ? null : 1), 40);
-    const changes = run.proposals.map((p) => metaOf(p).change);
-    const firstCrash = changes.findIndex((c) => c.name === 'SEQ_LEN' && c.direction === 'up');
+    const run = await simulate(src, (v) => (v.SEQ_LEN > 1000 ? null : 1), 80);
+    const isCrashing = (p: Proposal) => changesOf(metaOf(p)).some((c) => c.name === 'SEQ_LEN' && c.direction === 'up');
+    const firstCrash = run.proposals.findIndex(isCrashing);
     expect(run.history[firstCrash + 1].status).toBe('crash');
-    const retries = changes
-      .map((c, i) => ({ c, i }))
-      .filter(({ c, i }) => i > firstCrash && c.name === 'SEQ_LEN' && c.direction === 'up');
-    expect(retries.length).toBeGreaterThan(0);
-    const lastOther = Math.max(...changes.map((c, i) => (c.name === 'SEQ_LEN' && c.direction === 'up' ? -1 : i)));
+    const retries = run.proposals.map((p, i) => ({ p, i })).filter(({ p, i }) => i > firstCrash && isCrashing(p));
+    expect(retries.map(({ p }) => changeOf(p).level)).toEqual([1, 2, 3]);
+    const lastOther = Math.max(...run.proposals.map((p, i) => (isCrashing(p) ? -1 : i)));
     expect(retries[0].i).toBeGreaterThan(lastOther);
+    // Two-constant moves (never with the crashing step) came before the retries.
+    expect(run.proposals.some((p) => metaOf(p).changes?.length === 2)).toBe(true);
+    // LEARNING_RATE: 4 steps each way; SEQ_LEN: 4 down and 4 up; then 8 × 4 pairs; then nothing.
+    expect(run.proposals).toHaveLength(8 + 8 + 32);
     // The seed is never tuned.
-    expect(changes.some((c) => c.name === 'SEED')).toBe(false);
+    expect(run.proposals.some((p) => changesOf(metaOf(p)).some((c) => c.name === 'SEED'))).toBe(false);
   });
 
   it('returns null once every reachable state was tried', async () => {
@@ -295,16 +338,133 @@ describe('OfflineProposer', () => {
     const files = { 'train.py': 'LR = 0.1\n', 'model.py': 'N_HEAD = 3\n', 'notes.md': 'X = 1\n' };
     const run: Proposal[] = [];
     const history = [makeRecord(0, 'keep', 1, null)];
-    for (let n = 1; n <= 20; n++) {
+    for (let n = 1; n <= 40; n++) {
       const p = await new OfflineProposer().propose(ctxOf(files, history));
       if (p === null) break;
       run.push(p);
       history.push(makeRecord(n, 'discard', 2, 1, p));
     }
-    expect(run.length).toBe(8); // LR: 3 steps each way; N_HEAD: ±1
-    expect(run.every((p) => !('notes.md' in p.files) && Object.keys(p.files).length === 1)).toBe(true);
+    // LR: 4 steps each way; N_HEAD: ±1; then each LR step with each N_HEAD step.
+    expect(run.length).toBe(10 + 16);
+    expect(run.every((p) => !('notes.md' in p.files))).toBe(true);
+    expect(run.slice(0, 10).every((p) => Object.keys(p.files).length === 1)).toBe(true);
     expect(run.map((p) => p.description)).toContain('N_HEAD 3 → 4 (model.py)');
     expect(metaOf(run[0]).constants).toEqual({ 'model.py': expect.any(Object), 'train.py': expect.any(Object) });
+    for (const p of run.slice(10)) {
+      expect(Object.keys(p.files).sort()).toEqual(['model.py', 'train.py']);
+      expect(p.description).toMatch(/^N_HEAD 3 → \d \(model\.py\), LR 0\.1 → \S+ \(train\.py\)$/);
+      const after = { ...valuesOf(p.files['model.py']), ...valuesOf(p.files['train.py']) };
+      const meta = metaOf(p);
+      expect({ ...meta.constants['model.py'], ...meta.constants['train.py'] }).toEqual(after);
+    }
+  });
+
+  it('keeps going for 150 experiments on a noisy objective with 8 constants, never repeating a state', async () => {
+    const src =
+      'LEARNING_RATE = 6e-4\nWEIGHT_DECAY = 0.1\nBETA2 = 0.95\nWARMUP_RATIO = 0.0\n' +
+      'N_LAYER = 6\nN_EMBD = 512\nBATCH_SIZE = 32\nMAX_ITERS = 5000\nSEED = 1337\n';
+    for (const seed of [1, 2, 3]) {
+      const noise = mulberry32(seed * 7919);
+      const run = await simulate(src, () => 1 + noise(), 150, seed);
+      expect(run.proposals).toHaveLength(150);
+      const states = [
+        stateKey({ 'train.py': valuesOf(src) }),
+        ...run.proposals.map((p) => stateKey(metaOf(p).constants))
+      ];
+      expect(new Set(states).size).toBe(151);
+      const pairs = run.proposals.filter((p) => metaOf(p).changes !== undefined);
+      expect(pairs.length).toBeGreaterThan(0);
+      for (const p of run.proposals) {
+        const meta = metaOf(p);
+        const v = meta.constants['train.py'];
+        expect('SEED' in v).toBe(false);
+        expect(p.files['train.py']).toContain('\nSEED = 1337\n');
+        expect(v.WEIGHT_DECAY > 0 && v.WEIGHT_DECAY < 1 && v.BETA2 > 0 && v.BETA2 < 1).toBe(true);
+        expect(v.WARMUP_RATIO >= 0 && v.WARMUP_RATIO < 1 && v.LEARNING_RATE > 0).toBe(true);
+        for (const name of ['N_LAYER', 'MAX_ITERS']) expect(Number.isInteger(v[name]) && v[name] >= 1).toBe(true);
+        for (const name of ['N_EMBD', 'BATCH_SIZE']) expect(Number.isInteger(Math.log2(v[name]))).toBe(true);
+        const names = changesOf(meta).map((c) => c.name);
+        expect(p.description.split(', ').map((part) => part.split(' ')[0])).toEqual(names);
+        expect(p.description).toMatch(/^[A-Z_0-9]+ \S+ → \S+(, [A-Z_0-9]+ \S+ → \S+)?$/);
+      }
+    }
+  });
+
+  it('combines the two nearest misses once every single step from the best was tried', async () => {
+    const src = 'LR = 0.01\nN_HEAD = 3\nDROPOUT = 0.1\n';
+    // Every change is worse than the baseline: DROPOUT ×1.1 and ÷1.1 come closest, then LR ×1.1.
+    const objective = (v: Values) =>
+      1 + Math.abs(Math.log2(v.LR / 0.01)) * 0.01 + Math.abs(v.N_HEAD - 3) * 0.003 + Math.abs(v.DROPOUT - 0.1) * 0.1;
+    const run = await simulate(src, objective, 200);
+    // 8 steps of LR, 2 of N_HEAD, 8 of DROPOUT; then every pair of two of them across constants.
+    expect(run.proposals).toHaveLength(18 + (8 * 2 + 8 * 8 + 2 * 8));
+    expect(run.proposals.slice(0, 18).every((p) => metaOf(p).change !== undefined)).toBe(true);
+    const pairs = run.proposals.slice(18);
+    expect(pairs.every((p) => metaOf(p).changes?.length === 2)).toBe(true);
+    const first = pairs[0];
+    expect(first.description).toBe('LR 0.01 → 0.011, DROPOUT 0.1 → 0.0909');
+    expect(first.rationale).toBe(
+      'Combining the near-misses DROPOUT ×0.91 (+0.0009) and LR ×1.1 (+0.0014): the single steps ' +
+        'from the current best are used up, and these came closest to it.'
+    );
+    expect(metaOf(first).changes).toEqual([
+      { file: 'train.py', name: 'LR', from: 0.01, to: 0.011, direction: 'up', level: 3 },
+      { file: 'train.py', name: 'DROPOUT', from: 0.1, to: 0.0909, direction: 'down', level: 3 }
+    ]);
+    expect(valuesOf({ ...run.best, ...first.files }['train.py'])).toEqual({ LR: 0.011, N_HEAD: 3, DROPOUT: 0.0909 });
+    expect(first.files['train.py']).toBe('LR = 0.011\nN_HEAD = 3\nDROPOUT = 0.0909\n');
+    const states = run.proposals.map((p) => stateKey(metaOf(p).constants));
+    expect(new Set(states).size).toBe(states.length);
+  });
+
+  it('jumps ×4 in a direction whose coarse step improved, once the rest is used up', async () => {
+    // Best at LR = 0.02: the ×2 step from 0.01 is kept, everything after it is worse.
+    const objective = (v: Values) => 1 + Math.abs(Math.log2(v.LR / 0.02)) + Math.abs(v.N_HEAD - 3) * 0.5;
+    const run = await simulate('LR = 0.01\nN_HEAD = 3\n', objective, 200);
+    expect(valuesOf(run.best['train.py']).LR).toBe(0.02);
+    const jumps = run.proposals.map((p, i) => ({ p, i })).filter(({ p }) => metaOf(p).change?.jump);
+    expect(jumps).toHaveLength(1);
+    const [{ p: jump, i: at }] = jumps;
+    expect(jump.description).toBe('LR 0.02 → 0.08');
+    expect(jump.rationale).toBe(
+      'LR ×4: the ×2 step in this direction improved val_bpb before, so trying a larger jump.'
+    );
+    expect(changeOf(jump)).toMatchObject({ direction: 'up', level: 0, jump: true });
+    // It came after every single step and pair from the same best; after it come only
+    // pairs that combine it (a near-miss too) with the other constant's steps, then nothing.
+    expect(metaOf(run.proposals[at - 1]).changes).toHaveLength(2);
+    const after = run.proposals.slice(at + 1);
+    expect(after.map((p) => p.description)).toEqual([
+      'LR 0.02 → 0.08, N_HEAD 3 → 4',
+      'LR 0.02 → 0.08, N_HEAD 3 → 2'
+    ]);
+    expect(run.proposals.length).toBeLessThan(200);
+  });
+
+  it('proposes from a 700-experiment history without repeating any of its states', async () => {
+    const src =
+      'LEARNING_RATE = 6e-4\nWEIGHT_DECAY = 0.1\nBETA2 = 0.95\nWARMUP_RATIO = 0.0\n' +
+      'N_LAYER = 6\nN_EMBD = 384\nBATCH_SIZE = 32\nMAX_ITERS = 5000\n';
+    const noise = mulberry32(99);
+    const run = await simulate(src, () => 1 + noise(), 700);
+    expect(run.history).toHaveLength(701);
+    const states = run.proposals.map((p) => stateKey(metaOf(p).constants));
+    expect(new Set(states).size).toBe(700);
+    const ctx = ctxOf(run.best, run.history);
+    const next = await new OfflineProposer().propose(ctx);
+    expect(next).not.toBeNull();
+    expect(states).not.toContain(stateKey(metaOf(next!).constants));
+    expect(await new OfflineProposer().propose(ctx)).toEqual(next);
+  }, 30_000); // 700 proposals, each reading the whole history so far: a few seconds in all
+
+  it('reads single moves in the old meta shape and rejects meta with both or neither', () => {
+    const change = { file: 'train.py', name: 'LR', from: 1, to: 2, direction: 'up', level: 0 };
+    const constants = { 'train.py': { LR: 2 } };
+    expect(OfflineMeta.safeParse({ kind: 'offline', constants, change }).success).toBe(true);
+    expect(OfflineMeta.safeParse({ kind: 'offline', constants }).success).toBe(false);
+    const both = { kind: 'offline', constants, change, changes: [change, change] };
+    expect(OfflineMeta.safeParse(both).success).toBe(false);
+    expect(OfflineMeta.safeParse({ kind: 'offline', constants, changes: [change] }).success).toBe(false);
   });
 
   it('explains what is wrong when there is nothing to tune', async () => {

@@ -1,9 +1,12 @@
 /**
- * The step rules of the offline proposer: how one constant moves (a coarse
- * step, finer ones, a larger jump) without leaving the values that make sense
- * for it, plus the canonical key of a state and the seeded PRNG it breaks
- * ties with. Pure functions; the search itself lives in offline.ts.
+ * The moves of the offline proposer: how one constant steps (coarse, finer, a
+ * larger jump) without leaving the values that make sense for it, how a move is
+ * recorded in the journal, the canonical key of a state and the seeded PRNG that
+ * breaks ties. No search here; that lives in offline.ts.
  */
+import { z } from 'zod';
+import type { ExperimentRecord } from '../../core/journal';
+import { formatPythonNumber, parseConstants, type PyConstant } from './python-constants';
 
 export type Direction = 'up' | 'down';
 /** file → constant name → value. */
@@ -132,4 +135,143 @@ export function formatDelta(d: number, signed = false): string {
   const a = Math.abs(d);
   const body = a >= 1e-4 || a === 0 ? a.toFixed(4) : a.toPrecision(2);
   return signed ? `${d < 0 ? '-' : '+'}${body}` : body;
+}
+
+/** One constant's change; `jump` marks the coarse step taken twice (level 0). */
+export const OfflineChange = z.object({
+  file: z.string(),
+  name: z.string(),
+  from: z.number(),
+  to: z.number(),
+  direction: z.enum(['up', 'down']),
+  level: z.number().int().nonnegative(),
+  jump: z.literal(true).optional()
+});
+export type OfflineChange = z.infer<typeof OfflineChange>;
+
+/**
+ * What the offline proposer stores as each experiment's proposal_meta: the full
+ * state after the experiment, and a single move in `change` (as it always was)
+ * or a multi-constant move in `changes`.
+ */
+export const OfflineMeta = z
+  .object({
+    kind: z.literal('offline'),
+    constants: z.record(z.string(), z.record(z.string(), z.number())),
+    change: OfflineChange.optional(),
+    changes: z.array(OfflineChange).min(2).optional()
+  })
+  .refine((m) => (m.change === undefined) !== (m.changes === undefined), {
+    message: 'exactly one of change and changes'
+  });
+export type OfflineMeta = z.infer<typeof OfflineMeta>;
+
+/** The changes an experiment made, one or several. */
+export function changesOf(meta: OfflineMeta): OfflineChange[] {
+  return meta.changes ?? (meta.change ? [meta.change] : []);
+}
+
+/** The experiments the offline proposer made, with their validated meta. */
+export function offlineRecords(history: ExperimentRecord[]): { record: ExperimentRecord; meta: OfflineMeta }[] {
+  const out: { record: ExperimentRecord; meta: OfflineMeta }[] = [];
+  for (const record of history) {
+    const parsed = OfflineMeta.safeParse(record.proposal_meta);
+    if (parsed.success) {
+      out.push({ record, meta: parsed.data });
+    }
+  }
+  return out;
+}
+
+/** The state an experiment was made from: its own with its changes undone. */
+export function parentState(meta: OfflineMeta): ConstantState {
+  let out: ConstantState = meta.constants;
+  for (const { file, name, from } of changesOf(meta)) {
+    out = { ...out, [file]: { ...out[file], [name]: from } };
+  }
+  return out;
+}
+
+// Tuning the random seed ratchets noise, not progress; such names are never touched.
+const SEED_NAME = /SEED/;
+
+/** The tunable constants of each editable Python file; throws when there are none at all. */
+export function tunableConstants(files: Record<string, string>): Map<string, PyConstant[]> {
+  const parsed = new Map<string, PyConstant[]>();
+  let seeds: string[] = [];
+  for (const file of Object.keys(files).sort()) {
+    if (!file.endsWith('.py')) {
+      continue; // only Python sources have constants this parser understands
+    }
+    const all = parseConstants(files[file]);
+    seeds = seeds.concat(all.filter((c) => SEED_NAME.test(c.name)).map((c) => c.name));
+    const tunable = all.filter((c) => !SEED_NAME.test(c.name));
+    if (tunable.length > 0) {
+      parsed.set(file, tunable);
+    }
+  }
+  if (parsed.size === 0) {
+    const names = Object.keys(files).join(', ') || 'the editable files';
+    const found =
+      seeds.length > 0
+        ? `only random-seed constants (${seeds.join(', ')}) found in ${names}; a lucky seed is noise, not progress`
+        : `no module-level UPPER_CASE numeric constants found in ${names}`;
+    throw new Error(`${found}; the offline proposer can only tune such constants — add some, or use --proposer claude`);
+  }
+  return parsed;
+}
+
+/** A constant the proposer may tune, with how it moves. */
+export interface Tunable {
+  file: string;
+  constant: PyConstant;
+  kind: Kind;
+  /** Position in the fixed file/constant order, so descriptions and draws are stable. */
+  order: number;
+}
+
+/** One constant moved to one new value, `literal` as written into the file. */
+export interface Move {
+  t: Tunable;
+  direction: Direction;
+  level: number;
+  jump: boolean;
+  step: Step;
+  literal: string;
+}
+
+/** A move of `t` to `step`, or null where Python would read the literal back as the old value. */
+export function toMove(t: Tunable, direction: Direction, level: number, jump: boolean, step: Step | null): Move | null {
+  if (step === null) {
+    return null;
+  }
+  const literal = formatPythonNumber(step.value, t.constant.isInt, t.constant.literal);
+  // Record what Python will read back from the literal, which is what a later parse sees.
+  const value = Number(literal.replace(/_/g, ''));
+  return value === t.constant.value ? null : { t, direction, level, jump, step: { ...step, value }, literal };
+}
+
+/** Every one-constant step from the current values, in a fixed order (so PRNG draws are reproducible). */
+export function singleMoves(tunables: Tunable[]): Move[] {
+  const out: Move[] = [];
+  for (const t of tunables) {
+    for (const direction of ['up', 'down'] as const) {
+      for (let level = 0; level < FACTORS.length; level++) {
+        const m = toMove(t, direction, level, false, stepValue(t.constant.value, t.kind, direction, level));
+        if (m) {
+          out.push(m);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The state with the moves applied. */
+export function withMoves(state: ConstantState, moves: Move[]): ConstantState {
+  let out = state;
+  for (const { t, step } of moves) {
+    out = { ...out, [t.file]: { ...out[t.file], [t.constant.name]: step.value } };
+  }
+  return out;
 }

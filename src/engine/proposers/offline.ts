@@ -1,128 +1,44 @@
 /**
  * The offline proposer: no network, no key. It tunes the module-level
- * UPPER_CASE numeric constants of the editable Python files, one constant and
- * one step at a time, never proposing a state (the full assignment of all
- * constants) that was already tried, and preferring directions that helped.
- * All of its memory lives in the journal: each proposal's meta holds the full
- * state after the change, so a resumed engine rebuilds everything from history.
+ * UPPER_CASE numeric constants of the editable Python files, never proposing a
+ * state (the full assignment of all constants) that was already tried, and
+ * preferring directions that helped. From the current best it tries, in order:
+ * one-constant steps (coarse, then finer), even finer steps, two-constant moves
+ * combining the single steps that came closest to the best, and larger jumps in
+ * directions whose coarse step improved; a direction that crashed waits until
+ * all of those are used up. All of its memory lives in the journal: each
+ * proposal's meta holds the full state after the change, so a resumed engine
+ * rebuilds everything from history.
  */
-import { z } from 'zod';
 import type { ExperimentRecord } from '../../core/journal';
 import type { Proposal, ProposalContext, Proposer } from './types';
-import { formatPythonNumber, parseConstants, rewriteConstant, type PyConstant } from './python-constants';
+import { rewriteConstant } from './python-constants';
+import {
+  changesOf,
+  FACTORS,
+  formatDelta,
+  jumpValue,
+  kindOf,
+  mulberry32,
+  NEIGHBOURHOOD_LEVELS,
+  offlineRecords,
+  type OfflineMeta,
+  parentState,
+  singleMoves,
+  stateKey,
+  stepValue,
+  toMove,
+  tunableConstants,
+  withMoves,
+  type ConstantState,
+  type Direction,
+  type Move,
+  type OfflineChange,
+  type Tunable
+} from './offline-moves';
 
-export type Direction = 'up' | 'down';
-/** file → constant name → value. */
-export type ConstantState = Record<string, Record<string, number>>;
-
-/** What the offline proposer stores as each experiment's proposal_meta. */
-export const OfflineMeta = z.object({
-  kind: z.literal('offline'),
-  constants: z.record(z.string(), z.record(z.string(), z.number())),
-  change: z.object({
-    file: z.string(),
-    name: z.string(),
-    from: z.number(),
-    to: z.number(),
-    direction: z.enum(['up', 'down']),
-    level: z.number().int().nonnegative()
-  })
-});
-export type OfflineMeta = z.infer<typeof OfflineMeta>;
-
-// Coarse to fine: a direction whose ×2 failed is retried at ×1.5, then ×1.2.
-const FACTORS = [2, 1.5, 1.2];
-// A float at zero has no scale to multiply; it only steps up, by these amounts.
-const ZERO_STEPS = [0.1, 0.05, 0.02];
-// Ints below this step by ±1; larger ones (step counts, widths) scale like floats.
-const SMALL_INT = 20;
-const isPowerOfTwo = (x: number): boolean => x >= 2 && Number.isInteger(Math.log2(x));
-// Tuning the random seed ratchets noise, not progress; such names are never touched.
-const SEED_NAME = /SEED/;
-
-/**
- * How a constant moves, fixed by its value when tuning began so that an int
- * stepping 3 → 4 does not turn into a power of two that only doubles, and a
- * float halved from 2.0 to 0.5 may still grow past 1. `unit` is a float that
- * began in [0, 1) (a rate, a ratio, a beta): it stays in (0, 1).
- */
-export type Kind = 'unit' | 'float' | 'pow2' | 'count' | 'large';
-
-/** The kind of a constant whose starting value is `value`. */
-export function kindOf(value: number, isInt: boolean): Kind {
-  if (!isInt) {
-    return value >= 0 && value < 1 ? 'unit' : 'float';
-  }
-  return isPowerOfTwo(value) ? 'pow2' : value < SMALL_INT ? 'count' : 'large';
-}
-
-/** One step of a value: the new value and how to say it (`×2`, `+1`). */
-export interface Step {
-  value: number;
-  label: string;
-}
-
-const sig = (x: number, digits: number): number => Number(x.toPrecision(digits));
-const factorLabel = (x: number): string => `×${sig(x, 2)}`;
-
-/**
- * The value one step from `value` in a direction at a level (0 = coarsest), or
- * null where that step does not exist or would be nonsense. Ints stay ints and
- * never drop below 1 (below 0 if they start at 0); powers of two stay powers of
- * two; `unit` floats stay in (0, 1); other floats keep their sign.
- */
-export function stepValue(value: number, kind: Kind, direction: Direction, level: number): Step | null {
-  const up = direction === 'up';
-  const factor = FACTORS[level];
-  if (factor === undefined) {
-    return null;
-  }
-  if (kind === 'pow2') {
-    const next = up ? value * 2 : value / 2;
-    return level === 0 && next >= 1 ? { value: next, label: up ? '×2' : '×0.5' } : null;
-  }
-  if (kind === 'count') {
-    const next = value + (up ? 1 : -1);
-    return level === 0 && next >= Math.min(value, 1) ? { value: next, label: up ? '+1' : '−1' } : null;
-  }
-  if (kind === 'large') {
-    // Two significant digits keep step counts and widths round (5000 → 3300, not 3333).
-    const next = Math.round(sig(up ? value * factor : value / factor, 2));
-    return next >= 1 && next !== value ? { value: next, label: factorLabel(up ? factor : 1 / factor) } : null;
-  }
-  if (value === 0) {
-    return up ? { value: ZERO_STEPS[level], label: `+${ZERO_STEPS[level]}` } : null;
-  }
-  if (kind === 'unit' && (up ? value >= 0.5 : value > 0.5)) {
-    // Near 1 (a beta, a keep probability) scale the distance to 1 instead, so
-    // the value approaches 1 without reaching it.
-    const distance = sig(up ? (1 - value) / factor : (1 - value) * factor, 3);
-    return { value: sig(1 - distance, 12), label: `distance to 1 ${factorLabel(up ? 1 / factor : factor)}` };
-  }
-  // A negative value goes up by shrinking towards zero.
-  const grow = up === value > 0;
-  return { value: sig(grow ? value * factor : value / factor, 3), label: factorLabel(grow ? factor : 1 / factor) };
-}
-
-/** A canonical string of a state, the same for equal states whatever their key order. */
-export function stateKey(state: ConstantState): string {
-  return JSON.stringify(
-    Object.keys(state)
-      .sort()
-      .map((file) => [file, Object.keys(state[file]).sort().map((name) => [name, state[file][name]])])
-  );
-}
-
-/** A small seeded PRNG (mulberry32), so tie-breaks are reproducible. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// What a reader of the journal needs to understand this proposer's meta.
+export { changesOf, OfflineChange, OfflineMeta } from './offline-moves';
 
 /** What history says about one (constant, direction) pair. */
 interface PairStats {
@@ -133,45 +49,63 @@ interface PairStats {
   lastFrom: number;
   failures: number;
   crashesSinceKeep: number;
+  everKept: boolean;
+  /** Index of the latest kept coarse step (or jump) in this direction; -1 if none. */
+  coarseKeptIndex: number;
 }
 
-/** Sort keys of a candidate (all ascending) and the reason given for it. */
-interface Rank {
+/** A single move with its sort keys (all ascending) and the rationale for it. */
+interface Ranked {
+  move: Move;
+  state: ConstantState;
   crashed: number;
+  /** 0 the one-step neighbourhood, 1 finer steps, 3 jumps (2, the pairs, are searched apart). */
+  phase: number;
   tier: number;
   order: number;
+  tie: number;
   why: string;
 }
 
-interface Candidate {
-  file: string;
-  constant: PyConstant;
-  kind: Kind;
-  direction: Direction;
-  level: number;
-  step: Step;
-  literal: string;
-  state: ConstantState;
+/** A discarded single move from the current best: one half of a two-constant move. */
+interface Part {
+  move: Move;
+  delta: number;
+  badness: number;
+  keptDirection: boolean;
+  crashed: boolean;
+  tie: number;
 }
 
 const pairKey = (file: string, name: string, direction: Direction): string => `${file}\0${name}\0${direction}`;
 
-/** The state an experiment was made from: its own with the change undone. */
-function parentState(meta: OfflineMeta): ConstantState {
-  const { file, name, from } = meta.change;
-  return { ...meta.constants, [file]: { ...meta.constants[file], [name]: from } };
-}
-
-/** The experiments this proposer made, with their validated meta. */
-function offlineRecords(history: ExperimentRecord[]): { record: ExperimentRecord; meta: OfflineMeta }[] {
-  const out: { record: ExperimentRecord; meta: OfflineMeta }[] = [];
-  for (const record of history) {
-    const parsed = OfflineMeta.safeParse(record.proposal_meta);
-    if (parsed.success) {
-      out.push({ record, meta: parsed.data });
+/** Folds one experiment into the per-direction statistics. */
+function learn(stats: Map<string, PairStats>, record: ExperimentRecord, meta: OfflineMeta, index: number): void {
+  const kept = record.status === 'keep';
+  const crash = record.status === 'crash' ? 1 : 0;
+  const single = meta.change !== undefined && meta.change.jump === undefined;
+  for (const { file, name, from, direction, level, jump } of changesOf(meta)) {
+    const key = pairKey(file, name, direction);
+    const prev = stats.get(key);
+    const at = jump ? 0 : level;
+    if (!kept && !single && prev) {
+      // A failed jump or combination says little about one step alone, except
+      // that the direction may crash (a pair's crash marks both of its directions).
+      stats.set(key, { ...prev, crashesSinceKeep: prev.crashesSinceKeep + crash });
+      continue;
     }
+    stats.set(key, {
+      lastStatus: kept ? 'keep' : 'fail',
+      lastLevel: at,
+      lastIndex: index,
+      lastDelta: record.delta,
+      lastFrom: from,
+      failures: (prev?.failures ?? 0) + (kept ? 0 : 1),
+      crashesSinceKeep: kept ? 0 : (prev?.crashesSinceKeep ?? 0) + crash,
+      everKept: (prev?.everKept ?? false) || kept,
+      coarseKeptIndex: kept && at === 0 ? index : (prev?.coarseKeptIndex ?? -1)
+    });
   }
-  return out;
 }
 
 export class OfflineProposer implements Proposer {
@@ -183,152 +117,199 @@ export class OfflineProposer implements Proposer {
     this.seed = options.seed;
   }
 
-  /** The next single-constant change, or null when every reachable state was tried. */
+  /** The next change, or null when every move this proposer knows from the current best was tried. */
   async propose(ctx: ProposalContext): Promise<Proposal | null> {
-    const parsed = this.parseFiles(ctx.files);
+    const parsed = tunableConstants(ctx.files);
     const current: ConstantState = {};
     for (const [file, constants] of parsed) {
       current[file] = Object.fromEntries(constants.map((c) => [c.name, c.value]));
     }
-
+    const currentKey = stateKey(current);
     const all = offlineRecords(ctx.history);
     // Where tuning began (the baseline, normally) fixes how each constant moves.
     const origin = all.length > 0 ? parentState(all[0].meta) : current;
-    // An interrupted experiment never produced a result, so its state may be tried again.
-    const records = all.filter((r) => r.record.status !== 'interrupted');
-    const tried = new Set<string>([stateKey(current)]);
-    const stats = new Map<string, PairStats>();
-    records.forEach(({ record, meta }, index) => {
-      const { file, name, from, direction, level } = meta.change;
-      tried.add(stateKey(meta.constants));
-      // The state it was made from was the best then, so it was tried too (the
-      // baseline among them: it has no meta of its own).
-      tried.add(stateKey(parentState(meta)));
-      const key = pairKey(file, name, direction);
-      const prev = stats.get(key);
-      const kept = record.status === 'keep';
-      stats.set(key, {
-        lastStatus: kept ? 'keep' : 'fail',
-        lastLevel: level,
-        lastIndex: index,
-        lastDelta: record.delta,
-        lastFrom: from,
-        failures: (prev?.failures ?? 0) + (kept ? 0 : 1),
-        crashesSinceKeep: kept ? 0 : (prev?.crashesSinceKeep ?? 0) + (record.status === 'crash' ? 1 : 0)
-      });
-    });
-
-    const candidates = this.candidates(parsed, current, origin).filter((c) => !tried.has(stateKey(c.state)));
-    if (candidates.length === 0) {
-      return null;
-    }
-    const rng = mulberry32((this.seed ?? ctx.seed) ^ Math.imul(ctx.history.length + 1, 0x9e3779b1));
-    const ranked = candidates.map((c) => ({ c, tie: rng(), ...this.rank(c, stats, ctx.metric) }));
-    ranked.sort((a, b) => a.crashed - b.crashed || a.tier - b.tier || a.order - b.order || a.tie - b.tie);
-    const { c, why } = ranked[0];
-
-    const where = parsed.size > 1 ? ` (${c.file})` : '';
-    const meta: OfflineMeta = {
-      kind: 'offline',
-      constants: c.state,
-      change: {
-        file: c.file,
-        name: c.constant.name,
-        from: c.constant.value,
-        to: c.step.value,
-        direction: c.direction,
-        level: c.level
-      }
-    };
-    return {
-      description: `${c.constant.name} ${c.constant.literal} → ${c.literal}${where}`,
-      rationale: `${c.constant.name} ${c.step.label}: ${why}.`,
-      files: { [c.file]: rewriteConstant(ctx.files[c.file], c.constant, c.literal) },
-      meta
-    };
-  }
-
-  /** The tunable constants of each editable Python file; throws when there are none at all. */
-  private parseFiles(files: Record<string, string>): Map<string, PyConstant[]> {
-    const parsed = new Map<string, PyConstant[]>();
-    let seeds: string[] = [];
-    for (const file of Object.keys(files).sort()) {
-      if (!file.endsWith('.py')) {
-        continue; // only Python sources have constants this parser understands
-      }
-      const all = parseConstants(files[file]);
-      seeds = seeds.concat(all.filter((c) => SEED_NAME.test(c.name)).map((c) => c.name));
-      const tunable = all.filter((c) => !SEED_NAME.test(c.name));
-      if (tunable.length > 0) {
-        parsed.set(file, tunable);
-      }
-    }
-    if (parsed.size === 0) {
-      const names = Object.keys(files).join(', ') || 'the editable files';
-      const found =
-        seeds.length > 0
-          ? `only random-seed constants (${seeds.join(', ')}) found in ${names}; a lucky seed is noise, not progress`
-          : `no module-level UPPER_CASE numeric constants found in ${names}`;
-      throw new Error(`${found}; the offline proposer can only tune such constants — add some, or use --proposer claude`);
-    }
-    return parsed;
-  }
-
-  /** Every one-constant step from the current state, in a fixed order (so the PRNG draws are reproducible). */
-  private candidates(parsed: Map<string, PyConstant[]>, current: ConstantState, origin: ConstantState): Candidate[] {
-    const out: Candidate[] = [];
+    const tunables: Tunable[] = [];
     for (const [file, constants] of parsed) {
       for (const constant of constants) {
         const kind = kindOf(origin[file]?.[constant.name] ?? constant.value, constant.isInt);
-        for (const direction of ['up', 'down'] as const) {
-          for (let level = 0; level < FACTORS.length; level++) {
-            const step = stepValue(constant.value, kind, direction, level);
-            if (step === null) {
-              continue;
-            }
-            const literal = formatPythonNumber(step.value, constant.isInt, constant.literal);
-            // Record what Python will read back from the literal, which is what a later parse sees.
-            const value = Number(literal.replace(/_/g, ''));
-            if (value === constant.value) {
-              continue;
-            }
-            const state = { ...current, [file]: { ...current[file], [constant.name]: value } };
-            out.push({ file, constant, kind, direction, level, step: { ...step, value }, literal, state });
-          }
-        }
+        tunables.push({ file, constant, kind, order: tunables.length });
       }
     }
-    return out;
+
+    // One pass over history, so a long one stays cheap: every tried state, the
+    // statistics per direction, and the discarded single moves from the current best.
+    const tried = new Set<string>([currentKey]);
+    const stats = new Map<string, PairStats>();
+    const nearMisses: { change: OfflineChange; delta: number }[] = [];
+    // An interrupted experiment never produced a result, so its state may be tried again.
+    all.filter((r) => r.record.status !== 'interrupted').forEach(({ record, meta }, index) => {
+      tried.add(stateKey(meta.constants));
+      // The state it was made from was the best then, so it was tried too (the
+      // baseline among them: it has no meta of its own).
+      const parentKey = stateKey(parentState(meta));
+      tried.add(parentKey);
+      learn(stats, record, meta, index);
+      if (meta.change && record.status === 'discard' && record.delta !== null && parentKey === currentKey) {
+        nearMisses.push({ change: meta.change, delta: record.delta });
+      }
+    });
+
+    const rng = mulberry32((this.seed ?? ctx.seed) ^ Math.imul(ctx.history.length + 1, 0x9e3779b1));
+    const ranked: Ranked[] = [];
+    for (const move of [...singleMoves(tunables), ...this.jumps(tunables, stats)]) {
+      const state = withMoves(current, [move]);
+      if (!tried.has(stateKey(state))) {
+        ranked.push({ move, state, tie: rng(), ...this.rank(move, stats, ctx.metric) });
+      }
+    }
+    ranked.sort(
+      (a, b) => a.crashed - b.crashed || a.phase - b.phase || a.tier - b.tier || a.order - b.order || a.tie - b.tie
+    );
+    const first = ranked[0] as Ranked | undefined;
+    const manyFiles = parsed.size > 1;
+    const single = (r: Ranked): Proposal =>
+      this.proposal(ctx, manyFiles, [r.move], r.state, `${r.move.t.constant.name} ${r.move.step.label}: ${r.why}.`);
+    if (first && !first.crashed && first.phase < 2) {
+      return single(first);
+    }
+    const pair = this.pair(ctx, manyFiles, tunables, current, tried, stats, nearMisses, rng);
+    return pair ?? (first ? single(first) : null);
+  }
+
+  /** A jump (the coarse step twice) in each direction whose coarse step ever improved the metric. */
+  private jumps(tunables: Tunable[], stats: Map<string, PairStats>): Move[] {
+    return tunables.flatMap((t) =>
+      (['up', 'down'] as const).flatMap((direction) => {
+        const s = stats.get(pairKey(t.file, t.constant.name, direction));
+        const jump = s && s.coarseKeptIndex >= 0 ? jumpValue(t.constant.value, t.kind, direction) : null;
+        const m = toMove(t, direction, 0, true, jump);
+        return m ? [m] : [];
+      })
+    );
   }
 
   /**
-   * Where a candidate stands: first a step continuing a direction whose last
-   * try was kept (latest first), then untried directions, then a finer step
-   * after a failed coarse one, then anything else still untried. A direction
-   * that crashed since its last keep goes after all of these.
+   * Where a single move stands. In the one-step neighbourhood: first a step
+   * continuing a direction whose last try was kept (latest first, at any level),
+   * then untried directions, then a finer step after a failed coarse one, then
+   * anything else still untried. Then the finest steps, and (after the pairs)
+   * the jumps. A direction that crashed since its last keep goes after all of these.
    */
-  private rank(c: Candidate, stats: Map<string, PairStats>, metric: string): Rank {
-    const s = stats.get(pairKey(c.file, c.constant.name, c.direction));
+  private rank(m: Move, stats: Map<string, PairStats>, metric: string): Omit<Ranked, 'move' | 'state' | 'tie'> {
+    const { t, direction, level } = m;
+    const s = stats.get(pairKey(t.file, t.constant.name, direction));
     const crashed = s && s.crashesSinceKeep > 0 ? 1 : 0;
+    const phase = level >= NEIGHBOURHOOD_LEVELS ? 1 : 0;
+    if (m.jump) {
+      const coarse = stepValue(t.constant.value, t.kind, direction, 0)?.label ?? 'coarse';
+      const why = `the ${coarse} step in this direction improved ${metric} before, so trying a larger jump`;
+      return { crashed, phase: 3, tier: 0, order: -(s?.coarseKeptIndex ?? 0), why };
+    }
     if (!s) {
-      return { crashed, tier: c.level === 0 ? 1 : 3, order: c.level, why: 'untried direction' };
+      return { crashed, phase, tier: level === 0 ? 1 : 3, order: level, why: 'untried direction' };
     }
-    if (s.lastStatus === 'keep' && c.level === s.lastLevel) {
-      const d = s.lastDelta === null ? null : Math.abs(s.lastDelta);
-      // Four decimals suit val_bpb, but a tiny gain should not read as "by 0.0000".
-      const by = d === null ? '' : ` by ${d >= 1e-4 || d === 0 ? d.toFixed(4) : d.toPrecision(2)}`;
-      return { crashed, tier: 0, order: -s.lastIndex, why: `continuing a direction that improved ${metric}${by}` };
+    if (s.lastStatus === 'keep' && level === s.lastLevel) {
+      const by = s.lastDelta === null ? '' : ` by ${formatDelta(s.lastDelta)}`;
+      const why = `continuing a direction that improved ${metric}${by}`;
+      return { crashed, phase: 0, tier: 0, order: -s.lastIndex, why };
     }
-    if (s.lastStatus === 'fail' && c.level === s.lastLevel + 1) {
+    if (s.lastStatus === 'fail' && level === s.lastLevel + 1) {
       const what = crashed ? 'crashed' : `did not improve ${metric}`;
-      const coarse = stepValue(s.lastFrom, c.kind, c.direction, s.lastLevel)?.label ?? 'previous';
-      return { crashed, tier: 2, order: s.failures, why: `the ${coarse} step ${what}, so trying a finer step` };
+      const coarse = stepValue(s.lastFrom, t.kind, direction, s.lastLevel)?.label ?? 'previous';
+      return { crashed, phase, tier: 2, order: s.failures, why: `the ${coarse} step ${what}, so trying a finer step` };
     }
-    return {
-      crashed,
-      tier: 3,
-      order: s.failures * FACTORS.length + c.level,
-      why: 'earlier steps in this direction did not help, retrying from the current best'
-    };
+    const why = 'earlier steps in this direction did not help, retrying from the current best';
+    return { crashed, phase, tier: 3, order: s.failures * FACTORS.length + level, why };
+  }
+
+  /**
+   * The best untried two-constant move from the current best: its discarded
+   * single moves, ranked by how close they came to the best (those in a
+   * direction that improved before first, any in one that crashed since last),
+   * combined in order of rank sum, so the two nearest misses come first.
+   */
+  private pair(
+    ctx: ProposalContext,
+    manyFiles: boolean,
+    tunables: Tunable[],
+    current: ConstantState,
+    tried: Set<string>,
+    stats: Map<string, PairStats>,
+    nearMisses: { change: OfflineChange; delta: number }[],
+    rng: () => number
+  ): Proposal | null {
+    const byName = new Map(tunables.map((t) => [`${t.file}\0${t.constant.name}`, t]));
+    const seen = new Set<string>();
+    const parts: Part[] = [];
+    for (const { change: c, delta } of nearMisses) {
+      const t = byName.get(`${c.file}\0${c.name}`);
+      const id = `${c.file}\0${c.name}\0${c.to}`;
+      if (!t || seen.has(id)) {
+        continue;
+      }
+      const step = c.jump ? jumpValue(c.from, t.kind, c.direction) : stepValue(c.from, t.kind, c.direction, c.level);
+      const move = toMove(t, c.direction, c.level, c.jump === true, { value: c.to, label: step?.label ?? '' });
+      if (move) {
+        seen.add(id);
+        const s = stats.get(pairKey(c.file, c.name, c.direction));
+        const [keptDirection, crashed] = [s?.everKept ?? false, (s?.crashesSinceKeep ?? 0) > 0];
+        const badness = ctx.direction === 'lower' ? delta : -delta;
+        parts.push({ move, delta, badness, keptDirection, crashed, tie: rng() });
+      }
+    }
+    // A step in a direction that has since crashed is combined last.
+    const key = (p: Part): number => (p.crashed ? 2 : 0) + (p.keptDirection ? 0 : 1);
+    parts.sort((a, b) => key(a) - key(b) || a.badness - b.badness || a.tie - b.tie);
+    const say = (p: Part): string =>
+      `${p.move.t.constant.name} ${p.move.step.label || `→ ${p.move.literal}`} (${formatDelta(p.delta, true)}` +
+      `${p.keptDirection ? ', in a direction that improved before' : ''})`;
+    const n = parts.length;
+    for (let sum = 1; sum <= 2 * n - 3; sum++) {
+      for (let i = Math.max(0, sum - (n - 1)); 2 * i < sum; i++) {
+        const [a, b] = [parts[i], parts[sum - i]];
+        const state = a.move.t === b.move.t ? null : withMoves(current, [a.move, b.move]);
+        if (state && !tried.has(stateKey(state))) {
+          const rationale =
+            `Combining the near-misses ${say(a)} and ${say(b)}: the single steps from the current best ` +
+            `are used up, and these came closest to it.`;
+          const moves = [a.move, b.move].sort((x, y) => x.t.order - y.t.order);
+          return this.proposal(ctx, manyFiles, moves, state, rationale);
+        }
+      }
+    }
+    return null;
+  }
+
+  /** The proposal that applies `moves` to the best files, with its meta. */
+  private proposal(
+    ctx: ProposalContext,
+    manyFiles: boolean,
+    moves: Move[],
+    state: ConstantState,
+    rationale: string
+  ): Proposal {
+    const files: Record<string, string> = {};
+    // Later literals first, so the offsets of earlier ones in the same file stay valid.
+    for (const m of [...moves].sort((x, y) => y.t.constant.start - x.t.constant.start)) {
+      files[m.t.file] = rewriteConstant(files[m.t.file] ?? ctx.files[m.t.file], m.t.constant, m.literal);
+    }
+    const changes: OfflineChange[] = moves.map(({ t, direction, level, jump, step }) => ({
+      file: t.file,
+      name: t.constant.name,
+      from: t.constant.value,
+      to: step.value,
+      direction,
+      level,
+      ...(jump ? { jump: true as const } : {})
+    }));
+    const meta: OfflineMeta =
+      changes.length === 1
+        ? { kind: 'offline', constants: state, change: changes[0] }
+        : { kind: 'offline', constants: state, changes };
+    const where = (t: Tunable): string => (manyFiles ? ` (${t.file})` : '');
+    const description = moves
+      .map(({ t, literal }) => `${t.constant.name} ${t.constant.literal} → ${literal}${where(t)}`)
+      .join(', ');
+    return { description, rationale, files, meta };
   }
 }
