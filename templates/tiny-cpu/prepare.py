@@ -69,6 +69,7 @@ def _atomic_write(path, data):
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache may be shared
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -28,19 +28,13 @@ from prepare import EVAL_SEQ_LEN, TIME_BUDGET, VOCAB_SIZE, evaluate_bpb, make_lo
 # Hyperparameters. Each is a plain literal on its own line so that a search can
 # change any one of them; every value the code derives from them is clamped,
 # so no single change can produce an invalid model.
-# CPU defaults (this workspace is meant to run on a small CPU):
-LEARNING_RATE = 0.0003  # peak AdamW learning rate
+# The values are for a small CPU; on a GPU the code below scales the model up by
+# fixed factors, so a search tunes the same numbers on either device.
+LEARNING_RATE = 0.0002  # peak AdamW learning rate
 N_LAYER = 6  # transformer blocks
 N_EMBD = 128  # residual stream width
 BATCH_SIZE = 16  # sequences per step
 SEQ_LEN = 128  # training context; evaluation always uses EVAL_SEQ_LEN from prepare.py
-# CUDA defaults, used instead of the five above when a GPU is present:
-GPU_LEARNING_RATE = 0.001
-GPU_N_LAYER = 8
-GPU_N_EMBD = 512
-GPU_BATCH_SIZE = 64
-GPU_SEQ_LEN = 256
-# Shared by both:
 HEAD_DIM = 32  # width of each attention head; the head count follows from N_EMBD
 MLP_RATIO = 4  # MLP hidden width as a multiple of N_EMBD
 WEIGHT_DECAY = 0.1  # AdamW decay on matrices only
@@ -51,18 +45,19 @@ DROPOUT = 0.0  # a one-minute run never sees a byte twice, so regularising rarel
 # ---------------------------------------------------------------------------
 
 USE_CUDA = torch.cuda.is_available()
-if USE_CUDA:
-    LEARNING_RATE, N_LAYER, N_EMBD = GPU_LEARNING_RATE, GPU_N_LAYER, GPU_N_EMBD
-    BATCH_SIZE, SEQ_LEN = GPU_BATCH_SIZE, GPU_SEQ_LEN
 device = torch.device("cuda" if USE_CUDA else "cpu")
+# A GPU affords a wider, deeper model on longer, larger batches (8 layers x 512 wide,
+# 64 x 256 tokens at the defaults); a bigger batch also takes a higher learning rate.
+WIDTH_SCALE, EXTRA_LAYERS, BATCH_SCALE, SEQ_SCALE, LR_SCALE = (4, 2, 4, 2, 5) if USE_CUDA else (1, 0, 1, 1, 1)
 
-n_layer = max(1, int(N_LAYER))
-n_embd = max(8, int(N_EMBD))
+learning_rate = float(LEARNING_RATE) * LR_SCALE
+n_layer = max(1, int(N_LAYER) + EXTRA_LAYERS)
+n_embd = max(8, int(N_EMBD) * WIDTH_SCALE)
 head_dim = max(4, int(HEAD_DIM))
 n_head = max(1, n_embd // head_dim)  # never requires N_EMBD to divide evenly
 mlp_hidden = max(8, int(MLP_RATIO * n_embd))
-seq_len = max(8, int(SEQ_LEN))
-batch_size = max(1, int(BATCH_SIZE))
+seq_len = max(8, int(SEQ_LEN) * SEQ_SCALE)
+batch_size = max(1, int(BATCH_SIZE) * BATCH_SCALE)
 block_size = max(seq_len, EVAL_SEQ_LEN)  # the evaluation feeds EVAL_SEQ_LEN bytes
 dropout = min(max(float(DROPOUT), 0.0), 0.9)
 warmup_frac = min(max(float(WARMUP_FRAC), 0.0), 0.5)
@@ -135,9 +130,9 @@ class GPT(nn.Module):
 def lr_at(progress):
     """Learning rate for a point in the budget (0..1): linear warmup, then cosine down to FINAL_LR_FRAC."""
     if progress < warmup_frac:
-        return LEARNING_RATE * (progress / warmup_frac)
+        return learning_rate * (progress / warmup_frac)
     t = min(1.0, (progress - warmup_frac) / max(1e-9, 1.0 - warmup_frac))
-    return LEARNING_RATE * (final_lr_frac + (1 - final_lr_frac) * 0.5 * (1 + math.cos(math.pi * t)))
+    return learning_rate * (final_lr_frac + (1 - final_lr_frac) * 0.5 * (1 + math.cos(math.pi * t)))
 
 
 model = GPT().to(device)
@@ -147,7 +142,7 @@ decay = [p for p in model.parameters() if p.dim() >= 2]
 no_decay = [p for p in model.parameters() if p.dim() < 2]
 optimizer = torch.optim.AdamW(
     [{"params": decay, "weight_decay": WEIGHT_DECAY}, {"params": no_decay, "weight_decay": 0.0}],
-    lr=LEARNING_RATE, betas=(0.9, 0.95), fused=USE_CUDA,
+    lr=learning_rate, betas=(0.9, 0.95), fused=USE_CUDA,
 )
 loader = make_loader(batch_size, seq_len, device, seed=0)
 print(f"device {device} | params {num_params / 1e6:.2f}M | layers {n_layer} | width {n_embd} | heads {n_head} | "
