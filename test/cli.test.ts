@@ -20,6 +20,7 @@ async function expectRefusal(dir: string, args: string[], message: RegExp): Prom
     expect(git(dir, 'show-ref')).toBe(before);
   }
   expect(fs.existsSync(path.join(dir, '.autoresearch', 't1', 'journal.jsonl'))).toBe(false);
+  expect(fs.existsSync(path.join(dir, '.autoresearch', 'engine.json'))).toBe(false);
 }
 
 describe('autoresearch run: setup errors name the fix and change nothing', () => {
@@ -36,6 +37,14 @@ describe('autoresearch run: setup errors name the fix and change nothing', () =>
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-nogit-'));
     fs.writeFileSync(path.join(dir, 'program.md'), 'Go.\n');
     await expectRefusal(dir, RUN, /is not the top folder of a git repository; run git init/);
+    expect(fs.readdirSync(dir)).toEqual(['program.md']);
+  });
+  it('a folder that does not exist', async () => {
+    const dir = path.join(os.tmpdir(), `ar-missing-${process.pid}`);
+    const r = await cli(['run', dir, ...RUN]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/is not a folder; create one with: autoresearch init/);
+    expect(fs.existsSync(dir)).toBe(false);
   });
   it('dirty tree', async () => {
     const dir = makeWorkspace();

@@ -249,6 +249,28 @@ describe('OfflineProposer', () => {
     }
   });
 
+  it('tries the opposite way right after a step made the metric clearly worse', async () => {
+    for (let seed = 0; seed < 5; seed++) {
+      const baseline = makeRecord(0, 'keep', 1.5, null);
+      const files = { 'train.py': TRAIN_PY };
+      let down: Proposal | null = null;
+      for (let s = 0; down === null; s++) {
+        const p = (await new OfflineProposer().propose(ctxOf(files, [baseline], s)))!;
+        if (p.description === 'LEARNING_RATE 0.001 → 5e-4') down = p;
+      }
+      // A small worsening elsewhere ranks below the large one.
+      let other: Proposal | null = null;
+      for (let s = 0; other === null; s++) {
+        const p = (await new OfflineProposer().propose(ctxOf(files, [baseline], s)))!;
+        if (p.description.startsWith('BETA2 ') && changeOf(p).direction === 'up') other = p;
+      }
+      const history = [baseline, makeRecord(1, 'discard', 1.9, 1.5, down), makeRecord(2, 'discard', 1.51, 1.5, other)];
+      const next = (await new OfflineProposer().propose(ctxOf(files, history, seed)))!;
+      expect(next.description).toBe('LEARNING_RATE 0.001 → 0.002');
+      expect(next.rationale).toBe('LEARNING_RATE ×2: the opposite step made val_bpb worse by 0.4000, so trying this way.');
+    }
+  });
+
   it('never repeats a state over 60 experiments and improves a convex objective', async () => {
     // N_LAYER = 3 steps by ±1 (a power of two would only double or halve).
     const src = TRAIN_PY.replace('N_LAYER = 4', 'N_LAYER = 3').replace(

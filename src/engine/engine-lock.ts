@@ -33,8 +33,12 @@ export function readEngineInfo(dir: string): EngineInfo | null {
   if (!fs.existsSync(file)) {
     return null;
   }
-  const parsed = EngineInfo.safeParse(JSON.parse(fs.readFileSync(file, 'utf8') || 'null'));
-  return parsed.success ? parsed.data : null;
+  try {
+    const parsed = EngineInfo.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null; // unreadable or half-written: treated as no engine
+  }
 }
 
 function write(dir: string, info: EngineInfo): void {
@@ -44,20 +48,44 @@ function write(dir: string, info: EngineInfo): void {
   fs.renameSync(file + '.tmp', file);
 }
 
-/** Claims the workspace; refuses when another live engine holds it. Kills a dead engine's orphaned run. */
-export function acquireEngineLock(dir: string, tag: string): void {
+/** Refuses when another live engine holds the workspace. */
+export function assertNoOtherEngine(dir: string): void {
   const other = readEngineInfo(dir);
   if (other && other.pid !== process.pid && isAlive(other.pid)) {
     throw new UserError(`an engine is already running on ${dir} (pid ${other.pid}, tag ${other.tag}); stop it with: autoresearch stop ${dir}`);
   }
-  if (other?.run_pgid) {
+}
+
+/**
+ * Claims the workspace with an exclusive create, so two engines starting at once cannot both
+ * win. A dead engine's claim is taken over, after killing the training run it left behind.
+ */
+export function acquireEngineLock(dir: string, tag: string): void {
+  const file = enginePidFile(dir);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      process.kill(-other.run_pgid, 'SIGKILL');
-    } catch {
-      // Already gone.
+      const fd = fs.openSync(file, 'wx');
+      fs.writeSync(fd, JSON.stringify({ pid: process.pid, tag, started: new Date().toISOString(), run_pgid: null } satisfies EngineInfo));
+      fs.closeSync(fd);
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw e;
+      }
     }
+    assertNoOtherEngine(dir);
+    const stale = readEngineInfo(dir);
+    if (stale?.run_pgid) {
+      try {
+        process.kill(-stale.run_pgid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    fs.rmSync(file, { force: true });
   }
-  write(dir, { pid: process.pid, tag, started: new Date().toISOString(), run_pgid: null });
+  throw new UserError(`could not claim ${file}; another engine may be starting — try again`);
 }
 
 /** Records the process group of the training run in progress (null when none). */

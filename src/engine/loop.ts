@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
+import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
 import { experimentsOf } from '../core/journal';
 import { ENGINE_VERSION } from './version';
 import { locatePython } from './python';
@@ -17,7 +17,7 @@ import { JournalStore } from './journal-store';
 import type { LogCapture } from './log-capture';
 import type { Proposer } from './proposers/types';
 import { appendResult, reconcileResults } from './results-file';
-import { acquireEngineLock, releaseEngineLock, setRunningGroup } from './engine-lock';
+import { acquireEngineLock, assertNoOtherEngine, releaseEngineLock, setRunningGroup } from './engine-lock';
 import { checkWorkspace, defaultTag, hashFiles, latestTag, loadProgram, runPaths, UserError } from './workspace';
 
 export interface LoopOptions {
@@ -68,18 +68,26 @@ export class Loop extends EventEmitter {
     const python = await locatePython(this.opts.python).catch(e => {
       throw new UserError((e as Error).message);
     });
+    // Checks that only read come before the lock, so a refused run leaves no trace.
+    assertNoOtherEngine(dir);
+    const records = journal.read();
+    const inFlight = this.opts.resume ? findInFlight(records) : null;
+    // An experiment left in flight may have left its edit uncommitted: resume resets it.
+    const repo = await checkWorkspace(dir, this.config, { allowDirty: inFlight ? this.config.editable : [] });
     acquireEngineLock(dir, this.tag);
     try {
-      const records = journal.read();
-      const repo = this.opts.resume ? await this.resume(records, journal) : await this.setUp(records);
+      if (this.opts.resume) {
+        await this.resume(repo, records, inFlight, journal);
+      } else {
+        await this.setUp(repo, records);
+      }
       return await this.iterate(repo, journal, program.body, python);
     } finally {
       releaseEngineLock(dir);
     }
   }
 
-  private async setUp(records: JournalRecord[]): Promise<Repo> {
-    const repo = await checkWorkspace(this.opts.dir, this.config);
+  private async setUp(repo: Repo, records: JournalRecord[]): Promise<void> {
     if (await repo.branchExists(this.branch)) {
       throw new UserError(`branch ${this.branch} already exists; continue it with --resume, or start another run with --tag`);
     }
@@ -87,13 +95,10 @@ export class Loop extends EventEmitter {
       throw new UserError(`a journal for tag "${this.tag}" exists (${runPaths(this.opts.dir, this.tag).journal}); use --resume or another --tag`);
     }
     await repo.createBranch(this.branch);
-    return repo;
   }
 
-  private async resume(records: JournalRecord[], journal: JournalStore): Promise<Repo> {
+  private async resume(repo: Repo, records: JournalRecord[], inFlight: ExperimentStartRecord | null, journal: JournalStore): Promise<void> {
     const { dir } = this.opts;
-    const inFlight = findInFlight(records);
-    const repo = await checkWorkspace(dir, this.config, { allowDirty: inFlight ? this.config.editable : [] });
     if (!(await repo.branchExists(this.branch))) {
       throw new UserError(`there is no run to resume: branch ${this.branch} does not exist; start one without --resume`);
     }
@@ -114,7 +119,6 @@ export class Loop extends EventEmitter {
       await repo.resetHard(best.commit);
     }
     reconcileResults(dir, experimentsOf(journal.read()));
-    return repo;
   }
 
   private async iterate(repo: Repo, journal: JournalStore, programBody: string, python: string): Promise<RunEndRecord> {
@@ -216,12 +220,12 @@ export function bestOf(history: ExperimentRecord[]): Best | null {
 }
 
 /** The last experiment_start with no experiment record after it: one left in flight. */
-function findInFlight(records: JournalRecord[]) {
+function findInFlight(records: JournalRecord[]): ExperimentStartRecord | null {
   const last = [...records].reverse().find(r => r.type === 'experiment_start' || r.type === 'experiment');
   return last?.type === 'experiment_start' ? last : null;
 }
 
-function interruptedRecord(start: Extract<JournalRecord, { type: 'experiment_start' }>, commit: string | null, best: Best | null, reason: string): ExperimentRecord {
+function interruptedRecord(start: ExperimentStartRecord, commit: string | null, best: Best | null, reason: string): ExperimentRecord {
   return {
     type: 'experiment', ts: new Date().toISOString(), n: start.n, parent_commit: start.parent_commit, commit,
     description: start.description, rationale: '', diff: '', lines_added: 0, lines_removed: 0, summary: {},

@@ -33,6 +33,9 @@ export function enginePidFile(dir: string): string {
 
 /** Reads program.md and resolves the run's configuration. */
 export function loadProgram(dir: string, overrides: Partial<RunConfig> = {}): { program: ParsedProgram; config: RunConfig } {
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+    throw new UserError(`${dir} is not a folder; create one with: autoresearch init ${dir}`);
+  }
   const file = path.join(dir, 'program.md');
   if (!fs.existsSync(file)) {
     throw new UserError(`${dir}: program.md is missing; write the instructions for the agent there (autoresearch init creates one)`);

@@ -159,7 +159,7 @@ export class OfflineProposer implements Proposer {
     for (const move of [...singleMoves(tunables), ...this.jumps(tunables, stats)]) {
       const state = withMoves(current, [move]);
       if (!tried.has(stateKey(state))) {
-        ranked.push({ move, state, tie: rng(), ...this.rank(move, stats, ctx.metric) });
+        ranked.push({ move, state, tie: rng(), ...this.rank(move, stats, ctx.metric, ctx.direction) });
       }
     }
     ranked.sort(
@@ -195,7 +195,7 @@ export class OfflineProposer implements Proposer {
    * anything else still untried. Then the finest steps, and (after the pairs)
    * the jumps. A direction that crashed since its last keep goes after all of these.
    */
-  private rank(m: Move, stats: Map<string, PairStats>, metric: string): Omit<Ranked, 'move' | 'state' | 'tie'> {
+  private rank(m: Move, stats: Map<string, PairStats>, metric: string, better: 'lower' | 'higher'): Omit<Ranked, 'move' | 'state' | 'tie'> {
     const { t, direction, level } = m;
     const s = stats.get(pairKey(t.file, t.constant.name, direction));
     const crashed = s && s.crashesSinceKeep > 0 ? 1 : 0;
@@ -206,6 +206,12 @@ export class OfflineProposer implements Proposer {
       return { crashed, phase: 3, tier: 0, order: -(s?.coarseKeptIndex ?? 0), why };
     }
     if (!s) {
+      // The other way made things clearly worse: the slope says this way is the one to try.
+      const other = stats.get(pairKey(t.file, t.constant.name, direction === 'up' ? 'down' : 'up'));
+      const worse = other?.lastStatus === 'fail' && other.lastDelta !== null ? (better === 'lower' ? other.lastDelta : -other.lastDelta) : 0;
+      if (level === 0 && worse > 0) {
+        return { crashed, phase, tier: 1, order: -worse, why: `the opposite step made ${metric} worse by ${formatDelta(Math.abs(worse))}, so trying this way` };
+      }
       return { crashed, phase, tier: level === 0 ? 1 : 3, order: level, why: 'untried direction' };
     }
     if (s.lastStatus === 'keep' && level === s.lastLevel) {
