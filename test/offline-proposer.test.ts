@@ -103,6 +103,27 @@ async function simulateFiles(
   return { proposals, history, best, bestMetric };
 }
 
+/** A single-step proposal as the offline proposer makes it, found among seeds 0–199 (fails if never proposed first). */
+async function findProposal(files: Record<string, string>, history: ExperimentRecord[], description: string): Promise<Proposal> {
+  for (let s = 0; s < 200; s++) {
+    const p = (await new OfflineProposer().propose(ctxOf(files, history, s)))!;
+    if (p.description === description) return p;
+  }
+  throw new Error(`no seed proposes "${description}" first`);
+}
+
+/** A single-step proposal built by hand, shaped as the offline proposer records it. */
+function singleMove(src: string, name: string, to: number, direction: 'up' | 'down'): Proposal {
+  const values = valuesOf(src);
+  const after = src.replace(new RegExp(`^${name} = [^\\s#]+`, 'm'), `${name} = ${to}`);
+  return {
+    description: `${name} ${values[name]} → ${to}`,
+    rationale: '',
+    files: { 'train.py': after },
+    meta: { kind: 'offline', constants: { 'train.py': { ...values, [name]: to } }, change: { file: 'train.py', name, from: values[name], to, direction, level: 0 } }
+  };
+}
+
 const metaOf = (p: Proposal): OfflineMeta => OfflineMeta.parse(p.meta);
 /** The one change of a single move. */
 const changeOf = (p: Proposal) => {
@@ -216,7 +237,8 @@ describe('OfflineProposer', () => {
 
   it('is deterministic for a seed and breaks ties differently for other seeds', async () => {
     const history = [makeRecord(0, 'keep', 1.5, null)];
-    const files = { 'train.py': TRAIN_PY };
+    // Constants of equal prior, so the seed alone orders the first moves.
+    const files = { 'train.py': 'DROPOUT = 0.1\nBETA2 = 0.95\nWEIGHT_DECAY = 0.2\nGRAD_CLIP = 1.0\n' };
     const a = await new OfflineProposer().propose(ctxOf(files, history, 7));
     const b = await new OfflineProposer().propose(ctxOf(files, history, 7));
     expect(b).toEqual(a);
@@ -234,12 +256,8 @@ describe('OfflineProposer', () => {
     for (let seed = 0; seed < 5; seed++) {
       const baseline = makeRecord(0, 'keep', 1.5, null);
       const files = { 'train.py': TRAIN_PY };
-      // Find LEARNING_RATE ×2 by asking with different seeds until a proposer picks it.
-      let first: Proposal | null = null;
-      for (let s = 0; first === null; s++) {
-        const p = (await new OfflineProposer().propose(ctxOf(files, [baseline], s)))!;
-        if (p.description === 'LEARNING_RATE 0.001 → 0.002') first = p;
-      }
+      // LEARNING_RATE ×2, as some seed proposes it first.
+      const first = await findProposal(files, [baseline], 'LEARNING_RATE 0.001 → 0.002');
       const kept = { ...files, ...first.files };
       const history = [baseline, makeRecord(1, 'keep', 1.4679, 1.5, first)];
       const next = (await new OfflineProposer().propose(ctxOf(kept, history, seed)))!;
@@ -250,25 +268,26 @@ describe('OfflineProposer', () => {
   });
 
   it('tries the opposite way right after a step made the metric clearly worse', async () => {
+    const baseline = makeRecord(0, 'keep', 1.5, null);
+    const files = { 'train.py': TRAIN_PY };
+    const down = await findProposal(files, [baseline], 'LEARNING_RATE 0.001 → 5e-4');
+    // A slight worsening elsewhere: its opposite ranks below the large one's.
+    const layers = singleMove(TRAIN_PY, 'N_LAYER', 8, 'up');
+    const history = [baseline, makeRecord(1, 'discard', 1.9, 1.5, down), makeRecord(2, 'discard', 1.51, 1.5, layers)];
     for (let seed = 0; seed < 5; seed++) {
-      const baseline = makeRecord(0, 'keep', 1.5, null);
-      const files = { 'train.py': TRAIN_PY };
-      let down: Proposal | null = null;
-      for (let s = 0; down === null; s++) {
-        const p = (await new OfflineProposer().propose(ctxOf(files, [baseline], s)))!;
-        if (p.description === 'LEARNING_RATE 0.001 → 5e-4') down = p;
-      }
-      // A small worsening elsewhere ranks below the large one.
-      let other: Proposal | null = null;
-      for (let s = 0; other === null; s++) {
-        const p = (await new OfflineProposer().propose(ctxOf(files, [baseline], s)))!;
-        if (p.description.startsWith('BETA2 ') && changeOf(p).direction === 'up') other = p;
-      }
-      const history = [baseline, makeRecord(1, 'discard', 1.9, 1.5, down), makeRecord(2, 'discard', 1.51, 1.5, other)];
       const next = (await new OfflineProposer().propose(ctxOf(files, history, seed)))!;
       expect(next.description).toBe('LEARNING_RATE 0.001 → 0.002');
       expect(next.rationale).toBe('LEARNING_RATE ×2: the opposite step made val_bpb worse by 0.4000, so trying this way.');
     }
+  });
+
+  it('tries the learning rate, then sizes, before other constants (seeds only break ties)', async () => {
+    const baseline = makeRecord(0, 'keep', 1.5, null);
+    const firsts = new Set<string>();
+    for (let seed = 0; seed < 10; seed++) {
+      firsts.add(changeOf((await new OfflineProposer().propose(ctxOf({ 'train.py': TRAIN_PY }, [baseline], seed)))!).name);
+    }
+    expect([...firsts]).toEqual(['LEARNING_RATE']);
   });
 
   it('never repeats a state over 60 experiments and improves a convex objective', async () => {

@@ -106,7 +106,7 @@ export type ExperimentRecord = z.infer<typeof ExperimentRecord>;
 export const RunEndRecord = z.object({
   type: z.literal('run_end'),
   ts: isoTime,
-  reason: z.enum(['max-experiments', 'hours', 'signal', 'stop', 'exhausted', 'error']),
+  reason: z.enum(['max-experiments', 'hours', 'signal', 'stop', 'exhausted', 'budget', 'error']),
   message: z.string().nullable(),
   best_commit: commitHash.nullable(),
   best_metric: z.number().nullable()

@@ -7,7 +7,8 @@ import { isAlive, readEngineInfo } from './engine-lock';
 import { SubprocessExecutor } from './executor/subprocess';
 import { initWorkspace } from './init';
 import { Loop } from './loop';
-import { createProposer } from './proposers';
+import { createProposer, defaultProposer } from './proposers';
+import { ClaudeProposer, DEFAULT_MODEL } from './proposers/claude';
 import { resolvePython } from './python';
 import { resultsText, statusText } from './report';
 import { fmtMetric } from './terminal';
@@ -54,20 +55,35 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
   const overrides: Partial<RunConfig> = {};
   if (o.budget !== undefined) overrides.budget_s = o.budget as number;
   if (o.timeout !== undefined) overrides.timeout_s = o.timeout as number;
+  const python = resolvePython(o.python as string | undefined);
+  const proposerName = (o.proposer as string | undefined) ?? defaultProposer();
+  if (o.model !== undefined && proposerName !== 'claude') {
+    throw new UserError(`--model applies to the claude proposer, not ${proposerName}`);
+  }
+  const proposer = createProposer(proposerName, { seed, python, model: o.model as string | undefined });
+  // The proposer holds its key now; training runs inherit this environment and must not see it (a print would log it).
+  delete process.env.ANTHROPIC_API_KEY;
+  delete process.env.ANTHROPIC_AUTH_TOKEN;
   const loop = new Loop({
     dir,
     tag: o.tag as string | undefined,
     resume: Boolean(o.resume),
-    proposer: createProposer(o.proposer as string, { seed }),
+    proposer,
     executor: new SubprocessExecutor(),
-    python: resolvePython(o.python as string | undefined),
+    python,
     seed,
     maxExperiments: o.maxExperiments as number | undefined,
     hours: o.hours as number | undefined,
+    maxDollars: o.maxDollars as number | undefined,
     overrides,
     signal: controller.signal
   });
   const reporter = new TerminalReporter(process.stdout);
+  if (proposer instanceof ClaudeProposer) {
+    // A refused key should stop the run now, not after the baseline has trained.
+    await proposer.check(controller.signal);
+    proposer.onNote = text => reporter.print(text);
+  }
   reporter.attach(loop);
   try {
     const end = await loop.run();
@@ -120,7 +136,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('run experiments until stopped (Ctrl-C, autoresearch stop, --max-experiments or --hours)')
     .argument('<dir>', 'workspace (a git repository with program.md, train.py, prepare.py)')
     .option('--tag <tag>', 'run name; the branch is autoresearch/<tag> (default: today, e.g. nov30)')
-    .option('--proposer <name>', 'who proposes experiments: offline', 'offline')
+    .option('--proposer <name>', 'who proposes experiments: claude (the default when ANTHROPIC_API_KEY is set) or offline')
+    .option('--model <id>', `the claude proposer's model (default: ${DEFAULT_MODEL})`)
+    .option('--max-dollars <x>', 'stop before a proposal would take the run\'s API spending past x dollars', positiveNumber)
     .option('--max-experiments <n>', 'stop after n experiments (the baseline not counted)', positiveInt)
     .option('--hours <h>', 'stop starting experiments after h hours', positiveNumber)
     .option('--resume', 'continue the run of --tag (default: the latest run)')

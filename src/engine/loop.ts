@@ -15,7 +15,7 @@ import { runExperiment } from './experiment';
 import type { Repo } from './git';
 import { JournalStore } from './journal-store';
 import type { LogCapture } from './log-capture';
-import type { Proposer } from './proposers/types';
+import { ProposalAbandoned, type Proposer } from './proposers/types';
 import { appendResult, reconcileResults } from './results-file';
 import { acquireEngineLock, assertNoOtherEngine, releaseEngineLock, setRunningGroup } from './engine-lock';
 import { checkWorkspace, defaultTag, hashFiles, latestTag, loadProgram, runPaths, UserError } from './workspace';
@@ -31,6 +31,8 @@ export interface LoopOptions {
   /** Stop after this many experiments in this invocation (the baseline not counted). */
   maxExperiments?: number;
   hours?: number;
+  /** Stop before a proposal that would take the run's spending (all its experiments) past this many dollars. */
+  maxDollars?: number;
   overrides?: Partial<RunConfig>;
   /** Aborted to stop the run cleanly (signals, `autoresearch stop`). */
   signal: AbortSignal;
@@ -156,16 +158,32 @@ export class Loop extends EventEmitter {
       if (best && this.opts.maxExperiments !== undefined && done >= this.opts.maxExperiments) return end('max-experiments');
       if (Date.now() >= deadline) return end('hours');
 
+      const files = Object.fromEntries(this.config.editable.map(f => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
+      const ctx = { workdir: dir, files, history: [...history], program: programBody, metric: this.config.metric, direction: this.config.direction, seed, signal };
+      if (best && this.opts.maxDollars !== undefined) {
+        const spent = history.reduce((s, r) => s + r.cost_usd, 0);
+        const next = proposer.estimateNextCost?.(ctx) ?? 0;
+        if (spent + next > this.opts.maxDollars) {
+          return end('budget', `spent $${spent.toFixed(4)} of --max-dollars ${this.opts.maxDollars}; the next proposal would cost about $${next.toFixed(4)}`);
+        }
+      }
       this.emit('phase', n, 'propose', '');
       const proposeStart = Date.now();
-      const files = Object.fromEntries(this.config.editable.map(f => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
       let proposal = null;
       try {
-        proposal = best
-          ? await proposer.propose({ workdir: dir, files, history: [...history], program: programBody, metric: this.config.metric, direction: this.config.direction, seed, signal })
-          : null;
+        proposal = best ? await proposer.propose(ctx) : null;
       } catch (e) {
         if (signal.aborted) return end(stopReason(signal));
+        if (e instanceof ProposalAbandoned && best) {
+          // The model gave up (too many turns or failed edits): record what it cost and try again.
+          const record = abandonedRecord(n, best, e, proposer.name, (Date.now() - proposeStart) / 1000);
+          journal.append(record);
+          history.push(record);
+          this.emit('experiment', record);
+          n++;
+          done++;
+          continue;
+        }
         const message = `the ${proposer.name} proposer failed: ${(e as Error).message}`;
         end('error', message);
         throw new UserError(message);
@@ -232,6 +250,17 @@ function interruptedRecord(start: ExperimentStartRecord, commit: string | null, 
     metric: null, best_before: best?.metric ?? null, delta: null, status: 'interrupted', reason, memory_gb: 0,
     timings: { propose_s: 0, run_s: 0, total_s: 0 }, exit_code: null, signal: null, log_path: null, log_truncated: false,
     proposer: 'unknown', usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, cost_usd: 0
+  };
+}
+
+/** A proposal given up before it made an edit worth running: rejected, never committed. */
+function abandonedRecord(n: number, best: Best, e: ProposalAbandoned, proposer: string, proposeS: number): ExperimentRecord {
+  return {
+    type: 'experiment', ts: new Date().toISOString(), n, parent_commit: best.commit, commit: null,
+    description: 'proposal abandoned', rationale: '', diff: '', lines_added: 0, lines_removed: 0, summary: {},
+    metric: null, best_before: best.metric, delta: null, status: 'rejected', reason: e.message, memory_gb: 0,
+    timings: { propose_s: proposeS, run_s: 0, total_s: proposeS }, exit_code: null, signal: null, log_path: null, log_truncated: false,
+    proposer, usage: e.usage, cost_usd: e.cost_usd, ...(e.meta !== undefined ? { proposal_meta: e.meta } : {})
   };
 }
 

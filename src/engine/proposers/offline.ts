@@ -63,6 +63,8 @@ interface Ranked {
   phase: number;
   tier: number;
   order: number;
+  /** Which hyperparameters usually matter most (see priorOf); breaks ties before the seed does. */
+  prior: number;
   tie: number;
   why: string;
 }
@@ -159,11 +161,11 @@ export class OfflineProposer implements Proposer {
     for (const move of [...singleMoves(tunables), ...this.jumps(tunables, stats)]) {
       const state = withMoves(current, [move]);
       if (!tried.has(stateKey(state))) {
-        ranked.push({ move, state, tie: rng(), ...this.rank(move, stats, ctx.metric, ctx.direction) });
+        ranked.push({ move, state, prior: priorOf(move.t.constant.name), tie: rng(), ...this.rank(move, stats, ctx.metric, ctx.direction) });
       }
     }
     ranked.sort(
-      (a, b) => a.crashed - b.crashed || a.phase - b.phase || a.tier - b.tier || a.order - b.order || a.tie - b.tie
+      (a, b) => a.crashed - b.crashed || a.phase - b.phase || a.tier - b.tier || a.order - b.order || a.prior - b.prior || a.tie - b.tie
     );
     const first = ranked[0] as Ranked | undefined;
     const manyFiles = parsed.size > 1;
@@ -195,7 +197,7 @@ export class OfflineProposer implements Proposer {
    * anything else still untried. Then the finest steps, and (after the pairs)
    * the jumps. A direction that crashed since its last keep goes after all of these.
    */
-  private rank(m: Move, stats: Map<string, PairStats>, metric: string, better: 'lower' | 'higher'): Omit<Ranked, 'move' | 'state' | 'tie'> {
+  private rank(m: Move, stats: Map<string, PairStats>, metric: string, better: 'lower' | 'higher'): Omit<Ranked, 'move' | 'state' | 'tie' | 'prior'> {
     const { t, direction, level } = m;
     const s = stats.get(pairKey(t.file, t.constant.name, direction));
     const crashed = s && s.crashesSinceKeep > 0 ? 1 : 0;
@@ -318,4 +320,17 @@ export class OfflineProposer implements Proposer {
       .join(', ');
     return { description, rationale, files, meta };
   }
+}
+
+/**
+ * A prior over constant names, from what usually matters most when training a
+ * network on a fixed budget: the learning rate first, then the model's and the
+ * batch's size, then everything else. Among equally ranked moves (at the start,
+ * every direction is untried) it decides what is tried first; the seed only
+ * breaks the remaining ties.
+ */
+export function priorOf(name: string): number {
+  if (/(^|_)(LEARNING_RATE|LR)(_|$)/.test(name)) return 0;
+  if (/(^|_)(BATCH|BATCH_SIZE|N_EMBD|EMBD|WIDTH|D_MODEL|HIDDEN|DIM|N_LAYER|N_LAYERS|LAYERS|DEPTH|SEQ_LEN|CONTEXT|BLOCK_SIZE)(_|$)/.test(name)) return 1;
+  return 2;
 }

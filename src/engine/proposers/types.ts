@@ -37,4 +37,22 @@ export interface Proposer {
   readonly name: string;
   /** The next experiment, or null when the proposer has nothing left to try. */
   propose(ctx: ProposalContext): Promise<Proposal | null>;
+  /** Dollars the next proposal will likely cost, for --max-dollars; absent for free proposers. */
+  estimateNextCost?(ctx: ProposalContext): number;
+}
+
+/**
+ * Thrown by propose() when a proposal was tried and given up (too many turns or
+ * failed edits): the loop records it as a rejected experiment, with what it cost, and goes on.
+ */
+export class ProposalAbandoned extends Error {
+  constructor(
+    message: string,
+    readonly usage: Usage,
+    readonly cost_usd: number,
+    readonly meta?: unknown
+  ) {
+    super(message);
+    this.name = 'ProposalAbandoned';
+  }
 }

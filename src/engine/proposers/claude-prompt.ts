@@ -1,0 +1,196 @@
+/**
+ * What a claude proposal request says: the system block (the engine's role,
+ * then program.md verbatim) and the user content (a stable summary of older
+ * experiments, then what changes: the latest results in full, a crash's log
+ * tail, the files at the best commit). The size stays bounded however long
+ * the run: older experiments shrink to one line each, then to a digest.
+ */
+import * as fs from 'node:fs';
+import type { TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
+import { z } from 'zod';
+import type { ExperimentRecord } from '../../core/journal';
+import type { ProposalContext } from './types';
+import { EDITOR, FINISH, FIX } from './claude-tools';
+
+/** Experiments shown in full (diff, rationale, reason). */
+export const RECENT_FULL = 8;
+/** The summary block grows in steps of this many experiments, so its cached prefix is reused between steps. */
+export const SUMMARY_STEP = 25;
+/** Past this many summarised experiments, the summary becomes a digest of bounded size. */
+export const MAX_SUMMARY_LINES = 150;
+/** Fix attempts allowed per crashed idea. */
+export const MAX_FIX_ATTEMPTS = 2;
+const DIFF_CHARS = 3000;
+const LOG_TAIL_BYTES = 3000;
+
+const ProposalMeta = z.object({ fix_of: z.number().int().optional() }).loose();
+
+/** The fix_of recorded in a record's proposal meta, if any. */
+export function fixOf(r: ExperimentRecord): number | undefined {
+  const m = ProposalMeta.safeParse(r.proposal_meta);
+  return m.success ? m.data.fix_of : undefined;
+}
+
+/** The system prompt: the role the engine gives the model, then program.md as the researcher wrote it. */
+export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'direction'>): string {
+  return [
+    'You are the researcher in an automated research loop. An engine owns the loop: after each of your turns it commits your edit,',
+    `trains for a fixed time budget, reads the metric ${ctx.metric} (${ctx.direction} is better), keeps the commit if it beats the best so far`,
+    'and otherwise resets to the best. You do not run anything; the engine runs, commits and judges.',
+    '',
+    'Each turn you propose exactly one experiment:',
+    `- edit the editable files only with the ${EDITOR} tool (view, str_replace, insert; str_replace must match exactly one place);`,
+    `- then call ${FINISH} with a one-line description and your rationale. That ends your turn.`,
+    `- If the last experiment crashed from a trivial bug, you may be offered to fix it instead (${FIX}).`,
+    'Prefer ideas the history does not already rule out; a change small enough to judge from one run is easier to learn from.',
+    '',
+    "The researcher's instructions (program.md) follow.",
+    '',
+    ctx.program.trim()
+  ].join('\n');
+}
+
+/** A crashed experiment the next proposal may fix instead of trying a new idea. */
+export interface FixOffer {
+  /** The crashed experiment. */
+  record: ExperimentRecord;
+  /** The experiment whose idea is being fixed (the first of the chain). */
+  root: number;
+  /** Which attempt this would be (1-based). */
+  attempt: number;
+}
+
+/** The fix the next proposal may make, or null: only after a crash, and at most MAX_FIX_ATTEMPTS per idea. */
+export function fixOffer(history: ExperimentRecord[]): FixOffer | null {
+  const last = history[history.length - 1];
+  if (!last || last.status !== 'crash' || !last.commit || last.diff.trim() === '') return null;
+  const root = fixOf(last) ?? last.n;
+  let done = 0;
+  for (let i = history.length - 1; i >= 0 && history[i].status === 'crash' && fixOf(history[i]) === root; i--) done++;
+  return done < MAX_FIX_ATTEMPTS ? { record: last, root, attempt: done + 1 } : null;
+}
+
+/** The user message's content: a cached summary of older experiments (when there are any), then the changing part. */
+export function userContent(ctx: ProposalContext, opts: { fix: FixOffer | null; logTail: string | null }): TextBlockParam[] {
+  const h = ctx.history;
+  const recentStart = Math.max(0, h.length - RECENT_FULL);
+  const boundary = Math.floor(recentStart / SUMMARY_STEP) * SUMMARY_STEP;
+  const blocks: TextBlockParam[] = [];
+  if (boundary > 0) {
+    blocks.push({ type: 'text', text: summaryText(h.slice(0, boundary), ctx.direction), cache_control: { type: 'ephemeral' } });
+  }
+  const parts = [standing(ctx)];
+  if (recentStart > boundary) {
+    parts.push(`## Experiments #${h[boundary].n}–#${h[recentStart - 1].n}, one line each\n${h.slice(boundary, recentStart).map(oneLine).join('\n')}`);
+  }
+  if (h.length) {
+    parts.push(`## The last ${h.length - recentStart} experiment(s) in full\n\n${h.slice(recentStart).map(full).join('\n\n')}`);
+  }
+  if (opts.logTail !== null) {
+    const last = h[h.length - 1];
+    parts.push(`## The log tail of #${last.n}, which crashed\n\`\`\`\n${opts.logTail}\n\`\`\``);
+  }
+  if (opts.fix) {
+    parts.push(
+      `You may fix experiment #${opts.fix.record.n} instead of trying a new idea: call ${FIX} to start from its files (its diff is above), ` +
+        `fix the bug, then call ${FINISH}. This would be fix attempt ${opts.fix.attempt} of ${MAX_FIX_ATTEMPTS} for the idea of #${opts.fix.root}. ` +
+        'Fix it only if the bug is simple; otherwise propose something new.'
+    );
+  }
+  parts.push(`# The editable files at the best commit\n\n${Object.entries(ctx.files).map(([f, text]) => `## ${f}\n\`\`\`${f.endsWith('.py') ? 'python' : ''}\n${text}\n\`\`\``).join('\n\n')}`);
+  parts.push(`# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH}.`);
+  blocks.push({ type: 'text', text: parts.join('\n\n') });
+  return blocks;
+}
+
+/** The last bytes of a log, decoded as text; null when it can't be read. */
+export function readLogTail(file: string | null, bytes = LOG_TAIL_BYTES): string | null {
+  if (!file) return null;
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.min(bytes, size));
+      fs.readSync(fd, buf, 0, buf.length, size - buf.length);
+      const text = buf.toString('utf8');
+      // A cut-off first line is noise: start at the next whole line.
+      return size > bytes ? '…' + text.slice(text.indexOf('\n')) : text;
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+}
+
+function standing(ctx: ProposalContext): string {
+  const h = ctx.history;
+  const keeps = h.filter(r => r.status === 'keep' && r.metric !== null);
+  const best = keeps[keeps.length - 1];
+  const counts = new Map<string, number>();
+  h.forEach(r => counts.set(r.status, (counts.get(r.status) ?? 0) + 1));
+  return [
+    '# Where the run stands',
+    `Metric: ${ctx.metric}, ${ctx.direction} is better.`,
+    best ? `Best so far: ${fmt(best.metric)} at #${best.n}; baseline ${fmt(keeps[0].metric)} at #${keeps[0].n}.` : 'No baseline yet.',
+    `Experiments so far: ${h.length} (${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')}).`
+  ].join('\n');
+}
+
+/** The summary of older experiments: one line each, or past MAX_SUMMARY_LINES a digest of bounded size. */
+export function summaryText(records: ExperimentRecord[], direction: 'lower' | 'higher'): string {
+  const range = `#${records[0].n}–#${records[records.length - 1].n}`;
+  if (records.length <= MAX_SUMMARY_LINES) {
+    return `# Earlier experiments (${range}), one line each\n${records.map(oneLine).join('\n')}`;
+  }
+  const counts = new Map<string, number>();
+  records.forEach(r => counts.set(r.status, (counts.get(r.status) ?? 0) + 1));
+  const keeps = records.filter(r => r.status === 'keep');
+  const sign = direction === 'lower' ? 1 : -1;
+  const misses = records.filter(r => r.status === 'discard' && r.delta !== null).sort((a, b) => sign * ((a.delta as number) - (b.delta as number)));
+  const failures = records.filter(r => r.status === 'crash' || r.status === 'rejected');
+  const shownKeeps = keeps.slice(-60);
+  return [
+    `# Earlier experiments (${range}), digested: ${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')}`,
+    `## Kept (each beat the best of its time)${keeps.length > shownKeeps.length ? `, the last ${shownKeeps.length} of ${keeps.length}` : ''}`,
+    ...shownKeeps.map(oneLine),
+    `## The ${Math.min(15, misses.length)} closest misses (discarded)`,
+    ...misses.slice(0, 15).map(oneLine),
+    `## The last ${Math.min(10, failures.length)} crashed or rejected`,
+    ...failures.slice(-10).map(oneLine),
+    `The other ${records.length - shownKeeps.length - Math.min(15, misses.length) - Math.min(10, failures.length)} were discarded or failed and are not listed.`
+  ].join('\n');
+}
+
+/** One experiment in one line: number, status, metric and delta, description (and why, for a failure). */
+export function oneLine(r: ExperimentRecord): string {
+  const metric = r.metric !== null ? `${fmt(r.metric)}${r.delta !== null ? ` (${signed(r.delta)})` : ''}` : '—';
+  const why = (r.status === 'crash' || r.status === 'rejected') && r.reason ? ` [${clip(r.reason, 80)}]` : '';
+  return `#${r.n} ${r.status} ${metric} ${clip(r.description, 120)}${why}`;
+}
+
+function full(r: ExperimentRecord): string {
+  const fixNote = fixOf(r) !== undefined ? ` (fix attempt for #${fixOf(r)})` : '';
+  const metric = r.metric !== null ? `${fmt(r.metric)}${r.delta !== null ? ` (${signed(r.delta)} vs best ${fmt(r.best_before)})` : ''}` : '—';
+  const lines = [`### #${r.n} ${r.status}${fixNote}: ${metric}`, `Description: ${r.description}`];
+  if (r.rationale) lines.push(`Rationale: ${clip(r.rationale, 500)}`);
+  if (r.reason) lines.push(`Reason: ${clip(r.reason, 300)}`);
+  if (r.diff.trim()) {
+    const diff = r.diff.length > DIFF_CHARS ? `${r.diff.slice(0, DIFF_CHARS)}\n… (diff cut at ${DIFF_CHARS} of ${r.diff.length} characters)` : r.diff;
+    lines.push('```diff\n' + diff.trimEnd() + '\n```');
+  }
+  return lines.join('\n');
+}
+
+function fmt(v: number | null): string {
+  return v === null ? '—' : v.toFixed(6);
+}
+
+function signed(v: number): string {
+  return (v >= 0 ? '+' : '') + v.toFixed(6);
+}
+
+function clip(text: string, n: number): string {
+  const one = text.replace(/\s+/g, ' ').trim();
+  return one.length > n ? one.slice(0, n - 1) + '…' : one;
+}

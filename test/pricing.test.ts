@@ -1,0 +1,42 @@
+/** The price table and the cost of a request's usage. */
+import { describe, expect, it } from 'vitest';
+import { addUsage, costOf, PRICES, pricesFor, UnknownModelPrice } from '../src/core/pricing';
+import { DEFAULT_MODEL } from '../src/engine/proposers/claude';
+
+const usage = (input: number, output: number, write = 0, read = 0) => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: write, cache_read_input_tokens: read });
+
+describe('pricing', () => {
+  it('prices each kind of token at its own rate', () => {
+    // Sonnet 5.5: $2 in, $10 out, $2.50 cache write, $0.10 cache read per MTok.
+    expect(costOf('claude-sonnet-5-5', usage(1_000_000, 0))).toBeCloseTo(2, 10);
+    expect(costOf('claude-sonnet-5-5', usage(0, 1_000_000))).toBeCloseTo(10, 10);
+    expect(costOf('claude-sonnet-5-5', usage(0, 0, 1_000_000))).toBeCloseTo(2.5, 10);
+    expect(costOf('claude-sonnet-5-5', usage(0, 0, 0, 1_000_000))).toBeCloseTo(0.1, 10);
+    expect(costOf('claude-sonnet-5-5', usage(1000, 500, 2000, 10_000))).toBeCloseTo((1000 * 2 + 500 * 10 + 2000 * 2.5 + 10_000 * 0.1) / 1e6, 12);
+  });
+
+  it('has a price for the default model', () => {
+    expect(PRICES[DEFAULT_MODEL]).toBeDefined();
+  });
+
+  it('prices a dated snapshot like its alias, and takes overrides first', () => {
+    expect(pricesFor('claude-haiku-4-5-20251001')).toEqual(PRICES['claude-haiku-4-5']);
+    const mine = { input: 1, output: 1, cache_write: 1, cache_read: 1 };
+    expect(costOf('claude-sonnet-5-5', usage(1_000_000, 1_000_000), { 'claude-sonnet-5-5': mine })).toBeCloseTo(2, 10);
+    expect(costOf('my-proxy-model', usage(1_000_000, 0), { 'my-proxy-model': mine })).toBeCloseTo(1, 10);
+  });
+
+  it('refuses a model without a price, naming the fix', () => {
+    expect(() => costOf('claude-unknown-9', usage(1, 1))).toThrow(UnknownModelPrice);
+    expect(() => pricesFor('claude-unknown-9')).toThrow(/no price is known for model "claude-unknown-9".*give its prices/);
+  });
+
+  it('uses the long-prompt tier of Haiku 5.5 above 100k prompt tokens, output included', () => {
+    expect(costOf('claude-haiku-5-5', usage(100_000, 1_000_000))).toBeCloseTo((100_000 * 0.1 + 1_000_000 * 0.5) / 1e6, 12);
+    expect(costOf('claude-haiku-5-5', usage(60_000, 1_000_000, 0, 40_001))).toBeCloseTo((60_000 * 0.5 + 1_000_000 * 2.5 + 40_001 * 0.05) / 1e6, 12);
+  });
+
+  it('adds usages field by field', () => {
+    expect(addUsage(usage(1, 2, 3, 4), usage(10, 20, 30, 40))).toEqual(usage(11, 22, 33, 44));
+  });
+});
