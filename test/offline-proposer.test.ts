@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExperimentRecord, type ExperimentStatus } from '../src/core/journal';
-import { changesOf, OfflineMeta, OfflineProposer } from '../src/engine/proposers/offline';
+import { changesOf, OfflineMeta, OfflineProposer, priorOf } from '../src/engine/proposers/offline';
 import { jumpValue, kindOf, mulberry32, stateKey, stepValue } from '../src/engine/proposers/offline-moves';
 import { parseConstants } from '../src/engine/proposers/python-constants';
 import type { Proposal, ProposalContext } from '../src/engine/proposers/types';
@@ -288,6 +288,9 @@ describe('OfflineProposer', () => {
       firsts.add(changeOf((await new OfflineProposer().propose(ctxOf({ 'train.py': TRAIN_PY }, [baseline], seed)))!).name);
     }
     expect([...firsts]).toEqual(['LEARNING_RATE']);
+    expect([priorOf('LEARNING_RATE'), priorOf('MATRIX_LR'), priorOf('LR')]).toEqual([0, 0, 0]);
+    expect([priorOf('N_EMBD'), priorOf('BATCH_SIZE'), priorOf('N_LAYER'), priorOf('SEQ_LEN')]).toEqual([1, 1, 1, 1]);
+    expect([priorOf('FINAL_LR_FRAC'), priorOf('WARMUP_FRAC'), priorOf('DROPOUT'), priorOf('LR_DECAY_STEPS')]).toEqual([2, 2, 2, 2]);
   });
 
   it('never repeats a state over 60 experiments and improves a convex objective', async () => {

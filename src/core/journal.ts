@@ -89,7 +89,9 @@ export const ExperimentRecord = z.object({
   timings: z.object({
     propose_s: z.number().nonnegative(),
     run_s: z.number().nonnegative(),
-    total_s: z.number().nonnegative()
+    total_s: z.number().nonnegative(),
+    /** Seconds the executor sat idle between the previous run's end and this run's start. */
+    idle_s: z.number().nonnegative().optional()
   }),
   exit_code: z.number().int().nullable(),
   signal: z.string().nullable(),

@@ -75,6 +75,7 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
     maxExperiments: o.maxExperiments as number | undefined,
     hours: o.hours as number | undefined,
     maxDollars: o.maxDollars as number | undefined,
+    pipeline: o.pipeline !== false,
     overrides,
     signal: controller.signal
   });
@@ -138,6 +139,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--tag <tag>', 'run name; the branch is autoresearch/<tag> (default: today, e.g. nov30)')
     .option('--proposer <name>', 'who proposes experiments: claude (the default when ANTHROPIC_API_KEY is set) or offline')
     .option('--model <id>', `the claude proposer's model (default: ${DEFAULT_MODEL})`)
+    .option('--no-pipeline', 'propose only after each experiment ends, instead of drafting while it trains (claude)')
     .option('--max-dollars <x>', 'stop before a proposal would take the run\'s API spending past x dollars', positiveNumber)
     .option('--max-experiments <n>', 'stop after n experiments (the baseline not counted)', positiveInt)
     .option('--hours <h>', 'stop starting experiments after h hours', positiveNumber)

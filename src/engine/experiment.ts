@@ -29,7 +29,7 @@ export interface ExperimentEnv {
   logTailBytes?: number;
   signal: AbortSignal;
   /** Called with the live log capture once the run starts (for the terminal's live line). */
-  onRunStart?: (log: LogCapture, startedAt: number) => void;
+  onRunStart?: (log: LogCapture, startedAt: number, diff: string) => void;
   onPhase?: (phase: string) => void;
   onSpawn?: (pgid: number | null) => void;
 }
@@ -103,7 +103,7 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
   fs.mkdirSync(path.dirname(env.logFile), { recursive: true });
   const log = new LogCapture(env.logFile, env.logHeadBytes, env.logTailBytes);
   record.log_path = env.logFile;
-  env.onRunStart?.(log, Date.now());
+  env.onRunStart?.(log, Date.now(), record.diff);
   let outcome;
   try {
     outcome = await env.executor.run({

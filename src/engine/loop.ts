@@ -12,6 +12,7 @@ import { ENGINE_VERSION } from './version';
 import { locatePython } from './python';
 import type { Executor } from './executor/types';
 import { runExperiment } from './experiment';
+import { ProposalSource } from './pipeline';
 import type { Repo } from './git';
 import { JournalStore } from './journal-store';
 import type { LogCapture } from './log-capture';
@@ -34,6 +35,8 @@ export interface LoopOptions {
   /** Stop before a proposal that would take the run's spending (all its experiments) past this many dollars. */
   maxDollars?: number;
   overrides?: Partial<RunConfig>;
+  /** Draft the next proposal while an experiment trains (for pipelined proposers); default true. */
+  pipeline?: boolean;
   /** Aborted to stop the run cleanly (signals, `autoresearch stop`). */
   signal: AbortSignal;
   logHeadBytes?: number;
@@ -147,11 +150,15 @@ export class Loop extends EventEmitter {
     let n = history.length ? Math.max(...history.map(r => r.n)) + 1 : 0;
     const deadline = this.opts.hours ? Date.now() + this.opts.hours * 3600_000 : Infinity;
     let done = 0;
+    const source = new ProposalSource(proposer, this.opts.pipeline !== false);
+    let lastRunEnd = Date.now();
     const end = (reason: RunEndRecord['reason'], message: string | null = null): RunEndRecord => {
+      source.discard();
       const record: RunEndRecord = { type: 'run_end', ts: new Date().toISOString(), reason, message, best_commit: best?.commit ?? null, best_metric: best?.metric ?? null };
       journal.append(record);
       return record;
     };
+    const spent = () => history.reduce((s, r) => s + r.cost_usd, 0);
 
     for (;;) {
       if (signal.aborted) return end(stopReason(signal));
@@ -161,17 +168,16 @@ export class Loop extends EventEmitter {
       const files = Object.fromEntries(this.config.editable.map(f => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
       const ctx = { workdir: dir, files, history: [...history], program: programBody, metric: this.config.metric, direction: this.config.direction, seed, signal };
       if (best && this.opts.maxDollars !== undefined) {
-        const spent = history.reduce((s, r) => s + r.cost_usd, 0);
         const next = proposer.estimateNextCost?.(ctx) ?? 0;
-        if (spent + next > this.opts.maxDollars) {
-          return end('budget', `spent $${spent.toFixed(4)} of --max-dollars ${this.opts.maxDollars}; the next proposal would cost about $${next.toFixed(4)}`);
+        if (spent() + next > this.opts.maxDollars) {
+          return end('budget', `spent $${spent().toFixed(4)} of --max-dollars ${this.opts.maxDollars}; the next proposal would cost about $${next.toFixed(4)}`);
         }
       }
       this.emit('phase', n, 'propose', '');
       const proposeStart = Date.now();
       let proposal = null;
       try {
-        proposal = best ? await proposer.propose(ctx) : null;
+        proposal = best ? (await source.next(ctx, best.commit)).proposal : null;
       } catch (e) {
         if (signal.aborted) return end(stopReason(signal));
         if (e instanceof ProposalAbandoned && best) {
@@ -194,6 +200,7 @@ export class Loop extends EventEmitter {
       const description = proposal?.description ?? 'baseline';
 
       journal.append({ type: 'experiment_start', ts: new Date().toISOString(), n, parent_commit: await repo.head(), description });
+      let runStartedAt: number | null = null;
       this.emit('phase', n, 'apply', description);
       const record = await runExperiment(
         {
@@ -201,10 +208,23 @@ export class Loop extends EventEmitter {
           readonlyHashes, logFile: runPaths(dir, this.tag).log(n), logHeadBytes: this.opts.logHeadBytes, logTailBytes: this.opts.logTailBytes, signal,
           onPhase: phase => this.emit('phase', n, phase, description),
           onSpawn: pgid => setRunningGroup(dir, pgid),
-          onRunStart: (log: LogCapture, startedAt: number) => this.emit('run-start', n, log, startedAt, this.config.budget_s)
+          onRunStart: (log: LogCapture, startedAt: number, diff: string) => {
+            runStartedAt = startedAt;
+            this.emit('run-start', n, log, startedAt, this.config.budget_s);
+            // Draft the next proposal now, against the best as it stands, unless this run is the last.
+            const more = this.opts.maxExperiments === undefined || done + 1 < this.opts.maxExperiments;
+            const affordable = this.opts.maxDollars === undefined || spent() + (proposer.estimateNextCost?.(ctx) ?? 0) * 2 <= this.opts.maxDollars;
+            if (best && proposal && more && affordable && Date.now() < deadline) {
+              source.startDraft({ ...ctx, history: [...history], running: { n, description, diff } }, best.commit);
+            }
+          }
         },
         { n, best, proposal, proposeSeconds }
       );
+      if (runStartedAt !== null) {
+        record.timings.idle_s = Math.max(0, (runStartedAt - lastRunEnd) / 1000);
+        lastRunEnd = Date.now();
+      }
       // Journal first: a kill after this line loses nothing, as --resume resets to the best anyway.
       journal.append(record);
       appendResult(dir, record);

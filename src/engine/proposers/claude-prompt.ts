@@ -97,6 +97,12 @@ export function userContent(ctx: ProposalContext, opts: { fix: FixOffer | null; 
         'Fix it only if the bug is simple; otherwise propose something new.'
     );
   }
+  if (ctx.running) {
+    parts.push(
+      `## Experiment #${ctx.running.n} is training right now (not in the results yet)\n${ctx.running.description}\n\`\`\`diff\n${ctx.running.diff}\n\`\`\`\n` +
+        'Propose a different experiment: if this one is kept, your edit will be re-applied on top of it.'
+    );
+  }
   parts.push(`# The editable files at the best commit\n\n${Object.entries(ctx.files).map(([f, text]) => `## ${f}\n\`\`\`${f.endsWith('.py') ? 'python' : ''}\n${text}\n\`\`\``).join('\n\n')}`);
   parts.push(`# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH}.`);
   blocks.push({ type: 'text', text: parts.join('\n\n') });

@@ -51,6 +51,8 @@ export interface ClaudeOptions {
 /** Proposes experiments with Claude through the Messages API and the text editor tool. */
 export class ClaudeProposer implements Proposer {
   readonly name = 'claude';
+  /** A proposal takes seconds to minutes: draft it while the previous experiment trains. */
+  readonly pipelined = true;
   readonly model: string;
   /** Where notes about waiting go (the CLI prints them above its live line). */
   onNote?: (text: string) => void;

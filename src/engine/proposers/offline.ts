@@ -330,7 +330,8 @@ export class OfflineProposer implements Proposer {
  * breaks the remaining ties.
  */
 export function priorOf(name: string): number {
-  if (/(^|_)(LEARNING_RATE|LR)(_|$)/.test(name)) return 0;
+  // MATRIX_LR and LEARNING_RATE, not FINAL_LR_FRAC (a schedule shape, not the rate).
+  if (/(^|_)(LEARNING_RATE|LR)$/.test(name)) return 0;
   if (/(^|_)(BATCH|BATCH_SIZE|N_EMBD|EMBD|WIDTH|D_MODEL|HIDDEN|DIM|N_LAYER|N_LAYERS|LAYERS|DEPTH|SEQ_LEN|CONTEXT|BLOCK_SIZE)(_|$)/.test(name)) return 1;
   return 2;
 }

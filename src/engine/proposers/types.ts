@@ -19,6 +19,8 @@ export interface ProposalContext {
   /** Seed for deterministic proposers. */
   seed: number;
   signal?: AbortSignal;
+  /** The experiment training while this proposal is drafted (pipelining), so it proposes something else. */
+  running?: { n: number; description: string; diff: string };
 }
 
 export interface Proposal {
@@ -39,6 +41,8 @@ export interface Proposer {
   propose(ctx: ProposalContext): Promise<Proposal | null>;
   /** Dollars the next proposal will likely cost, for --max-dollars; absent for free proposers. */
   estimateNextCost?(ctx: ProposalContext): number;
+  /** True when proposing takes long enough to be worth drafting while the previous experiment trains. */
+  readonly pipelined?: boolean;
 }
 
 /**

@@ -1,0 +1,101 @@
+/**
+ * Pipelining: while experiment N trains, the claude proposer drafts N+1; a kept N
+ * gets the draft re-applied on top (three-way merge), a conflict gets a fresh
+ * proposal. Real loop, real git, real SDK against the local Messages API stand-in.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { SubprocessExecutor } from '../src/engine/executor/subprocess';
+import { Loop } from '../src/engine/loop';
+import { ClaudeProposer } from '../src/engine/proposers/claude';
+import { resolvePython } from '../src/engine/python';
+import { experiments, git, makeWorkspace } from './helpers/workspace';
+import { MessagesApiServer, type RecordedRequest, type Turn } from './stand-ins/messages-api';
+
+const LATENCY_MS = 1500;
+const TRAIN_S = 2.5;
+// Each V line set to 1 lowers the metric by 0.1, so every experiment below is kept.
+// A line apart, as git's merge (like any diff3) takes edits to adjacent lines as a conflict.
+const TRAIN = `import time
+V1 = 0
+#
+V2 = 0
+#
+V3 = 0
+#
+V4 = 0
+#
+V5 = 0
+time.sleep(${TRAIN_S})
+m = 2.0 - 0.1 * (V1 + V2 + V3 + V4 + V5)
+print("---")
+print(f"val_bpb: {m:.6f}")
+`;
+
+let server: MessagesApiServer | null = null;
+afterEach(() => server?.close());
+
+/** The current value of line `name` in the train.py the request showed the model. */
+function valueIn(req: RecordedRequest, name: string): number {
+  const text = JSON.stringify(req.body.messages[0].content);
+  const m = new RegExp(`\\\\n${name} = (\\d+)\\\\n`).exec(text);
+  if (!m) throw new Error(`${name} not in the prompt`);
+  return Number(m[1]);
+}
+
+/** A model that edits one line per proposal, in one turn: str_replace, then finish_experiment. */
+function model(lineFor: (k: number) => string, next: (current: number) => number) {
+  let k = 0;
+  return (req: RecordedRequest): Turn => {
+    k++;
+    const name = lineFor(k);
+    const cur = valueIn(req, name);
+    return {
+      type: 'message',
+      content: [
+        { type: 'tool_use', name: 'str_replace_based_edit_tool', input: { command: 'str_replace', path: 'train.py', old_str: `${name} = ${cur}`, new_str: `${name} = ${next(cur)}` } },
+        { type: 'tool_use', name: 'finish_experiment', input: { description: `${name} ${cur} → ${next(cur)}`, rationale: `proposal ${k}` } }
+      ],
+      usage: { input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+    };
+  };
+}
+
+async function run(handler: (req: RecordedRequest) => Turn, pipeline: boolean, experimentsToRun: number) {
+  server = await MessagesApiServer.start({ latencyMs: LATENCY_MS, handler });
+  const dir = makeWorkspace({ train: TRAIN });
+  const proposer = new ClaudeProposer({ apiKey: server.apiKey, baseURL: server.url, python: resolvePython(), backoff: { baseMs: 5, maxMs: 20 } });
+  const loop = new Loop({ dir, tag: 't1', proposer, executor: new SubprocessExecutor(1), python: resolvePython(), maxExperiments: experimentsToRun, pipeline, signal: new AbortController().signal });
+  await loop.run();
+  return { dir, exps: experiments(dir, 't1') };
+}
+
+describe('pipelining', () => {
+  it('drafts the next proposal while the current one trains, and re-applies it on a kept result', { timeout: 40_000 }, async () => {
+    const { dir, exps } = await run(model(k => `V${k}`, () => 1), true, 4);
+    expect(exps.map(e => [e.status, e.description])).toEqual([
+      ['keep', 'baseline'], ['keep', 'V1 0 → 1'], ['keep', 'V2 0 → 1'], ['keep', 'V3 0 → 1'], ['keep', 'V4 0 → 1']
+    ]);
+    // Drafts 2–4 were made against the best before the experiment that was training, then merged.
+    for (const e of exps.slice(2)) expect(e.rationale).toMatch(/re-applied on top of it, which was kept/);
+    expect(git(dir, 'show', 'HEAD:train.py')).toMatch(/V1 = 1\n#\nV2 = 1\n#\nV3 = 1\n#\nV4 = 1\n#\nV5 = 0/);
+    // The first proposal waited for the model; the others were ready when the run before them ended.
+    expect(exps[1].timings.idle_s).toBeGreaterThanOrEqual(LATENCY_MS / 1000);
+    for (const e of exps.slice(2)) expect(e.timings.idle_s).toBeLessThan(LATENCY_MS / 1000 / 2);
+    expect(server!.requests.filter(r => r.path === '/v1/messages')).toHaveLength(4);
+  });
+
+  it('sequentially (--no-pipeline), every experiment waits for the model', async () => {
+    const { exps } = await run(model(k => `V${k}`, () => 1), false, 3);
+    for (const e of exps.slice(1)) expect(e.timings.idle_s).toBeGreaterThanOrEqual(LATENCY_MS / 1000);
+    expect(exps.slice(1).every(e => !/re-applied/.test(e.rationale))).toBe(true);
+  });
+
+  it('proposes afresh when the draft conflicts with the kept result, and charges both requests', async () => {
+    // Every proposal edits the same line, so a draft made before a keep always conflicts.
+    const { exps } = await run(model(() => 'V1', cur => cur + 1), true, 3);
+    expect(exps.map(e => [e.status, e.description])).toEqual([['keep', 'baseline'], ['keep', 'V1 0 → 1'], ['keep', 'V1 1 → 2'], ['keep', 'V1 2 → 3']]);
+    // Experiments 2 and 3 each paid for a conflicting draft and a fresh proposal.
+    for (const e of exps.slice(2)) expect(e.usage.input_tokens).toBe(2000);
+    expect(exps[1].usage.input_tokens).toBe(1000);
+  });
+});
