@@ -199,7 +199,8 @@ export class Loop extends EventEmitter {
       const proposeSeconds = (Date.now() - proposeStart) / 1000;
       const description = proposal?.description ?? 'baseline';
 
-      journal.append({ type: 'experiment_start', ts: new Date().toISOString(), n, parent_commit: await repo.head(), description });
+      const parent = await repo.head();
+      journal.append({ type: 'experiment_start', ts: new Date().toISOString(), n, parent_commit: parent, description });
       let runStartedAt: number | null = null;
       this.emit('phase', n, 'apply', description);
       const record = await runExperiment(
@@ -211,11 +212,12 @@ export class Loop extends EventEmitter {
           onRunStart: (log: LogCapture, startedAt: number, diff: string) => {
             runStartedAt = startedAt;
             this.emit('run-start', n, log, startedAt, this.config.budget_s);
-            // Draft the next proposal now, against the best as it stands, unless this run is the last.
-            const more = this.opts.maxExperiments === undefined || done + 1 < this.opts.maxExperiments;
+            // Draft the next proposal now, against the best as it stands (during the baseline: the
+            // code it runs), unless this run is the last.
+            const more = this.opts.maxExperiments === undefined || done + (proposal ? 1 : 0) < this.opts.maxExperiments;
             const affordable = this.opts.maxDollars === undefined || spent() + (proposer.estimateNextCost?.(ctx) ?? 0) * 2 <= this.opts.maxDollars;
-            if (best && proposal && more && affordable && Date.now() < deadline) {
-              source.startDraft({ ...ctx, history: [...history], running: { n, description, diff } }, best.commit);
+            if (more && affordable && Date.now() < deadline) {
+              source.startDraft({ ...ctx, history: [...history], running: { n, description, diff } }, best?.commit ?? parent);
             }
           }
         },
