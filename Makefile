@@ -106,9 +106,11 @@ test: setup
 	python -m pytest test/python -q || status=$$?
 	exit $$status
 
+# bench/overhead takes ~3 minutes; bench/pipeline ~14 (10 experiments of 60 s, two sides at once).
 bench: setup
 	@$(USE_VENV)
 	node bench/overhead.mjs
+	node bench/pipeline.mjs
 
 clean:
 	npm run clean
