@@ -81,7 +81,11 @@ describe('autoresearch run, stop, status, results', () => {
     expect(status.stdout).toMatch(/state: +stopped \(max-experiments\)/);
     expect(status.stdout).toMatch(/experiments: 3 — /);
     const results = await cli(['results', dir]);
-    expect(results.stdout.trim().split('\n')).toHaveLength(4);
+    const table = results.stdout.replace(/\n$/, '').split('\n');
+    expect(table).toHaveLength(5);
+    expect(table[0]).toMatch(/^ +# +status +metric +delta +cost +description$/);
+    expect(table[1]).toMatch(/^# {2}0 {2}keep +1\.\d{6} +— {2}baseline$/);
+    expect(table[4]).toBe('total: 3 experiments, $0.0000, 0 tokens');
     const tsv = await cli(['results', dir, '--tsv']);
     expect(tsv.stdout).toBe(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8'));
   });

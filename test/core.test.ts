@@ -24,6 +24,13 @@ describe('program.md front matter', () => {
     expect(body).toBe('Body\n');
   });
 
+  it('takes the claude settings: model, a spending cap and price overrides, flags winning', () => {
+    const { frontMatter } = parseProgram('---\nmodel: claude-new-9\nmax_dollars: 25\nprices:\n  claude-new-9: {input: 1, output: 2, cache_write: 1.25, cache_read: 0.1}\n---\nGo.\n');
+    expect(resolveConfig(frontMatter)).toMatchObject({ model: 'claude-new-9', max_dollars: 25, prices: { 'claude-new-9': { input: 1, output: 2, cache_write: 1.25, cache_read: 0.1 } } });
+    expect(resolveConfig(frontMatter, { max_dollars: 5, model: 'claude-sonnet-5-5' })).toMatchObject({ model: 'claude-sonnet-5-5', max_dollars: 5 });
+    expect(() => parseProgram('---\nprices:\n  m: {input: 1, output: 2}\n---\nGo.\n')).toThrow(/"prices.m.cache_write"/);
+  });
+
   it('names an unknown key and lists the known ones', () => {
     expect(() => parseProgram('---\nbudget: 60\n---\nx')).toThrow(/unknown key "budget"; known keys: metric, direction, budget_s/);
   });

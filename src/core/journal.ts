@@ -5,6 +5,7 @@
  * are all rebuilt from it. Every record is validated on write and on read.
  */
 import { z } from 'zod';
+import { PriceRow } from './pricing';
 
 export const EXPERIMENT_STATUSES = ['keep', 'discard', 'crash', 'interrupted', 'rejected'] as const;
 export const ExperimentStatus = z.enum(EXPERIMENT_STATUSES);
@@ -35,7 +36,11 @@ export const RunConfig = z.object({
   timeout_s: z.number().positive(),
   run: z.string(),
   editable: z.array(z.string()).min(1),
-  readonly: z.array(z.string())
+  readonly: z.array(z.string()),
+  /** claude proposer: the model, a spending cap for the run, and price overrides ($/MTok by model id). */
+  model: z.string().optional(),
+  max_dollars: z.number().positive().optional(),
+  prices: z.record(z.string(), PriceRow).optional()
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 

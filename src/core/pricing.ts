@@ -9,6 +9,7 @@
  * (cut from $0.20). Haiku 5.5 has a higher tier for prompts over 100k tokens.
  * Prices change: a run can override any model's row (ClaudeProposer's `prices`).
  */
+import { z } from 'zod';
 import type { Usage } from './journal';
 
 export interface Prices {
@@ -22,6 +23,11 @@ export interface Prices {
   /** A dearer tier for long prompts (input + cache reads + cache writes above the threshold), on every token of that request. */
   long_prompt?: { threshold_tokens: number } & Omit<Prices, 'long_prompt'>;
 }
+
+/** A price row as a configuration gives it (program.md's `prices`): $/MTok, all four required. */
+export const PriceRow = z
+  .object({ input: z.number().nonnegative(), output: z.number().nonnegative(), cache_write: z.number().nonnegative(), cache_read: z.number().nonnegative() })
+  .strict();
 
 const row = (input: number, output: number, cache_write: number, cache_read: number): Prices => ({ input, output, cache_write, cache_read });
 

@@ -6,6 +6,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { RunConfig } from './journal';
+import { PriceRow } from './pricing';
 
 /** The original autoresearch conventions. */
 export const DEFAULT_BUDGET_S = 300;
@@ -33,7 +34,10 @@ export const FrontMatter = z
     timeout_s: z.number().positive().optional(),
     run: z.string().min(1).optional(),
     editable: z.array(relPath).min(1).optional(),
-    readonly: z.array(relPath).optional()
+    readonly: z.array(relPath).optional(),
+    model: z.string().min(1).optional(),
+    max_dollars: z.number().positive().optional(),
+    prices: z.record(z.string(), PriceRow).optional()
   })
   .strict();
 export type FrontMatter = z.infer<typeof FrontMatter>;
@@ -84,6 +88,10 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     editable: overrides.editable ?? fm.editable ?? [...DEFAULTS.editable],
     readonly: overrides.readonly ?? fm.readonly ?? [...DEFAULTS.readonly]
   };
+  const model = overrides.model ?? fm.model;
+  const maxDollars = overrides.max_dollars ?? fm.max_dollars;
+  const prices = fm.prices || overrides.prices ? { ...fm.prices, ...overrides.prices } : undefined;
+  Object.assign(config, model && { model }, maxDollars && { max_dollars: maxDollars }, prices && { prices });
   if (config.timeout_s < config.budget_s) {
     throw new Error(`timeout_s (${config.timeout_s}) is shorter than budget_s (${config.budget_s}); make it at least the budget (default: twice it)`);
   }

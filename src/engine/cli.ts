@@ -14,7 +14,7 @@ import { resultsText, statusText } from './report';
 import { fmtMetric } from './terminal';
 import { TerminalReporter } from './terminal';
 import { ENGINE_VERSION } from './version';
-import { STATE_DIR, UserError } from './workspace';
+import { loadProgram, STATE_DIR, UserError } from './workspace';
 
 function positiveNumber(v: string): number {
   const n = Number(v);
@@ -55,12 +55,16 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
   const overrides: Partial<RunConfig> = {};
   if (o.budget !== undefined) overrides.budget_s = o.budget as number;
   if (o.timeout !== undefined) overrides.timeout_s = o.timeout as number;
+  if (o.model !== undefined) overrides.model = o.model as string;
+  if (o.maxDollars !== undefined) overrides.max_dollars = o.maxDollars as number;
   const python = resolvePython(o.python as string | undefined);
   const proposerName = (o.proposer as string | undefined) ?? defaultProposer();
   if (o.model !== undefined && proposerName !== 'claude') {
     throw new UserError(`--model applies to the claude proposer, not ${proposerName}`);
   }
-  const proposer = createProposer(proposerName, { seed, python, model: o.model as string | undefined });
+  // program.md's front matter may set the model, a spending cap and prices; flags win over it.
+  const { config } = loadProgram(dir, overrides);
+  const proposer = createProposer(proposerName, { seed, python, model: config.model, prices: config.prices });
   // The proposer holds its key now; training runs inherit this environment and must not see it (a print would log it).
   delete process.env.ANTHROPIC_API_KEY;
   delete process.env.ANTHROPIC_AUTH_TOKEN;
@@ -74,7 +78,6 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
     seed,
     maxExperiments: o.maxExperiments as number | undefined,
     hours: o.hours as number | undefined,
-    maxDollars: o.maxDollars as number | undefined,
     pipeline: o.pipeline !== false,
     overrides,
     signal: controller.signal

@@ -151,6 +151,7 @@ export class Loop extends EventEmitter {
     const deadline = this.opts.hours ? Date.now() + this.opts.hours * 3600_000 : Infinity;
     let done = 0;
     const source = new ProposalSource(proposer, this.opts.pipeline !== false);
+    const maxDollars = this.opts.maxDollars ?? this.config.max_dollars;
     let lastRunEnd = Date.now();
     const end = (reason: RunEndRecord['reason'], message: string | null = null): RunEndRecord => {
       source.discard();
@@ -167,10 +168,10 @@ export class Loop extends EventEmitter {
 
       const files = Object.fromEntries(this.config.editable.map(f => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
       const ctx = { workdir: dir, files, history: [...history], program: programBody, metric: this.config.metric, direction: this.config.direction, seed, signal };
-      if (best && this.opts.maxDollars !== undefined) {
+      if (best && maxDollars !== undefined) {
         const next = proposer.estimateNextCost?.(ctx) ?? 0;
-        if (spent() + next > this.opts.maxDollars) {
-          return end('budget', `spent $${spent().toFixed(4)} of --max-dollars ${this.opts.maxDollars}; the next proposal would cost about $${next.toFixed(4)}`);
+        if (spent() + next > maxDollars) {
+          return end('budget', `spent $${spent().toFixed(4)} of --max-dollars ${maxDollars}; the next proposal would cost about $${next.toFixed(4)}`);
         }
       }
       this.emit('phase', n, 'propose', '');
@@ -215,7 +216,7 @@ export class Loop extends EventEmitter {
             // Draft the next proposal now, against the best as it stands (during the baseline: the
             // code it runs), unless this run is the last.
             const more = this.opts.maxExperiments === undefined || done + (proposal ? 1 : 0) < this.opts.maxExperiments;
-            const affordable = this.opts.maxDollars === undefined || spent() + (proposer.estimateNextCost?.(ctx) ?? 0) * 2 <= this.opts.maxDollars;
+            const affordable = maxDollars === undefined || spent() + (proposer.estimateNextCost?.(ctx) ?? 0) * 2 <= maxDollars;
             if (more && affordable && Date.now() < deadline) {
               source.startDraft({ ...ctx, history: [...history], running: { n, description, diff } }, best?.commit ?? parent);
             }

@@ -35,7 +35,7 @@ export function statusText(dir: string, tag?: string): string {
   const best = bestOf(exps);
   const baseline = exps.find(e => e.status === 'keep');
   const cost = exps.reduce((s, e) => s + e.cost_usd, 0);
-  const tokens = exps.reduce((s, e) => s + e.usage.input_tokens + e.usage.output_tokens, 0);
+  const tokens = exps.reduce((s, e) => s + e.usage.input_tokens + e.usage.cache_creation_input_tokens + e.usage.cache_read_input_tokens + e.usage.output_tokens, 0);
   const lines = [
     `run:         ${t} (branch autoresearch/${t})`,
     `state:       ${state}`,
@@ -68,6 +68,18 @@ export function resultsText(dir: string, opts: { tag?: string; tsv?: boolean; js
   if (opts.json) {
     return JSON.stringify(exps, null, 2);
   }
-  const header = `   #  ${'status'.padEnd(11)} ${'metric'.padStart(10)}  ${'delta'.padStart(10)}  description`;
-  return [header, ...exps.map(experimentLine)].join('\n');
+  const header = `   #  ${'status'.padEnd(11)} ${'metric'.padStart(10)}  ${'delta'.padStart(10)}  ${'cost'.padStart(8)}  description`;
+  const rows = exps.map(e => {
+    const line = experimentLine(e);
+    // The cost goes between the delta and the description: experimentLine's columns are fixed-width.
+    const at = 6 + 12 + 10 + 2 + 10 + 2;
+    return `${line.slice(0, at)}${fmtCost(e.cost_usd).padStart(8)}  ${line.slice(at)}`;
+  });
+  const cost = exps.reduce((s, e) => s + e.cost_usd, 0);
+  const tokens = exps.reduce((s, e) => s + e.usage.input_tokens + e.usage.cache_creation_input_tokens + e.usage.cache_read_input_tokens + e.usage.output_tokens, 0);
+  return [header, ...rows, `total: ${exps.length} experiments, $${cost.toFixed(4)}, ${tokens} tokens`].join('\n');
+}
+
+function fmtCost(usd: number): string {
+  return usd > 0 ? `$${usd.toFixed(4)}` : '—';
 }
