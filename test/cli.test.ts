@@ -107,6 +107,26 @@ describe('autoresearch run, stop, status, results', () => {
     expect(fs.existsSync(path.join(dir, '.autoresearch', 'engine.json'))).toBe(false);
   });
 
+  it('Ctrl-C in a terminal (SIGINT to the whole foreground group, pressed twice) still stops cleanly', async () => {
+    const dir = makeWorkspace({ train: standInTrain({ sleep: 0.4 }) });
+    // The engine leads its own group, as a shell's foreground job does; the terminal signals the group.
+    const child = spawn(process.execPath, [ENGINE, 'run', dir, '--tag', 't1'], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const done = finished(child);
+    await waitFor(() => journalHas(dir, r => r.type === 'experiment' && r.n >= 2), 30_000, 'two experiments');
+    process.kill(-(child.pid as number), 'SIGINT');
+    await new Promise(r => setTimeout(r, 150));
+    try {
+      process.kill(-(child.pid as number), 'SIGINT');
+    } catch {
+      // already gone
+    }
+    const r = await done;
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.code).toBe(0);
+    expect(journal(dir, 't1').at(-1)).toMatchObject({ type: 'run_end', reason: 'signal' });
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+  });
+
   it('autoresearch stop does the same from another shell, and a second engine is refused meanwhile', async () => {
     const dir = makeWorkspace({ train: standInTrain({ sleep: 30 }) });
     const child = startCli(['run', dir, '--tag', 't1']);

@@ -13,6 +13,11 @@ except ImportError:  # a source tree that was never built or installed
     __version__ = "dev"
 
 from .handlers import setup_route_handlers
+# For notebooks: `from jupyterlab_autoresearch import load, show`. Light to import: pandas and
+# IPython are imported only when called.
+from .notebook import load, show
+
+__all__ = ["__version__", "load", "show"]
 
 
 def _jupyter_labextension_paths():
@@ -24,6 +29,14 @@ def _jupyter_server_extension_points():
 
 
 def _load_jupyter_server_extension(server_app):
-    """Registers the autoresearch REST routes on the Jupyter server."""
-    setup_route_handlers(server_app.web_app)
+    """Registers the autoresearch REST and WebSocket routes on the Jupyter server.
+
+    `c.Autoresearch.stop_grace_s` (default 20) and `c.Autoresearch.start_wait_s` (default 2)
+    in the server's configuration tune the supervisor.
+    """
+    setup_route_handlers(server_app.web_app, server_app.root_dir, server_app.log)
+    sup = server_app.web_app.settings["autoresearch_supervisor"]
+    config = server_app.config.get("Autoresearch", {})
+    sup.stop_grace_s = float(config.get("stop_grace_s", sup.stop_grace_s))
+    sup.start_wait_s = float(config.get("start_wait_s", sup.start_wait_s))
     server_app.log.info("Registered jupyterlab_autoresearch server extension")

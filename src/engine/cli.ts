@@ -1,10 +1,11 @@
-/** The `autoresearch` command: init, run, status, results, stop. */
+/** The `autoresearch` command: init, run, status, results, stop, export. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { RunConfig } from '../core/journal';
 import { isAlive, readEngineInfo } from './engine-lock';
 import { SubprocessExecutor } from './executor/subprocess';
+import { exportNotebook } from './export';
 import { initWorkspace } from './init';
 import { Loop } from './loop';
 import { createProposer, defaultProposer } from './proposers';
@@ -179,6 +180,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<dir>', 'workspace')
     .option('--wait <seconds>', 'how long to wait for the engine to finish stopping', positiveNumber, 60)
     .action(async (dir: string, o: { wait: number }) => setExit(await stopCommand(dir, o)));
+
+  program
+    .command('export')
+    .description("a run as a notebook (<tag>.ipynb in the workspace): program.md, the progress chart, one output per experiment")
+    .argument('<dir>', 'workspace')
+    .option('--tag <tag>', 'run (default: the latest)')
+    .option('--out <file>', 'where to write the notebook (default: <dir>/<tag>.ipynb; - for stdout)')
+    .action((dir: string, o: { tag?: string; out?: string }) => {
+      const r = exportNotebook(abs(dir), o);
+      if (r.file) {
+        process.stdout.write(`wrote ${r.file} (run ${r.tag}, ${r.experiments} experiments)\n`);
+      }
+    });
 
   return program;
 }

@@ -3,9 +3,9 @@
  * Not simple-git: it added ~50 ms to every git command that prints nothing
  * (status, reset), which alone broke the engine's overhead budget.
  */
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { exec } from './exec';
 
 /** Files the engine writes that must never be committed nor count as a dirty tree. */
 export const ENGINE_IGNORES = ['.autoresearch/', 'results.tsv'];
@@ -14,16 +14,12 @@ export class Repo {
   constructor(readonly dir: string) {}
 
   /** Runs git with the given arguments in the work tree; rejects with git's own message. */
-  raw(args: string[]): Promise<string> {
-    return new Promise((resolve, reject) => {
-      execFile('git', args, { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }, (err, stdout, stderr) => {
-        if (err) {
-          reject(new Error(`git ${args[0]} failed: ${stderr.trim() || err.message}`));
-        } else {
-          resolve(stdout);
-        }
-      });
-    });
+  async raw(args: string[]): Promise<string> {
+    const r = await exec('git', args, { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+    if (r.code !== 0) {
+      throw new Error(`git ${args[0]} failed: ${r.stderr.trim() || (r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`)}`);
+    }
+    return r.stdout;
   }
 
   /** True when dir is the top of a git work tree. */

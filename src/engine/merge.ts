@@ -2,10 +2,10 @@
  * Three-way merge of file contents with `git merge-file`: re-applies a proposal
  * drafted against an older best onto the new best, the way git would rebase it.
  */
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { exec } from './exec';
 
 export type MergeResult = { ok: true; files: Record<string, string> } | { ok: false; conflicts: string[] };
 
@@ -47,17 +47,10 @@ function mergeOne(dir: string, file: string, base: string, ours: string, theirs:
   const safe = file.replace(/[^\w.-]+/g, '_');
   const paths = ['ours', 'base', 'theirs'].map(k => path.join(dir, `${k}-${safe}`));
   [ours, base, theirs].forEach((text, i) => fs.writeFileSync(paths[i], text));
-  return new Promise((resolve, reject) => {
-    // Exit status: 0 clean, >0 the number of conflicts, <0 (255 here) an error.
-    execFile('git', ['merge-file', '-p', ...paths], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
-      const code = err ? (err as NodeJS.ErrnoException & { code?: number | string }).code : 0;
-      if (code === 0) {
-        resolve(stdout);
-      } else if (typeof code === 'number' && code > 0 && code < 128) {
-        resolve(null);
-      } else {
-        reject(new Error(`git merge-file failed on ${file}: ${err?.message}`));
-      }
-    });
+  // Exit status: 0 clean, >0 the number of conflicts, <0 (255 here) an error.
+  return exec('git', ['merge-file', '-p', ...paths]).then(r => {
+    if (r.code === 0) return r.stdout;
+    if (r.code !== null && r.code > 0 && r.code < 128) return null;
+    throw new Error(`git merge-file failed on ${file}: ${r.stderr.trim() || `exit code ${r.code}`}`);
   });
 }

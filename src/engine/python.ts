@@ -1,5 +1,5 @@
 /** The workspace's Python: found once, used for the syntax check and put first on the run's PATH. */
-import { execFile } from 'node:child_process';
+import { exec } from './exec';
 import * as path from 'node:path';
 
 /** The interpreter to use: --python, $AUTORESEARCH_PYTHON, else python3/python on PATH. */
@@ -11,17 +11,18 @@ export function resolvePython(explicit?: string): string {
  * The interpreter's real path. Resolved once because a launcher (pyenv's shim,
  * a wrapper script) can cost ~90 ms a call, which the syntax check pays each experiment.
  */
-export function locatePython(python: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(python, ['-c', 'import sys; print(sys.executable)'], (err, stdout) => {
-      if (err) {
-        const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-        reject(new Error(missing ? `Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python` : `Python interpreter "${python}" does not run: ${err.message}`));
-      } else {
-        resolve(stdout.trim() || python);
-      }
-    });
-  });
+export async function locatePython(python: string): Promise<string> {
+  let r;
+  try {
+    r = await exec(python, ['-c', 'import sys; print(sys.executable)']);
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new Error(missing ? `Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python` : `Python interpreter "${python}" does not run: ${(e as Error).message}`);
+  }
+  if (r.code !== 0) {
+    throw new Error(`Python interpreter "${python}" does not run: ${r.stderr.trim() || `exit code ${r.code}`}`);
+  }
+  return r.stdout.trim() || python;
 }
 
 /** PATH with the interpreter's folder first, so `python train.py` means that interpreter. */
@@ -42,21 +43,20 @@ for f in sys.argv[1:]:
 `;
 
 /** Null when the files parse, else the SyntaxError as one line. Non-Python files are skipped. */
-export function syntaxCheck(python: string, cwd: string, files: string[]): Promise<string | null> {
+export async function syntaxCheck(python: string, cwd: string, files: string[]): Promise<string | null> {
   const py = files.filter(f => f.endsWith('.py'));
   if (py.length === 0) {
-    return Promise.resolve(null);
+    return null;
   }
-  return new Promise((resolve, reject) => {
-    // -I -S: no user site, no site-packages scan; ast is all the check needs and start-up halves.
-    execFile(python, ['-I', '-S', '-c', CHECK, ...py], { cwd }, (err, _stdout, stderr) => {
-      if (!err) {
-        resolve(null);
-      } else if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        reject(new Error(`Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python`));
-      } else {
-        resolve(stderr.trim().split('\n').pop() || 'syntax error');
-      }
-    });
-  });
+  // -I -S: no user site, no site-packages scan; ast is all the check needs and start-up halves.
+  let r;
+  try {
+    r = await exec(python, ['-I', '-S', '-c', CHECK, ...py], { cwd });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new Error(`Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python`);
+    }
+    throw e;
+  }
+  return r.code === 0 ? null : r.stderr.trim().split('\n').pop() || 'syntax error';
 }

@@ -25,3 +25,143 @@ def fake_node(tmp_path):
         return str(path)
 
     return make
+
+
+# --- Engine, workspaces and the supervisor, for the API tests -------------------------------
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from jupyterlab_autoresearch.node import engine_path
+
+ROOT = Path(__file__).resolve().parents[2]
+GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com"]
+
+# A stand-in for train.py: sleeps instead of training and prints the summary block. Its metric
+# depends on the constants the offline proposer tunes, so some experiments are kept.
+STAND_IN = """\
+import math, time
+LEARNING_RATE = 0.001
+N_LAYER = 4
+SLEEP = {sleep}
+print("step 1 | loss 3.2500", flush=True)
+time.sleep(SLEEP)
+print("---")
+print("val_bpb:          %.6f" % (1.0 + (math.log2(LEARNING_RATE) - math.log2(0.004)) ** 2 * 0.01 + (N_LAYER - 6) ** 2 * 0.01))
+print("training_seconds: 0.3")
+print("peak_vram_mb:     10.0")
+"""
+
+
+@pytest.fixture(scope="session")
+def engine_bundle():
+    """The engine bundle, built once if this checkout has none."""
+    if not engine_path().is_file():
+        subprocess.run(["node", str(ROOT / "scripts" / "build-engine.mjs")], cwd=ROOT, check=True, timeout=300)
+    return engine_path()
+
+
+def make_workspace(folder: Path, train: str | None = None, sleep: float = 0.3) -> Path:
+    """A real workspace from the engine's `init --budget 1`, with a fast stand-in train.py committed."""
+    subprocess.run(
+        ["node", str(engine_path()), "init", str(folder), "--budget", "1"], check=True, capture_output=True, timeout=120
+    )
+    (folder / "train.py").write_text(train if train is not None else STAND_IN.format(sleep=sleep))
+    subprocess.run([*GIT, "commit", "-qam", "fast stand-in train.py"], cwd=folder, check=True, timeout=60)
+    return folder
+
+
+@pytest.fixture
+def workspace(engine_bundle, jp_root_dir):
+    """A workspace folder `ws` under the server root, ready to run."""
+    return make_workspace(Path(jp_root_dir) / "ws")
+
+
+@pytest.fixture
+def supervisor(jp_serverapp):
+    """The extension's supervisor, with short timers; engines left running are killed afterwards."""
+    sup = jp_serverapp.web_app.settings["autoresearch_supervisor"]
+    sup.stop_grace_s = 20.0
+    sup.start_wait_s = 5.0  # the test machine may be busy: give refusals time to show
+    jp_serverapp.web_app.settings["autoresearch_poll_ms"] = 100
+    yield sup
+    for engine in Path(sup.root).glob("**/.autoresearch/engine.json"):
+        kill_engine(engine.parent.parent)
+    for child in list(sup.children.values()):
+        kill_group(child.proc.pid)
+        child.proc.wait(timeout=10)
+    sup.close()
+
+
+def kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_engine(ws: Path) -> None:
+    """SIGKILL for a workspace's engine and its training run, as a crash would do."""
+    try:
+        info = json.loads((ws / ".autoresearch" / "engine.json").read_text())
+    except (OSError, ValueError):
+        return
+    for pgid in (info.get("run_pgid"), info.get("pid")):
+        if pgid:
+            kill_group(pgid)
+            try:
+                os.kill(pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+@pytest.fixture
+def api(jp_fetch):
+    """Calls a route with the token and returns (status, JSON body), errors included."""
+
+    async def call(route: str, method: str = "GET", body=None, **params):
+        kwargs = {"method": method, "raise_error": False, "params": {k: v for k, v in params.items() if v is not None}}
+        if method != "GET":
+            kwargs["body"] = body if isinstance(body, (str, bytes)) else json.dumps(body)
+        response = await jp_fetch("autoresearch", *route.split("/"), **kwargs)
+        return response.code, json.loads(response.body or b"null")
+
+    return call
+
+
+async def wait_for(predicate, timeout: float = 60.0, what: str = "condition", interval: float = 0.1):
+    """Polls an (async or plain) predicate until it returns a truthy value, which is returned."""
+    until = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() > until:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(interval)
+
+
+def journal(ws: Path, tag: str) -> list[dict]:
+    """A run's journal records."""
+    text = (ws / ".autoresearch" / tag / "journal.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def alive(pid: int) -> bool:
+    """Whether pid is a live process (a zombie counts as dead)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def git_status(ws: Path) -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=ws, capture_output=True, text=True, check=True).stdout

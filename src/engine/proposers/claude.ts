@@ -5,12 +5,12 @@
  * gives up on a transient outage (it waits and retries until stopped), and
  * never lets the API key into anything it returns or throws.
  */
-import { execFile } from 'node:child_process';
 import Anthropic, { APIConnectionError, APIError, APIUserAbortError, AnthropicError, AuthenticationError, NotFoundError, PermissionDeniedError } from '@anthropic-ai/sdk';
 import type { ContentBlock, ContentBlockParam, Message, MessageCreateParamsBase, MessageParam, TextBlockParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import type { Usage } from '../../core/journal';
 import { ZERO_USAGE } from '../../core/journal';
 import { addUsage, costOf, pricesFor, type Prices } from '../../core/pricing';
+import { exec } from '../exec';
 import { UserError } from '../workspace';
 import { fixOffer, readLogTail, systemText, userContent, type FixOffer } from './claude-prompt';
 import { EditSession, toolDefinitions } from './claude-tools';
@@ -277,8 +277,8 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-function gitShow(cwd: string, spec: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('git', ['show', spec], { cwd, maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
-  });
+async function gitShow(cwd: string, spec: string): Promise<string> {
+  const r = await exec('git', ['show', spec], { cwd });
+  if (r.code !== 0) throw new Error(`git show ${spec} failed: ${r.stderr.trim()}`);
+  return r.stdout;
 }

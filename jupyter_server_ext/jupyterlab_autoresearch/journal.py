@@ -1,0 +1,223 @@
+"""Reading the engine's journal (`.autoresearch/<tag>/journal.jsonl`): validated, incremental."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+from pathlib import Path
+
+STATUSES = {"keep", "discard", "crash", "interrupted", "rejected"}
+END_REASONS = {"max-experiments", "hours", "signal", "stop", "exhausted", "budget", "error"}
+
+# The fields src/core/journal.ts requires of each record type, with the JSON types allowed.
+# A server-side mirror of the zod schema: enough to refuse a corrupt line, not a second source of truth.
+STR, INT, NUM, BOOL, OBJ, NULL = "string", "integer", "number", "boolean", "object", "null"
+SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
+    "run_start": {
+        "ts": (STR,), "tag": (STR,), "branch": (STR,), "resume": (BOOL,), "base_commit": (STR,),
+        "proposer": (STR,), "seed": (INT,), "config": (OBJ,), "readonly_hashes": (OBJ,),
+        "engine_version": (STR,), "pid": (INT,),
+    },
+    "experiment_start": {"ts": (STR,), "n": (INT,), "parent_commit": (STR,), "description": (STR,)},
+    "experiment": {
+        "ts": (STR,), "n": (INT,), "parent_commit": (STR,), "commit": (STR, NULL), "description": (STR,),
+        "rationale": (STR,), "diff": (STR,), "lines_added": (INT,), "lines_removed": (INT,),
+        "summary": (OBJ,), "metric": (NUM, NULL), "best_before": (NUM, NULL), "delta": (NUM, NULL),
+        "status": (STR,), "reason": (STR, NULL), "memory_gb": (NUM,), "timings": (OBJ,),
+        "exit_code": (INT, NULL), "signal": (STR, NULL), "log_path": (STR, NULL), "log_truncated": (BOOL,),
+        "proposer": (STR,), "usage": (OBJ,), "cost_usd": (NUM,),
+    },
+    "run_end": {
+        "ts": (STR,), "reason": (STR,), "message": (STR, NULL), "best_commit": (STR, NULL),
+        "best_metric": (NUM, NULL),
+    },
+}
+
+
+class JournalError(ValueError):
+    """A journal line that is not a valid record; the message names the file and line number."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        # The good records read before the bad line in the same call, so none is lost.
+        self.records: list[dict] = []
+
+
+def _json_type(value) -> str:
+    # bool is an int in Python but not in JSON; integral floats count as integers, as in zod.
+    if value is None:
+        return NULL
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        return INT
+    if isinstance(value, float):
+        return INT if value.is_integer() else NUM
+    if isinstance(value, str):
+        return STR
+    if isinstance(value, dict):
+        return OBJ
+    return "array"
+
+
+def problem(record) -> str | None:
+    """What is wrong with a parsed journal record, or None when it is valid."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    kind = record.get("type")
+    fields = SCHEMA.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        return f"unknown record type {kind!r}"
+    for name, allowed in fields.items():
+        if name not in record:
+            return f"{kind} record lacks {name!r}"
+        got = _json_type(record[name])
+        if got not in allowed and not (got == INT and NUM in allowed):
+            return f"{kind}.{name} is {got}, expected {' or '.join(allowed)}"
+    if kind == "experiment" and record["status"] not in STATUSES:
+        return f"experiment.status {record['status']!r} is not one of {sorted(STATUSES)}"
+    if kind == "run_end" and record["reason"] not in END_REASONS:
+        return f"run_end.reason {record['reason']!r} is not one of {sorted(END_REASONS)}"
+    return None
+
+
+class JournalTail:
+    """Follows one journal file: each call returns the records appended since the last one."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.offset = 0
+        self.lines = 0
+        self.restarts = 0
+        self._inode: int | None = None
+
+    def read_new(self) -> list[dict]:
+        """Validated records from complete new lines; a line still without its newline waits."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return []
+        if self._inode is not None and (st.st_ino != self._inode or st.st_size < self.offset):
+            # Replaced or cut below what was read: not an append, so start over.
+            self.offset, self.lines = 0, 0
+            self.restarts += 1
+        self._inode = st.st_ino
+        if st.st_size == self.offset:
+            return []
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read(st.st_size - self.offset)
+        records: list[dict] = []
+        start = 0
+        # A last line without its newline is a write in progress or cut short by a kill: the
+        # engine drops such a line before its next append, so it is never counted here.
+        while (end := data.find(b"\n", start)) >= 0:
+            raw = data[start:end]
+            line_no = self.lines + 1
+            if raw.strip():
+                try:
+                    records.append(self._parse(raw, line_no))
+                except JournalError as err:
+                    err.records = records
+                    raise
+            # Only past a good line: a corrupt one keeps failing, it is never skipped silently.
+            self.offset += end + 1 - start
+            self.lines = line_no
+            start = end + 1
+        return records
+
+    def _parse(self, raw: bytes, line_no: int) -> dict:
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            raise JournalError(f"{self.path}: line {line_no} is not JSON; move the file aside or repair that line") from None
+        why = problem(record)
+        if why is not None:
+            raise JournalError(f"{self.path}: line {line_no} is invalid: {why}")
+        return record
+
+
+class _Cached:
+    def __init__(self, path: Path):
+        self.tail = JournalTail(path)
+        self.records: list[dict] = []
+
+
+_cache: OrderedDict[Path, _Cached] = OrderedDict()
+CACHE_SIZE = 32
+
+
+def read_journal(path: Path) -> list[dict]:
+    """Every record of a journal (empty if absent), reading only what was appended since last time."""
+    path = Path(path)
+    entry = _cache.pop(path, None) or _Cached(path)
+    _cache[path] = entry  # most recently used last
+    while len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    restarts = entry.tail.restarts
+    try:
+        new = entry.tail.read_new()
+    except JournalError as err:
+        new, error = err.records, err
+    else:
+        error = None
+    if entry.tail.restarts != restarts:
+        entry.records = []  # the file was replaced, not appended to
+    entry.records.extend(new)
+    if error is not None:
+        raise error
+    return list(entry.records)
+
+
+def in_flight(records: list[dict]) -> dict | None:
+    """The last experiment_start with no experiment record after it."""
+    for record in reversed(records):
+        if record["type"] in ("experiment", "experiment_start"):
+            return record if record["type"] == "experiment_start" else None
+    return None
+
+
+def best_of(experiments: list[dict]) -> dict | None:
+    """The best experiment as the engine sees it: the last keep with a commit and a metric."""
+    best = None
+    for e in experiments:
+        if e["status"] == "keep" and e["commit"] and e["metric"] is not None:
+            best = e
+    return best
+
+
+def summarize(records: list[dict]) -> dict:
+    """Counts, best, baseline, cost and configuration of a run, from its records."""
+    exps = [r for r in records if r["type"] == "experiment"]
+    starts = [r for r in records if r["type"] == "run_start"]
+    counts: dict[str, int] = {}
+    for e in exps:
+        counts[e["status"]] = counts.get(e["status"], 0) + 1
+    best = best_of(exps)
+    baseline = next((e for e in exps if e["status"] == "keep"), None)
+    last = records[-1] if records else None
+    config = starts[-1]["config"] if starts else {}
+    usage_keys = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    return {
+        "branch": starts[-1]["branch"] if starts else None,
+        "proposer": starts[-1]["proposer"] if starts else None,
+        "metric": config.get("metric"),
+        "direction": config.get("direction"),
+        "budget_s": config.get("budget_s"),
+        "started": starts[0]["ts"] if starts else None,
+        "updated": last["ts"] if last else None,
+        "experiments": len(exps),
+        "counts": counts,
+        "best": {"n": best["n"], "metric": best["metric"], "commit": best["commit"]} if best else None,
+        "baseline": baseline["metric"] if baseline else None,
+        "cost_usd": round(sum(e["cost_usd"] for e in exps), 6),
+        "tokens": sum(int(e["usage"].get(k, 0)) for e in exps for k in usage_keys),
+        "end": (
+            {"reason": last["reason"], "message": last["message"], "ts": last["ts"]}
+            if last and last["type"] == "run_end"
+            else None
+        ),
+        # What a client has seen so far, for the event stream's `since`.
+        "records": len(records),
+    }

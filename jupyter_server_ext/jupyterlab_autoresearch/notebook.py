@@ -1,0 +1,135 @@
+"""A run in any notebook: `load(path)` for the journal as data, `show(path)` for the outputs.
+
+`show` does not rebuild the HTML in Python: it asks the bundled engine for the run's exported
+notebook (`autoresearch export DIR --out -`) and displays that notebook's outputs, so the
+panel, the exported `.ipynb` and `show` render one and the same bundles. Without Node.js it
+falls back to a `<tag>.ipynb` already exported into the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .node import engine_path, find_node
+
+STATE_DIR = ".autoresearch"
+JOURNAL = "journal.jsonl"
+
+
+def _latest_tag(workspace: Path) -> str | None:
+    """The run whose journal changed last, as the engine's `latestTag` picks it."""
+    journals = [p for p in (workspace / STATE_DIR).glob(f"*/{JOURNAL}") if p.is_file()]
+    if not journals:
+        return None
+    return max(journals, key=lambda p: p.stat().st_mtime).parent.name
+
+
+def _locate(path: str | Path, tag: str | None) -> tuple[Path | None, str | None, Path]:
+    """(workspace, tag, journal file) for a workspace folder, a run folder or a journal file."""
+    p = Path(path).expanduser().resolve()
+    if p.is_file():
+        journal = p
+    elif (p / JOURNAL).is_file() and tag is None:
+        journal = p / JOURNAL
+    elif p.is_dir():
+        chosen = tag or _latest_tag(p)
+        if chosen is None:
+            raise FileNotFoundError(f"no runs in {p} yet; start one with: autoresearch run {p}")
+        journal = p / STATE_DIR / chosen / JOURNAL
+        if not journal.is_file():
+            raise FileNotFoundError(f'no run tagged "{chosen}" in {p}')
+        return p, chosen, journal
+    else:
+        raise FileNotFoundError(f"{p} does not exist")
+    # A journal in the engine's layout, <workspace>/.autoresearch/<tag>/journal.jsonl, names both.
+    in_layout = journal.parent.parent.name == STATE_DIR
+    return (journal.parents[2] if in_layout else None), journal.parent.name, journal
+
+
+def _read_experiments(journal: Path) -> list[dict[str, Any]]:
+    """The experiment records of a journal, in order; a torn last line (a write cut short) is skipped."""
+    lines = journal.read_text(encoding="utf-8").split("\n")
+    records = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:
+                continue
+            raise ValueError(f"{journal}: line {i + 1} is not JSON") from None
+        if record.get("type") == "experiment":
+            records.append({k: v for k, v in record.items() if k != "type"})
+    return records
+
+
+def load(path: str | Path, tag: str | None = None):
+    """A run's experiment records: a pandas DataFrame (one row per experiment, the record's
+    fields as columns) when pandas is importable, else a list of dicts with the same keys.
+
+    `path` is a workspace folder (the latest run, or `tag`), a run folder or a journal file.
+    """
+    _, _, journal = _locate(path, tag)
+    rows = _read_experiments(journal)
+    try:
+        import pandas as pd
+    except ImportError:
+        return rows
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _joined(data: dict[str, Any]) -> dict[str, Any]:
+    """nbformat stores text as lists of lines; display() wants strings."""
+    return {k: "".join(v) if isinstance(v, list) and all(isinstance(s, str) for s in v) else v for k, v in data.items()}
+
+
+def _notebook_from_engine(workspace: Path, tag: str) -> dict[str, Any] | None:
+    node = find_node(where="this machine")
+    engine = engine_path()
+    if not node.ok or not engine.is_file():
+        return None
+    result = subprocess.run(
+        [node.path, str(engine), "export", str(workspace), "--tag", tag, "--out", "-"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr.strip() or f"autoresearch export exited with {result.returncode}")
+    return json.loads(result.stdout)
+
+
+def notebook_outputs(path: str | Path, tag: str | None = None) -> list[dict[str, Any]]:
+    """The MIME bundles `show` displays: the chart, then one per experiment."""
+    workspace, chosen, _ = _locate(path, tag)
+    if workspace is None:
+        raise ValueError(f"{path} is not inside a workspace (<workspace>/{STATE_DIR}/<tag>/{JOURNAL}); load() reads it, show() needs the workspace")
+    notebook = _notebook_from_engine(workspace, chosen)
+    if notebook is None:
+        exported = workspace / f"{chosen}.ipynb"
+        if not exported.is_file():
+            raise RuntimeError(
+                f"{find_node(where='this machine').message or 'the engine bundle is missing'} "
+                f"(or export the run first: autoresearch export {workspace} --tag {chosen})"
+            )
+        notebook = json.loads(exported.read_text(encoding="utf-8"))
+    return [
+        _joined(output["data"])
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "code"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") in ("display_data", "execute_result")
+    ]
+
+
+def show(path: str | Path, tag: str | None = None) -> None:
+    """Displays a run as notebook outputs: the progress chart, then each experiment."""
+    from IPython.display import display
+
+    for bundle in notebook_outputs(path, tag):
+        display(bundle, raw=True)

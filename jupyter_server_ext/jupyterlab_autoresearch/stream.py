@@ -1,0 +1,172 @@
+"""`/autoresearch/events`: a WebSocket that follows a run's journal and its live training log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jupyter_server.auth.decorator import ws_authenticated
+from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.base.websocket import WebSocketMixin
+from tornado import web
+from tornado.ioloop import PeriodicCallback
+from tornado.websocket import WebSocketClosedError, WebSocketHandler
+
+from .handlers import WorkspaceLookup
+from .journal import JournalError, JournalTail
+from .runs import state_of
+from .validate import ApiError
+from .workspaces import api_path, journal_path, log_path
+
+POLL_MS = 500
+# How much of a log already written a new subscriber gets: enough to show, bounded for a flood.
+LOG_BACKLOG = 64 * 1024
+LOG_CHUNK = 256 * 1024
+
+
+class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHandler):
+    """Sends {type: record|log|state|error} messages as the run's files change; polling keeps it simple."""
+
+    def set_default_headers(self):
+        """JupyterHandler's headers (CSP and such) do not apply to a WebSocket upgrade."""
+
+    @ws_authenticated
+    async def get(self, *args, **kwargs):
+        """Checks the query (path, tag, since) before upgrading the connection."""
+        try:
+            self.ws = self.workspace(self.get_query_argument("path", None))
+            self.tag = self.pick_tag(self.ws, self.get_query_argument("tag", None))
+            since = self.get_query_argument("since", "0")
+            if not since.isdigit():
+                raise ApiError(400, f"since must be a whole number of 0 or more, got {since!r}", "since")
+        except ApiError as err:
+            raise web.HTTPError(err.status, err.message.replace("%", "%%")) from None
+        self.since = int(since)
+        await super().get(*args, **kwargs)
+
+    def open(self, *args, **kwargs):
+        """Starts following the journal from its first line, sending records from `since` on."""
+        super().open()
+        self.tail = JournalTail(journal_path(self.ws, self.tag))
+        self.count = 0
+        self.last_type: str | None = None
+        self.flight: dict | None = None
+        self.log_n: int | None = None
+        self.log_offset = 0
+        self.log_partial = b""
+        self.log_reset = False
+        self.sent_state: dict | None = None
+        self.broken = False
+        self.error: str | None = None
+        interval = self.settings.get("autoresearch_poll_ms", POLL_MS)
+        self.timer = PeriodicCallback(self.poll, interval)
+        self.timer.start()
+        self.poll()
+
+    def on_close(self):
+        timer = getattr(self, "timer", None)
+        if timer is not None:
+            timer.stop()
+
+    def on_message(self, message):
+        """Clients only listen; anything they send is ignored."""
+
+    def send(self, message: dict) -> None:
+        try:
+            self.write_message(json.dumps(message))
+        except WebSocketClosedError:
+            self.timer.stop()
+
+    def poll(self) -> None:
+        """One look at the journal and the in-flight log; sends what is new."""
+        if not self.broken:
+            try:
+                records = self.tail.read_new()
+            except JournalError as err:
+                # Said once, after the good records before it; the socket stays open so the
+                # client can show it, but reads stop.
+                self.broken = True
+                records = err.records
+                self.error = str(err)
+            for record in records:
+                if record["type"] == "experiment" and record["n"] == self.log_n:
+                    self.follow_log(final=True)  # the last lines come before the record that ends them
+                    self.log_n = None
+                if self.count >= self.since:
+                    self.send({"type": "record", "index": self.count, "record": record})
+                self.count += 1
+                self.last_type = record["type"]
+                if record["type"] == "experiment_start":
+                    self.flight = record
+                elif record["type"] == "experiment":
+                    self.flight = None
+        if self.error is not None:
+            self.send({"type": "error", "message": self.error})
+            self.error = None
+        if self.flight is not None and self.flight["n"] != self.log_n:
+            self.start_log(self.flight["n"])
+        if self.log_n is not None:
+            self.follow_log()
+        self.send_state()
+
+    def send_state(self) -> None:
+        engine = self.sup.engine(self.ws)
+        state = state_of(self.last_type, engine, self.tag)
+        running = state == "running"
+        message = {
+            "type": "state",
+            "tag": self.tag,
+            "state": state,
+            "pid": engine.pid if running else None,
+            "stopping": running and self.sup.stopping(self.ws),
+            "records": self.count,
+            "in_flight": (
+                {"n": self.flight["n"], "description": self.flight["description"], "ts": self.flight["ts"]}
+                if self.flight
+                else None
+            ),
+        }
+        if message != self.sent_state:
+            self.sent_state = message
+            self.send(message)
+
+    def start_log(self, n: int) -> None:
+        """Follows experiment n's log, from a bounded backlog of what it has written so far."""
+        self.log_n = n
+        self.log_partial = b""
+        self.log_reset = True
+        file = log_path(self.ws, self.tag, n)
+        size = file.stat().st_size if file.exists() else 0
+        self.log_offset = max(0, size - LOG_BACKLOG)
+        self.log_skip_first = self.log_offset > 0  # mid-line: the cut line is not shown
+
+    def follow_log(self, final: bool = False) -> None:
+        """Sends the log's new complete lines (and, when final, the unfinished last one)."""
+        file: Path = log_path(self.ws, self.tag, self.log_n)
+        try:
+            with open(file, "rb") as f:
+                f.seek(self.log_offset)
+                data = f.read(LOG_CHUNK)
+        except FileNotFoundError:
+            data = b""
+        self.log_offset += len(data)
+        data = self.log_partial + data
+        lines = data.split(b"\n")
+        self.log_partial = lines.pop()
+        if final and self.log_partial:
+            lines.append(self.log_partial)
+            self.log_partial = b""
+        if self.log_skip_first and lines:
+            lines = lines[1:]
+            self.log_skip_first = False
+        if lines or (self.log_reset and final):
+            self.send(
+                {
+                    "type": "log",
+                    "n": self.log_n,
+                    "path": api_path(self.sup.root, file),
+                    "reset": self.log_reset,
+                    "lines": [ln.decode(errors="replace") for ln in lines],
+                }
+            )
+            self.log_reset = False

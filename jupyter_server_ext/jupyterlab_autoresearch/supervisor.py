@@ -1,0 +1,306 @@
+"""Starting, finding and stopping engine processes; all state lives in the workspaces' files."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tornado.ioloop import IOLoop, PeriodicCallback
+
+from .node import engine_path, find_node
+from .workspaces import (
+    STATE_DIR,
+    STOP_FILE,
+    EngineInfo,
+    engine_log_path,
+    free_tag,
+    is_engine_process,
+    journal_path,
+    read_engine_info,
+    run_tags,
+)
+
+
+class SupervisorError(Exception):
+    """A refusal with the HTTP status that fits it and a one-line message for the user."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _scrub(text: str) -> str:
+    # The engine never prints the API key, but a message relayed to the browser must not carry it.
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        secret = os.environ.get(name)
+        if secret and len(secret) >= 8:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+def _signal_engine(pid: int, sig: int) -> None:
+    """SIGTERM to the engine alone; SIGKILL to its whole process group when it leads one."""
+    try:
+        if sig == signal.SIGKILL and os.getpgid(pid) == pid:
+            # Our engines lead their own group: a kill takes its git and syntax-check children too.
+            os.killpg(pid, sig)
+        else:
+            # A SIGTERM to the group would also kill the git commands the engine needs to stop
+            # cleanly (reset to the best commit, journal the end); the training run has its own
+            # group, which the engine kills itself. An engine started from a shell shares the
+            # shell's group, which must not be signalled at all.
+            os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+@dataclass
+class Child:
+    """An engine this server started: reaped when it exits, its error kept if it failed."""
+
+    proc: subprocess.Popen
+    tag: str
+    started: str
+    log: Path
+    log_offset: int
+
+
+class Supervisor:
+    """The server's view of engine processes: one per workspace, found again after a restart."""
+
+    def __init__(self, root: str | Path, log=None, stop_grace_s: float = 20.0, start_wait_s: float = 2.0):
+        self.root = Path(os.path.realpath(root))
+        self.log = log
+        self.stop_grace_s = stop_grace_s
+        self.start_wait_s = start_wait_s
+        # Engines this server started, so they are reaped (not left as zombies) once they exit.
+        self.children: dict[Path, Child] = {}
+        # An engine that failed after start() stopped waiting leaves no journal: keep its message.
+        self.failures: dict[Path, dict] = {}
+        self._escalations: dict[Path, object] = {}
+        self._reaper: PeriodicCallback | None = None
+
+    def reap(self) -> None:
+        """Collects the exit status of children that ended."""
+        for ws, child in list(self.children.items()):
+            code = child.proc.poll()
+            if code is not None:
+                del self.children[ws]
+                if code != 0:
+                    self.failures[ws] = {
+                        "tag": child.tag,
+                        "exit_code": code,
+                        "message": self._failure(child.log, child.log_offset, code),
+                        "started": child.started,
+                    }
+
+    def engine(self, ws: Path) -> EngineInfo | None:
+        """The live engine on a workspace (ours or started elsewhere), or None."""
+        self.reap()
+        info = read_engine_info(ws)
+        if info is not None and is_engine_process(info.pid):
+            return info
+        child = self.children.get(ws)
+        if child is not None:
+            # Ours, still before its lock (engine.json) is written.
+            return EngineInfo(child.proc.pid, child.tag, child.started, None)
+        return None
+
+    def stopping(self, ws: Path) -> bool:
+        """Whether a stop was requested of the engine now running on the workspace."""
+        return (ws / STATE_DIR / STOP_FILE).exists()
+
+    async def start(self, ws: Path, opts: dict) -> dict:
+        """Spawns `node <bundle> run <ws> …` detached from the server; returns {pid, tag, log}."""
+        running = self.engine(ws)
+        if running is not None:
+            then = "wait until it has stopped" if self.stopping(ws) else "stop it first"
+            raise SupervisorError(
+                409, f"an engine is already running on {self._rel(ws)} (pid {running.pid}, run {running.tag}); {then}"
+            )
+        node = await asyncio.to_thread(find_node)
+        if not node.ok:
+            raise SupervisorError(503, node.message or "Node.js is not usable")
+        bundle = engine_path()
+        if not bundle.is_file():
+            raise SupervisorError(503, f"the engine bundle {bundle} is missing; this installation is broken")
+        tag = opts.get("tag")
+        if tag is None and opts.get("resume"):
+            tags = run_tags(ws)
+            if not tags:
+                raise SupervisorError(400, f"there is no run to resume in {self._rel(ws)}; start one first")
+            tag = tags[0]
+        elif tag is None:
+            tag = await asyncio.to_thread(free_tag, ws)
+        argv = [node.path, str(bundle), "run", str(ws), "--tag", tag, *self._flags(opts)]
+        log_file = engine_log_path(ws, tag)
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        journal = journal_path(ws, tag)
+        journal_size = journal.stat().st_size if journal.exists() else 0
+        started = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        self._forget_stop_request(ws)
+        with open(log_file, "ab") as out:
+            out.write(f"--- {started} started by the Jupyter server: {' '.join(argv[2:])}\n".encode())
+            out.flush()
+            log_offset = out.tell()
+            # Its own session (and process group): the engine outlives this server, the request and
+            # the browser, and a kill can take its whole group. The environment passes through
+            # (the API key too; the engine keeps it from the training runs).
+            proc = subprocess.Popen(
+                argv, cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True, env=dict(os.environ),
+            )
+        self.children[ws] = Child(proc, tag, started, log_file, log_offset)
+        self.failures.pop(ws, None)
+        self._ensure_reaper()
+        # Most refusals (front matter, dirty tree, existing branch) come within a second: relay them.
+        deadline = time.monotonic() + self.start_wait_s
+        while time.monotonic() < deadline:
+            if proc.poll() is not None or self._run_started(journal, journal_size, proc.pid):
+                break
+            await asyncio.sleep(0.1)
+        code = proc.poll()
+        if code is not None and code != 0:
+            self.children.pop(ws, None)
+            message = self._failure(log_file, log_offset, code)
+            status = 409 if "already running" in message else 500 if code == 2 else 400
+            raise SupervisorError(status, message)
+        return {"pid": proc.pid, "tag": tag, "log": self._rel(log_file), "exit_code": code}
+
+    @staticmethod
+    def _flags(opts: dict) -> list[str]:
+        flags: list[str] = []
+        for key, flag in (
+            ("proposer", "--proposer"), ("model", "--model"), ("budget_s", "--budget"),
+            ("timeout_s", "--timeout"), ("max_experiments", "--max-experiments"), ("hours", "--hours"),
+            ("max_dollars", "--max-dollars"), ("python", "--python"),
+        ):
+            if opts.get(key) is not None:
+                flags += [flag, str(opts[key])]
+        if opts.get("resume"):
+            flags.append("--resume")
+        if opts.get("pipeline") is False:
+            flags.append("--no-pipeline")
+        return flags
+
+    @staticmethod
+    def _run_started(journal: Path, offset: int, pid: int) -> bool:
+        """Whether the engine `pid` has written its run_start record (its checks all passed)."""
+        try:
+            with open(journal, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except OSError:
+            return False
+        for line in data.split(b"\n")[:-1]:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("type") == "run_start" and record.get("pid") == pid:
+                return True
+        return False
+
+    @staticmethod
+    def _failure(log_file: Path, offset: int, code: int) -> str:
+        """The engine's one-line error from its log (the `autoresearch: …` line), else a fallback."""
+        try:
+            with open(log_file, "rb") as f:
+                f.seek(offset)
+                lines = f.read().decode(errors="replace").splitlines()
+        except OSError:
+            lines = []
+        errors = [ln for ln in lines if ln.startswith("autoresearch: ")]
+        if errors:
+            return _scrub(errors[-1][len("autoresearch: "):])
+        tail = [ln for ln in lines if ln.strip()]
+        return _scrub(tail[-1] if tail else f"the engine exited with code {code} and printed nothing")
+
+    def stop(self, ws: Path) -> dict:
+        """SIGTERM to the engine now; SIGKILL to its group after the grace if it still runs. Does not wait."""
+        info = self.engine(ws)
+        if info is None:
+            raise SupervisorError(404, f"no engine is running on {self._rel(ws)}")
+        # The engine records a stop (not a signal) when this file is there as SIGTERM arrives.
+        stop_file = ws / STATE_DIR / STOP_FILE
+        stop_file.parent.mkdir(parents=True, exist_ok=True)
+        stop_file.write_text(str(int(time.time() * 1000)))
+        _signal_engine(info.pid, signal.SIGTERM)
+        if ws not in self._escalations:
+            self._escalations[ws] = IOLoop.current().call_later(self.stop_grace_s, self._escalate, ws, info.pid)
+        return {"pid": info.pid, "tag": info.tag, "signal": "SIGTERM", "grace_s": self.stop_grace_s}
+
+    def _escalate(self, ws: Path, pid: int) -> None:
+        """SIGKILL for an engine that outlived its grace, and for the training run it left behind."""
+        self._escalations.pop(ws, None)
+        self.reap()
+        if not is_engine_process(pid):
+            return
+        info = read_engine_info(ws)
+        if self.log:
+            self.log.warning("autoresearch: engine %s outlived SIGTERM by %s s; sending SIGKILL", pid, self.stop_grace_s)
+        _signal_engine(pid, signal.SIGKILL)
+        if info is not None and info.pid == pid and info.run_pgid:
+            # The training run has its own group, which only the engine would have killed.
+            try:
+                os.killpg(info.run_pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self._forget_stop_request(ws)
+        IOLoop.current().call_later(0.5, self.reap)
+
+    def _forget_stop_request(self, ws: Path) -> None:
+        # A leftover request would turn the next engine's Ctrl-C into a recorded 'stop'.
+        (ws / STATE_DIR / STOP_FILE).unlink(missing_ok=True)
+
+    def _ensure_reaper(self) -> None:
+        if self._reaper is None:
+            self._reaper = PeriodicCallback(self.reap, 2000)
+            self._reaper.start()
+
+    def close(self) -> None:
+        """Stops the timers; engines keep running (they outlive the server by design)."""
+        if self._reaper is not None:
+            self._reaper.stop()
+            self._reaper = None
+        for handle in self._escalations.values():
+            IOLoop.current().remove_timeout(handle)
+        self._escalations.clear()
+
+    async def init_workspace(self, ws: Path, template: str, budget_s: int | None) -> str:
+        """Runs the engine's `init`; returns its one-line report or raises with its one-line error."""
+        node = await asyncio.to_thread(find_node)
+        if not node.ok:
+            raise SupervisorError(503, node.message or "Node.js is not usable")
+        argv = [node.path, str(engine_path()), "init", str(ws), "--template", template]
+        if budget_s is not None:
+            argv += ["--budget", str(budget_s)]
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.root
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise SupervisorError(500, "autoresearch init did not finish within 120 s") from None
+        if proc.returncode != 0:
+            lines = [ln for ln in err.decode(errors="replace").splitlines() if ln.strip()]
+            message = lines[-1] if lines else f"autoresearch init exited with code {proc.returncode}"
+            raise SupervisorError(400 if proc.returncode == 1 else 500, _scrub(message.removeprefix("autoresearch: ")))
+        return out.decode(errors="replace").strip()
+
+    def _rel(self, path: Path) -> str:
+        try:
+            rel = path.relative_to(self.root).as_posix()
+            return rel if rel != "." else "/"
+        except ValueError:
+            return str(path)

@@ -1,0 +1,147 @@
+"""Checking request bodies and query arguments: every refusal names the field at fault."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Callable
+
+from tornado import web
+
+from .workspaces import valid_tag
+
+
+class ApiError(web.HTTPError):
+    """An HTTP error whose JSON body carries a one-line message and, for a bad input, its field."""
+
+    def __init__(self, status: int, message: str, field: str | None = None):
+        # tornado %-formats log_message when it logs; the message is shown as is.
+        super().__init__(status, message.replace("%", "%%"))
+        self.message = message
+        self.field = field
+
+
+def _number(value: Any) -> bool:
+    # JSON true/false arrive as bool, a subclass of int: they are not numbers here.
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def positive_number(name: str, value: Any) -> float:
+    """A finite number above 0."""
+    if not _number(value) or value <= 0:
+        raise ApiError(400, f"{name} must be a number above 0, got {json.dumps(value)}", name)
+    return value
+
+
+def positive_int(name: str, value: Any) -> int:
+    """A whole number above 0 (the engine's `init --budget` takes whole seconds)."""
+    if not _number(value) or value != int(value) or value <= 0:
+        raise ApiError(400, f"{name} must be a whole number above 0, got {json.dumps(value)}", name)
+    return int(value)
+
+
+def count(name: str, value: Any) -> int:
+    """A whole number of 0 or more."""
+    if not _number(value) or value != int(value) or value < 0:
+        raise ApiError(400, f"{name} must be a whole number of 0 or more, got {json.dumps(value)}", name)
+    return int(value)
+
+
+def boolean(name: str, value: Any) -> bool:
+    """true or false, not a string or a number that looks like one."""
+    if not isinstance(value, bool):
+        raise ApiError(400, f"{name} must be true or false, got {json.dumps(value)}", name)
+    return value
+
+
+def text(name: str, value: Any) -> str:
+    """A non-empty string without NUL characters or newlines (it becomes a command-line argument)."""
+    if not isinstance(value, str) or not value.strip() or any(c in value for c in "\0\n\r"):
+        raise ApiError(400, f"{name} must be a non-empty one-line string, got {json.dumps(value)}", name)
+    return value
+
+
+def tag(name: str, value: Any) -> str:
+    """A run tag the engine accepts."""
+    if not isinstance(value, str) or not valid_tag(value):
+        raise ApiError(400, f"{name} may only use letters, digits, '.', '_' and '-' (up to 100), got {json.dumps(value)}", name)
+    return value
+
+
+def one_of(*choices: str) -> Callable[[str, Any], str]:
+    """A string from a fixed set."""
+
+    def check(name: str, value: Any) -> str:
+        if value not in choices:
+            raise ApiError(400, f"{name} must be one of {', '.join(choices)}; got {json.dumps(value)}", name)
+        return value
+
+    return check
+
+
+def path(name: str, value: Any) -> str:
+    """A folder path relative to the server root ('' is the root itself)."""
+    if not isinstance(value, str) or "\0" in value:
+        raise ApiError(400, f"{name} must be a folder path relative to the server root, got {json.dumps(value)}", name)
+    return value
+
+
+# The fields of each body: name → (checker, required). null counts as absent.
+RUN_FIELDS: dict[str, tuple[Callable[[str, Any], Any], bool]] = {
+    "path": (path, True),
+    "tag": (tag, False),
+    "proposer": (one_of("offline", "claude"), False),
+    "model": (text, False),
+    "budget_s": (positive_number, False),
+    "timeout_s": (positive_number, False),
+    "max_experiments": (count, False),
+    "hours": (positive_number, False),
+    "max_dollars": (positive_number, False),
+    "resume": (boolean, False),
+    "pipeline": (boolean, False),
+    "python": (text, False),
+    "kernel": (text, False),
+}
+RESUME_FIELDS = {k: RUN_FIELDS[k] for k in RUN_FIELDS if k != "resume"}
+STOP_FIELDS = {"path": (path, True)}
+WORKSPACE_FIELDS = {
+    "path": (path, True),
+    "template": (one_of("tiny-cpu"), False),
+    "budget_s": (positive_int, False),
+}
+
+
+def body(raw: bytes, fields: dict[str, tuple[Callable[[str, Any], Any], bool]]) -> dict:
+    """Parses a JSON object body and checks each field; unknown and missing fields are refused."""
+    try:
+        data = json.loads(raw or b"null")
+    except ValueError:
+        raise ApiError(400, "the request body is not JSON") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ApiError(400, f"unknown field {unknown[0]!r}; expected {', '.join(fields)}", unknown[0])
+    out: dict[str, Any] = {}
+    for name, (check, required) in fields.items():
+        value = data.get(name)
+        if value is None:
+            if required:
+                raise ApiError(400, f"{name} is required", name)
+            continue
+        out[name] = check(name, value)
+    return out
+
+
+def query_int(handler: web.RequestHandler, name: str, default: int, low: int, high: int) -> int:
+    """An integer query argument within [low, high]."""
+    raw = handler.get_query_argument(name, None)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, f"{name} must be a whole number, got {raw!r}", name) from None
+    if not low <= value <= high:
+        raise ApiError(400, f"{name} must be between {low} and {high}, got {value}", name)
+    return value

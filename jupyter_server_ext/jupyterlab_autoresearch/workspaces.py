@@ -1,0 +1,194 @@
+"""Workspaces on disk: resolving API paths, finding workspaces, their runs and their engine."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+STATE_DIR = ".autoresearch"
+ENGINE_FILE = "engine.json"
+STOP_FILE = "stop-requested"
+# The engine's own tag rule (src/engine/loop.ts); checked here too so a bad tag never reaches argv.
+TAG_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# Folders never worth walking into when looking for workspaces.
+SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
+
+
+class PathError(ValueError):
+    """An API path that is malformed or points outside the server's root."""
+
+
+def resolve(root: str | Path, api_path: str) -> Path:
+    """Maps a '/'-separated path relative to the server root to an absolute path inside it."""
+    if not isinstance(api_path, str):
+        raise PathError("must be a string")
+    if "\0" in api_path:
+        raise PathError("contains a NUL character")
+    root_real = Path(os.path.realpath(root))
+    target = Path(os.path.realpath(root_real / api_path.strip("/")))
+    # realpath first, so a symlink cannot lead outside the root either.
+    if target != root_real and root_real not in target.parents:
+        raise PathError(f"{api_path!r} is outside the server's root folder")
+    return target
+
+
+def api_path(root: str | Path, target: Path) -> str:
+    """The '/'-separated path of `target` relative to the server root ('' for the root)."""
+    rel = Path(target).relative_to(os.path.realpath(root))
+    return "" if str(rel) == "." else rel.as_posix()
+
+
+def valid_tag(tag: str) -> bool:
+    """Whether a run tag is one the engine accepts (letters, digits, '.', '_', '-')."""
+    return 0 < len(tag) <= 100 and set(tag) <= TAG_CHARS and tag not in (".", "..")
+
+
+def journal_path(ws: Path, tag: str) -> Path:
+    """`.autoresearch/<tag>/journal.jsonl`, as the engine's runPaths names it."""
+    return ws / STATE_DIR / tag / "journal.jsonl"
+
+
+def log_path(ws: Path, tag: str, n: int) -> Path:
+    """`.autoresearch/<tag>/logs/NNNN.log`: experiment n's training output."""
+    return ws / STATE_DIR / tag / "logs" / f"{n:04d}.log"
+
+
+def engine_log_path(ws: Path, tag: str) -> Path:
+    """Where the engine's own stdout and stderr go when this server starts it."""
+    return ws / STATE_DIR / f"engine-{tag}.log"
+
+
+def run_tags(ws: Path) -> list[str]:
+    """The run tags of a workspace (those with a journal), most recently active first."""
+    state = ws / STATE_DIR
+    found: list[tuple[float, str]] = []
+    try:
+        entries = list(os.scandir(state))
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            found.append((os.stat(journal_path(ws, entry.name)).st_mtime, entry.name))
+        except OSError:
+            continue
+    return [tag for _, tag in sorted(found, reverse=True)]
+
+
+def default_tag(now: datetime.datetime | None = None) -> str:
+    """Today's tag as the engine makes it, like `nov30`."""
+    now = now or datetime.datetime.now()
+    return f"{MONTHS[now.month - 1]}{now.day}"
+
+
+def branch_exists(ws: Path, tag: str) -> bool:
+    """Whether the run's branch `autoresearch/<tag>` exists in the workspace's repository."""
+    result = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"refs/heads/autoresearch/{tag}"],
+        cwd=ws,
+        capture_output=True,
+        timeout=30,
+    )
+    return result.returncode == 0
+
+
+def free_tag(ws: Path) -> str:
+    """Today's tag, or `<today>-2`, `-3`… when a run already has it (the engine would refuse it)."""
+    base = default_tag()
+    for i in range(1, 1000):
+        tag = base if i == 1 else f"{base}-{i}"
+        if not journal_path(ws, tag).exists() and not branch_exists(ws, tag):
+            return tag
+    raise RuntimeError(f"no free tag left for {base}")
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """`.autoresearch/engine.json`: the engine that holds (or held) a workspace."""
+
+    pid: int
+    tag: str
+    started: str
+    run_pgid: int | None
+
+    def to_json(self) -> dict:
+        return {"pid": self.pid, "tag": self.tag, "started": self.started, "run_pgid": self.run_pgid}
+
+
+def read_engine_info(ws: Path) -> EngineInfo | None:
+    """The engine recorded for a workspace, alive or not; None when absent or unreadable."""
+    try:
+        raw = json.loads((ws / STATE_DIR / ENGINE_FILE).read_text())
+        pgid = raw.get("run_pgid")
+        if (
+            type(raw["pid"]) is not int
+            or not isinstance(raw["tag"], str)
+            or not isinstance(raw["started"], str)
+            or (pgid is not None and type(pgid) is not int)
+        ):
+            return None
+        return EngineInfo(raw["pid"], raw["tag"], raw["started"], pgid)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        # Half-written or foreign: the engine treats it the same way, as no engine.
+        return None
+
+
+def is_engine_process(pid: int) -> bool:
+    """Whether pid is a live (not zombie) process running our engine's `run` command."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return False
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        words = [a.decode(errors="replace") for a in argv if a]
+    except FileNotFoundError:
+        return False
+    except OSError:
+        words = _ps_argv(pid)  # no /proc (macOS): ask ps
+        if words is None:
+            return False
+    # A recycled pid is some other program: the engine bundle must be on its command line.
+    return any(w.endswith(("autoresearch.cjs", "engine/main.ts")) for w in words) and "run" in words
+
+
+def _ps_argv(pid: int) -> list[str] | None:
+    """A process's command line from ps, for systems without /proc; None if it is gone."""
+    try:
+        out = subprocess.run(["ps", "-o", "stat=,command=", "-p", str(pid)], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    fields = out.stdout.split()
+    if out.returncode != 0 or not fields or fields[0].startswith("Z"):
+        return None
+    return fields[1:]
+
+
+def find_workspaces(root: Path, depth: int = 2) -> list[Path]:
+    """Folders up to `depth` below root with a program.md or an `.autoresearch/` folder."""
+    found: list[Path] = []
+
+    def visit(folder: Path, level: int) -> None:
+        if (folder / "program.md").is_file() or (folder / STATE_DIR).is_dir():
+            found.append(folder)
+        if level >= depth:
+            return
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            # Hidden folders and dependency trees hold no workspaces a user made, and can be huge.
+            if entry.name.startswith(".") or entry.name in SKIP_DIRS:
+                continue
+            try:
+                if entry.is_dir():
+                    visit(Path(entry.path), level + 1)
+            except OSError:
+                continue
+
+    visit(Path(os.path.realpath(root)), 0)
+    return found

@@ -1,0 +1,143 @@
+/**
+ * One experiment as a notebook output: a MIME bundle with the experiment's
+ * own JSON (for the panel's renderer) and static `text/html` and `text/plain`
+ * fallbacks. The HTML is plain semantic markup — tables, <details>, <pre>,
+ * <b>, <code> — with no scripts, styles or style attributes, because GitHub
+ * and nbviewer strip those and the file must still read well there.
+ * Pure: no DOM and no Node APIs, so the panel and the engine share it.
+ */
+import type { ExperimentRecord } from './journal';
+import type { Direction } from './keep';
+
+export const EXPERIMENT_MIME = 'application/vnd.autoresearch.experiment+json';
+
+/** How many lines of a crashed run's log the bundle carries. */
+export const LOG_TAIL_LINES = 30;
+
+/** What the experiment MIME type carries: the journal record less proposer internals, plus context. */
+export interface ExperimentBundleData extends Omit<ExperimentRecord, 'type' | 'proposal_meta'> {
+  metric_name: string;
+  direction: Direction;
+  /** The last lines of the run's log, for a crash; null otherwise or when the log is gone. */
+  log_tail: string | null;
+}
+
+export interface ExperimentBundle {
+  [EXPERIMENT_MIME]: ExperimentBundleData;
+  'text/html': string;
+  'text/plain': string;
+}
+
+export interface BundleOptions {
+  metric?: string;
+  direction?: Direction;
+  /** The run's log text (or its tail); only shown for a crash. */
+  log?: string | null;
+}
+
+/** Escapes text for HTML element content and attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/** The last `n` lines of a text (a trailing newline does not count as a line). */
+export function tailLines(text: string, n = LOG_TAIL_LINES): string {
+  const lines = text.replace(/\r\n/g, '\n').replace(/\n$/, '').split('\n');
+  return lines.slice(-n).join('\n');
+}
+
+/** A metric with 6 decimals, or a dash. */
+export function fmtMetric(v: number | null): string {
+  return v === null ? '—' : v.toFixed(6);
+}
+
+/** A signed delta with 6 decimals, or an empty string. */
+export function fmtDelta(v: number | null): string {
+  return v === null ? '' : `${v >= 0 ? '+' : ''}${v.toFixed(6)}`;
+}
+
+function fmtCost(usd: number): string {
+  return usd > 0 ? `$${usd.toFixed(4)}` : '—';
+}
+
+function fmtSeconds(s: number): string {
+  return s >= 90 ? `${(s / 60).toFixed(1)} min` : `${s.toFixed(1)} s`;
+}
+
+/** "(-0.010000 vs best 1.000000)", or "" when there is nothing to compare (the baseline). */
+function comparison(r: ExperimentRecord): string {
+  if (r.best_before === null) {
+    return '';
+  }
+  return r.delta === null ? `(best before ${fmtMetric(r.best_before)})` : `(${fmtDelta(r.delta)} vs best ${fmtMetric(r.best_before)})`;
+}
+
+function resourceCells(r: ExperimentRecord): Array<[string, string]> {
+  return [
+    ['lines', `+${r.lines_added} −${r.lines_removed}`],
+    ['memory', `${r.memory_gb.toFixed(1)} GB`],
+    ['run time', fmtSeconds(r.timings.run_s)],
+    ['cost', fmtCost(r.cost_usd)],
+    ['commit', r.commit ? r.commit.slice(0, 7) : '—']
+  ];
+}
+
+/** The experiment's MIME bundle: its JSON, an HTML fallback and a plain-text fallback. */
+export function experimentBundle(record: ExperimentRecord, opts: BundleOptions = {}): ExperimentBundle {
+  const metric = opts.metric ?? 'val_bpb';
+  const direction = opts.direction ?? 'lower';
+  // Only a crash shows its log: for other outcomes the summary already says what happened.
+  const logTail = record.status === 'crash' && opts.log ? tailLines(opts.log) : null;
+  // proposal_meta is proposer-internal state, not something a reader of the notebook needs.
+  const { type: _type, proposal_meta: _meta, ...rest } = record;
+  const data: ExperimentBundleData = { ...rest, metric_name: metric, direction, log_tail: logTail };
+  return {
+    [EXPERIMENT_MIME]: data,
+    'text/html': experimentHtml(record, metric, logTail),
+    'text/plain': experimentText(record, metric, logTail)
+  };
+}
+
+function experimentHtml(r: ExperimentRecord, metric: string, logTail: string | null): string {
+  const e = escapeHtml;
+  const cmp = comparison(r);
+  const header =
+    `<p><b>#${r.n}</b> <code>${e(r.status)}</code> <b>${e(metric)} ${e(fmtMetric(r.metric))}</b>` +
+    `${cmp ? ` ${e(cmp)}` : ''}${r.description ? ` — ${e(r.description)}` : ''}</p>`;
+  const parts = [header];
+  if (r.rationale) {
+    parts.push(`<p><i>Why:</i> ${e(r.rationale)}</p>`);
+  }
+  if (r.reason) {
+    parts.push(`<p><i>Reason:</i> ${e(r.reason)}</p>`);
+  }
+  const cells = resourceCells(r);
+  parts.push(
+    '<table>',
+    `<tr>${cells.map(([k]) => `<th>${e(k)}</th>`).join('')}</tr>`,
+    `<tr>${cells.map(([, v]) => `<td>${e(v)}</td>`).join('')}</tr>`,
+    '</table>'
+  );
+  if (r.diff) {
+    // Kept experiments open their diff: they are the ones that changed the branch.
+    parts.push(
+      `<details${r.status === 'keep' ? ' open' : ''}><summary>diff (+${r.lines_added} −${r.lines_removed})</summary>`,
+      `<pre><code>${e(r.diff.replace(/\n$/, ''))}</code></pre></details>`
+    );
+  }
+  if (logTail !== null) {
+    parts.push(`<details open><summary>log tail</summary>`, `<pre><code>${e(logTail)}</code></pre></details>`);
+  }
+  return `<div>\n${parts.join('\n')}\n</div>`;
+}
+
+function experimentText(r: ExperimentRecord, metric: string, logTail: string | null): string {
+  const cmp = comparison(r);
+  const lines = [`#${r.n} ${r.status}  ${metric} ${fmtMetric(r.metric)}${cmp ? `  ${cmp}` : ''}  ${r.description}`];
+  if (r.rationale) lines.push(`why: ${r.rationale}`);
+  if (r.reason) lines.push(`reason: ${r.reason}`);
+  lines.push(resourceCells(r).map(([k, v]) => `${k} ${v}`).join(' · '));
+  if (r.diff) lines.push('', r.diff.replace(/\n$/, ''));
+  if (logTail !== null) lines.push('', 'log tail:', logTail);
+  return lines.join('\n');
+}

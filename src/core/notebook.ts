@@ -1,0 +1,134 @@
+/**
+ * A run as a Jupyter notebook (nbformat 4.5): program.md as the first markdown
+ * cell, a one-line summary, the progress chart, then one output per
+ * experiment. Outputs sit in code cells with an empty, hidden source and
+ * `display_data` outputs: a notebook has no other place for rich output, and
+ * nothing here needs a kernel to show. Pure: the caller reads the files.
+ */
+import { experimentBundle } from './bundle';
+import { progressChart, VEGALITE_MIME } from './chart';
+import { progressChartSvg } from './chart-svg';
+import { experimentsOf, type ExperimentRecord, type JournalRecord } from './journal';
+import type { Direction } from './keep';
+
+export interface NotebookInput {
+  /** program.md's text. */
+  program: string;
+  /** The run's journal records (run_start gives the metric and direction). */
+  records: JournalRecord[];
+  tag: string;
+  /** The chart as SVG; drawn with `progressChartSvg` when not given. */
+  chartSvg?: string;
+  /** Crashed experiments' log text by experiment number. */
+  logs?: Record<number, string>;
+}
+
+type Output = { output_type: 'display_data'; data: Record<string, unknown>; metadata: Record<string, unknown> };
+type Cell =
+  | { cell_type: 'markdown'; id: string; metadata: Record<string, unknown>; source: string[] }
+  | { cell_type: 'code'; id: string; metadata: Record<string, unknown>; source: string[]; execution_count: null; outputs: Output[] };
+
+export interface Notebook {
+  nbformat: 4;
+  nbformat_minor: 5;
+  metadata: Record<string, unknown>;
+  cells: Cell[];
+}
+
+/** Splits text into lines that keep their newline, the way Jupyter stores multi-line strings. */
+export function toLines(text: string): string[] {
+  return text.split(/(?<=\n)/).filter(l => l.length > 0);
+}
+
+const FRONT_MATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+
+/**
+ * program.md as markdown: front matter shown as a YAML block, since as raw
+ * markdown its `---` lines would render as a rule and a heading.
+ */
+export function programMarkdown(text: string): string {
+  const m = FRONT_MATTER.exec(text);
+  if (!m) {
+    return text;
+  }
+  return `\`\`\`yaml\n${m[1]}\n\`\`\`\n\n${text.slice(m[0].length)}`;
+}
+
+function summaryMarkdown(tag: string, exps: ExperimentRecord[], metric: string, direction: Direction): string {
+  const counts = new Map<string, number>();
+  exps.forEach(e => counts.set(e.status, (counts.get(e.status) ?? 0) + 1));
+  const kept = exps.filter(e => e.status === 'keep' && e.metric !== null);
+  const best = kept[kept.length - 1];
+  const baseline = kept[0];
+  const cost = exps.reduce((s, e) => s + e.cost_usd, 0);
+  const parts = [`${exps.length} experiments${counts.size ? ` (${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')})` : ''}`];
+  if (best) {
+    const change = baseline && baseline !== best ? `, from ${baseline.metric!.toFixed(6)} at the baseline` : '';
+    parts.push(`best ${metric} ${best.metric!.toFixed(6)} (#${best.n}${best.commit ? `, \`${best.commit.slice(0, 7)}\`` : ''}${change}; ${direction} is better)`);
+  }
+  if (cost > 0) {
+    parts.push(`proposals cost $${cost.toFixed(4)}`);
+  }
+  // Backticks in a tag would break the inline code; tags are branch names, so this is rare.
+  return `## Run \`${tag.replace(/`/g, '')}\` on branch \`autoresearch/${tag.replace(/`/g, '')}\`\n\n${parts.join(' · ')}.\n`;
+}
+
+function outputCell(id: string, data: Record<string, unknown>): Cell {
+  // The empty source is hidden so JupyterLab shows just the output.
+  return {
+    cell_type: 'code',
+    id,
+    metadata: { jupyter: { source_hidden: true }, tags: ['autoresearch'] },
+    source: [],
+    execution_count: null,
+    outputs: [{ output_type: 'display_data', data, metadata: {} }]
+  };
+}
+
+/** Text values as Jupyter writes them (lists of lines); JSON values stay objects. */
+function mimeData(bundle: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(bundle).map(([k, v]) => [k, typeof v === 'string' ? toLines(v) : v]));
+}
+
+/** The chart's output bundle: Vega-Lite for JupyterLab, SVG for GitHub and nbviewer, text for the rest. */
+export function chartBundle(exps: ExperimentRecord[], metric: string, direction: Direction, svg?: string): Record<string, unknown> {
+  const shown = exps.filter(e => e.status === 'keep' || e.status === 'discard' || e.status === 'crash').length;
+  return {
+    [VEGALITE_MIME]: progressChart(exps, { metric, direction }),
+    'image/svg+xml': svg ?? progressChartSvg(exps, { metric, direction }),
+    'text/plain': `<progress chart: ${metric} over ${shown} experiments>`
+  };
+}
+
+/** The metric and direction of a run: its last run_start's config, else the defaults. */
+export function runMetric(records: JournalRecord[]): { metric: string; direction: Direction } {
+  const start = [...records].reverse().find(r => r.type === 'run_start');
+  return start?.type === 'run_start' ? { metric: start.config.metric, direction: start.config.direction } : { metric: 'val_bpb', direction: 'lower' };
+}
+
+/** The run as an nbformat 4.5 notebook (a JSON-ready object). */
+export function buildNotebook(input: NotebookInput): Notebook {
+  const { metric, direction } = runMetric(input.records);
+  const exps = experimentsOf(input.records);
+  const cells: Cell[] = [
+    { cell_type: 'markdown', id: 'program', metadata: {}, source: toLines(programMarkdown(input.program)) },
+    { cell_type: 'markdown', id: 'summary', metadata: {}, source: toLines(summaryMarkdown(input.tag, exps, metric, direction)) },
+    outputCell('chart', mimeData(chartBundle(exps, metric, direction, input.chartSvg)))
+  ];
+  const ids = new Set<string>();
+  for (const e of exps) {
+    const bundle = experimentBundle(e, { metric, direction, log: input.logs?.[e.n] ?? null });
+    // Cell ids must be unique; a journal never repeats a number, but a hand-merged one might.
+    let id = `experiment-${e.n}`;
+    for (let i = 2; ids.has(id); i++) id = `experiment-${e.n}-${i}`;
+    ids.add(id);
+    cells.push(outputCell(id, mimeData({ ...bundle })));
+  }
+  return {
+    nbformat: 4,
+    nbformat_minor: 5,
+    // No kernelspec: the notebook holds outputs only and should open without asking for a kernel.
+    metadata: { language_info: { name: 'python' }, autoresearch: { tag: input.tag, metric, direction } },
+    cells
+  };
+}

@@ -1,0 +1,81 @@
+/** `autoresearch export`: a run as `<tag>.ipynb` in the workspace, readable on GitHub and nbviewer. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { experimentsOf } from '../core/journal';
+import { buildNotebook, type Notebook } from '../core/notebook';
+import { JournalStore } from './journal-store';
+import { pickTag } from './report';
+import { runPaths, UserError } from './workspace';
+
+/** Bytes read from the end of a log for its tail: LOG_TAIL_LINES lines fit with room to spare. */
+const LOG_TAIL_BYTES = 64 * 1024;
+
+/** The end of a log file, or null when it is gone (logs live in git-ignored state and may be cleaned). */
+function readLogTail(dir: string, logPath: string | null): string | null {
+  if (!logPath) {
+    return null;
+  }
+  const file = path.resolve(dir, logPath);
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const length = Math.min(size, LOG_TAIL_BYTES);
+      const buf = Buffer.alloc(length);
+      fs.readSync(fd, buf, 0, length, size - length);
+      return buf.toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+}
+
+/** The notebook of a run (the latest when no tag is given). */
+export function notebookOf(dir: string, tag?: string): { tag: string; notebook: Notebook } {
+  const t = pickTag(dir, tag);
+  const records = new JournalStore(runPaths(dir, t).journal).read();
+  const programFile = path.join(dir, 'program.md');
+  const program = fs.existsSync(programFile) ? fs.readFileSync(programFile, 'utf8') : '';
+  const logs: Record<number, string> = {};
+  for (const e of experimentsOf(records)) {
+    const log = e.status === 'crash' ? readLogTail(dir, e.log_path) : null;
+    if (log !== null) {
+      logs[e.n] = log;
+    }
+  }
+  return { tag: t, notebook: buildNotebook({ program, records, tag: t, logs }) };
+}
+
+/** Writes a file so a reader never sees it half-written: a temp file beside it, then a rename. */
+export function writeAtomic(file: string, text: string): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  try {
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+/**
+ * Exports a run as a notebook: to `out` (relative to the current folder), else `<dir>/<tag>.ipynb`;
+ * `out` "-" means the JSON goes to `write` (stdout) instead of a file.
+ */
+export function exportNotebook(dir: string, opts: { tag?: string; out?: string; write?: (text: string) => void } = {}): { tag: string; file: string | null; experiments: number } {
+  const { tag, notebook } = notebookOf(dir, opts.tag);
+  const text = JSON.stringify(notebook, null, 1) + '\n';
+  const experiments = notebook.cells.filter(c => c.id.startsWith('experiment-')).length;
+  if (opts.out === '-') {
+    (opts.write ?? (t => process.stdout.write(t)))(text);
+    return { tag, file: null, experiments };
+  }
+  const file = path.resolve(opts.out ?? path.join(dir, `${tag}.ipynb`));
+  if (!fs.existsSync(path.dirname(file))) {
+    throw new UserError(`cannot write ${file}: the folder ${path.dirname(file)} does not exist`);
+  }
+  writeAtomic(file, text);
+  return { tag, file, experiments };
+}

@@ -1,0 +1,74 @@
+/** The experiment MIME bundle: its JSON, and HTML and plain-text fallbacks that survive GitHub's sanitiser. */
+import { describe, expect, it } from 'vitest';
+import { EXPERIMENT_MIME, escapeHtml, experimentBundle, tailLines } from '../src/core/bundle';
+import { record } from './helpers/records';
+import { expectStaticHtml } from './helpers/static-html';
+
+describe('experimentBundle', () => {
+  it('a kept experiment: header with number, status, metric and delta vs the best before; the diff open', () => {
+    const r = record(3, { status: 'keep', metric: 0.99, best_before: 1, delta: -0.01, description: 'lower the LR', rationale: 'loss was noisy', cost_usd: 0.0123 });
+    const b = experimentBundle(r, { metric: 'val_bpb', direction: 'lower' });
+    const html = b['text/html'];
+    expect(html).toContain('<b>#3</b> <code>keep</code> <b>val_bpb 0.990000</b> (-0.010000 vs best 1.000000) — lower the LR');
+    expect(html).toContain('<p><i>Why:</i> loss was noisy</p>');
+    expect(html).toContain('<details open><summary>diff (+1 −1)</summary>');
+    expect(html).toContain('-LEARNING_RATE = 0.001\n+LEARNING_RATE = 0.0040');
+    expect(html).toMatch(/<td>\+1 −1<\/td><td>2\.0 GB<\/td><td>5\.0 min<\/td><td>\$0\.0123<\/td><td>bbbbbbb<\/td>/);
+    expectStaticHtml(html);
+    const text = b['text/plain'];
+    expect(text.split('\n')[0]).toBe('#3 keep  val_bpb 0.990000  (-0.010000 vs best 1.000000)  lower the LR');
+    expect(text).toContain('why: loss was noisy');
+    expect(text).toContain('+LEARNING_RATE = 0.0040');
+  });
+
+  it('other experiments keep their diff collapsed; the baseline has no comparison and no diff', () => {
+    expect(experimentBundle(record(4))['text/html']).toContain('<details><summary>diff');
+    const base = experimentBundle(record(0, { diff: '', lines_added: 0, lines_removed: 0, description: 'baseline' }));
+    expect(base['text/html']).toContain('<b>val_bpb 1.000000</b> — baseline</p>');
+    expect(base['text/html']).not.toContain('<details');
+  });
+
+  it('the JSON carries the record without proposer internals, plus metric, direction and log tail', () => {
+    const r = record(2, { proposal_meta: { kind: 'offline', secret: 1 } });
+    const data = experimentBundle(r, { metric: 'acc', direction: 'higher' })[EXPERIMENT_MIME];
+    expect(data).not.toHaveProperty('proposal_meta');
+    expect(data).not.toHaveProperty('type');
+    expect(data).toMatchObject({ n: 2, status: 'discard', diff: r.diff, metric_name: 'acc', direction: 'higher', log_tail: null });
+  });
+
+  it('a crash shows its reason and the last 30 lines of its log, escaped', () => {
+    const log = Array.from({ length: 50 }, (_, i) => `line ${i}`).join('\n') + '\nRuntimeError: <bad> & "worse"\n';
+    const b = experimentBundle(record(5, { status: 'crash' }), { log });
+    const html = b['text/html'];
+    expect(html).toContain('<p><i>Reason:</i> exited with code 1: RuntimeError: boom</p>');
+    expect(html).toContain('<details open><summary>log tail</summary>');
+    expect(html).toContain('RuntimeError: &lt;bad&gt; &amp; &quot;worse&quot;');
+    expect(html).toContain('line 49');
+    expect(html).toContain('line 21');
+    expect(html).not.toContain('line 20\n');
+    expect(b[EXPERIMENT_MIME].log_tail?.split('\n')).toHaveLength(30);
+    expect(b['text/plain']).toContain('log tail:\nline 21');
+    expectStaticHtml(html);
+  });
+
+  it('a log is ignored unless the experiment crashed', () => {
+    const b = experimentBundle(record(6), { log: 'step 1 | loss 3.2' });
+    expect(b['text/html']).not.toContain('log tail');
+    expect(b[EXPERIMENT_MIME].log_tail).toBeNull();
+  });
+
+  it('escapes everything a proposal writes', () => {
+    const evil = '<script>alert(1)</script><img src=x onerror="alert(2)"><style>p{}</style>';
+    const r = record(7, { description: evil, rationale: evil, diff: `+${evil}\n`, reason: evil, status: 'rejected', metric: null });
+    const html = experimentBundle(r)['text/html'];
+    expectStaticHtml(html);
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(experimentBundle(r)['text/plain']).toContain(evil);
+  });
+
+  it('helpers: escapeHtml and tailLines', () => {
+    expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+    expect(tailLines('a\nb\nc\n', 2)).toBe('b\nc');
+    expect(tailLines('a\r\nb', 5)).toBe('a\nb');
+  });
+});

@@ -1,0 +1,105 @@
+/** The progress chart: the Vega-Lite spec JupyterLab renders and the static SVG exports carry. */
+import { describe, expect, it } from 'vitest';
+import { chartRows, progressChart, shortLabel, VEGALITE_MIME } from '../src/core/chart';
+import { niceTicks, progressChartSvg } from '../src/core/chart-svg';
+import type { ExperimentRecord } from '../src/core/journal';
+import { record } from './helpers/records';
+
+/** #0 baseline 1.0, #1 discard, #2 keep 0.98, #3 crash, #4 rejected, #5 interrupted, #6 keep 0.97, #7 discard. */
+function run(): ExperimentRecord[] {
+  return [
+    record(0, { status: 'keep', metric: 1.0 }),
+    record(1, { status: 'discard', metric: 1.01 }),
+    record(2, { status: 'keep', metric: 0.98, description: 'kept <b>two</b> & "more"' }),
+    record(3, { status: 'crash' }),
+    record(4, { status: 'rejected' }),
+    record(5, { status: 'interrupted', metric: null }),
+    record(6, { status: 'keep', metric: 0.97 }),
+    record(7, { status: 'discard', metric: 0.99 })
+  ];
+}
+
+interface Layer {
+  transform?: Array<{ filter: string }>;
+  mark: Record<string, unknown>;
+  encoding: Record<string, Record<string, unknown>>;
+}
+
+describe('chartRows', () => {
+  it('plots keeps, discards and crashes with the running best; rejected and interrupted are left out', () => {
+    const rows = chartRows(run());
+    expect(rows.map(r => r.n)).toEqual([0, 1, 2, 3, 6, 7]);
+    expect(rows.map(r => r.best)).toEqual([1.0, 1.0, 0.98, 0.98, 0.97, 0.97]);
+    expect(rows.find(r => r.n === 3)).toMatchObject({ status: 'crash', value: null });
+    expect(rows.filter(r => r.label !== null).map(r => r.n)).toEqual([0, 2, 6]);
+  });
+
+  it('labels are one line and cut', () => {
+    expect(shortLabel('a\n  b')).toBe('a b');
+    expect(shortLabel('x'.repeat(100))).toHaveLength(40);
+    expect(shortLabel('x'.repeat(100)).endsWith('…')).toBe(true);
+  });
+});
+
+describe('progressChart (Vega-Lite)', () => {
+  it('is a v5 layered spec: step line of the best, points by status, labels for keeps, crashes pinned', () => {
+    const spec = progressChart(run(), { metric: 'val_bpb', direction: 'lower' });
+    expect(VEGALITE_MIME).toBe('application/vnd.vegalite.v5+json');
+    expect(spec.$schema).toBe('https://vega.github.io/schema/vega-lite/v5.json');
+    expect((spec.data as { values: unknown[] }).values).toHaveLength(6);
+    const [line, points, labels, crashes] = spec.layer as Layer[];
+    expect(line.mark).toMatchObject({ type: 'line', interpolate: 'step-after' });
+    expect(line.encoding.y.field).toBe('best');
+    expect(points.mark.type).toBe('point');
+    expect(points.encoding.color.scale).toMatchObject({ domain: ['keep', 'discard', 'crash'] });
+    expect(points.encoding.size).toMatchObject({ condition: { test: "datum.status === 'keep'" } });
+    expect(labels.mark.type).toBe('text');
+    expect(labels.transform?.[0].filter).toBe("datum.status === 'keep'");
+    expect(labels.encoding.text.field).toBe('label');
+    expect(crashes.mark).toMatchObject({ type: 'point', shape: 'cross' });
+    // Lower is better: worse results lie at the top, so crashes sit there.
+    expect(crashes.encoding.y).toEqual({ value: 0 });
+    expect(points.encoding.y.title).toBe('val_bpb (lower is better)');
+    expect(JSON.parse(JSON.stringify(spec))).toEqual(spec);
+  });
+
+  it('when higher is better, crashes sit at the bottom', () => {
+    const spec = progressChart(run(), { metric: 'acc', direction: 'higher' });
+    expect((spec.layer as Layer[])[3].encoding.y).toEqual({ value: 'height' });
+  });
+});
+
+describe('progressChartSvg', () => {
+  it('draws a point per keep and discard, a cross per crash, the step line, and escapes labels', () => {
+    const svg = progressChartSvg(run(), { metric: 'val_bpb', direction: 'lower' });
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.endsWith('</svg>')).toBe(true);
+    // Circles: 5 plotted results plus two legend marks.
+    expect(svg.match(/<circle /g)).toHaveLength(5 + 2);
+    expect(svg.match(/<title>#3 crash/g)).toHaveLength(1);
+    expect(svg).toMatch(/<path d="M[\d.]+ [\d.]+ H[\d.]+ V[\d.]+/);
+    expect(svg).toContain('kept &lt;b&gt;two&lt;/b&gt; &amp; &quot;more&quot;');
+    expect(svg).not.toMatch(/<script|<style|\sstyle=|<b>/);
+    expect(svg).toContain('val_bpb (lower is better)');
+    // Balanced tags: every element opened is closed or self-closing.
+    const opened = (svg.match(/<[a-z]+[^>]*[^/]>/g) ?? []).length;
+    const closed = (svg.match(/<\/[a-z]+>/g) ?? []).length;
+    expect(opened).toBe(closed);
+  });
+
+  it('an empty run still draws a chart that says so', () => {
+    const svg = progressChartSvg([], { metric: 'val_bpb', direction: 'lower' });
+    expect(svg).toContain('no experiments with a result yet');
+    expect(svg).not.toContain('NaN');
+  });
+
+  it('a single flat result is not a degenerate scale', () => {
+    expect(progressChartSvg([record(0, { status: 'keep', metric: 1 })], { metric: 'm', direction: 'higher' })).not.toContain('NaN');
+  });
+
+  it('niceTicks picks 1-2-5 steps', () => {
+    expect(niceTicks(0, 10)).toEqual([0, 2, 4, 6, 8, 10]);
+    expect(niceTicks(0.96, 1.01)).toEqual([0.96, 0.97, 0.98, 0.99, 1, 1.01]);
+    expect(niceTicks(3, 3)).toEqual([3]);
+  });
+});

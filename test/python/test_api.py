@@ -1,0 +1,263 @@
+"""The REST and WebSocket routes on a real jupyter server, with the real engine, git and workspaces."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import alive, git_status, journal, make_workspace, wait_for
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.websocket import websocket_connect
+
+ROUTES = [
+    ("GET", "workspaces"),
+    ("POST", "workspaces"),
+    ("GET", "runs"),
+    ("POST", "runs"),
+    ("POST", "runs/stop"),
+    ("POST", "runs/resume"),
+    ("GET", "runs/status"),
+    ("GET", "experiments"),
+    ("GET", "log"),
+    ("WS", "events"),
+]
+
+
+@pytest.mark.parametrize("method,route", ROUTES)
+async def test_every_route_refuses_a_request_without_the_token(
+    method, route, jp_http_port, jp_base_url, jp_root_dir, workspace, supervisor, api
+):
+    params = "path=ws&tag=t&n=0"
+    url = f"localhost:{jp_http_port}{jp_base_url}autoresearch/{route}?{params}"
+    body = {"workspaces": {"path": "made"}, "runs": {"path": "ws", "proposer": "offline"}}.get(route, {"path": "ws"})
+    with pytest.raises(HTTPClientError) as refused:
+        if method == "WS":
+            await websocket_connect(HTTPRequest(f"ws://{url}"))
+        else:
+            request = HTTPRequest(
+                f"http://{url}", method=method, body=json.dumps(body) if method == "POST" else None, follow_redirects=False
+            )
+            await AsyncHTTPClient().fetch(request)
+    assert refused.value.code == 403
+
+    # Nothing happened: no engine, no run, no new folder.
+    assert not (workspace / ".autoresearch").exists()
+    assert not (Path(jp_root_dir) / "made").exists()
+    assert not supervisor.children
+    code, runs = await api("runs", path="ws")
+    assert (code, runs["runs"], runs["engine"]) == (200, [], None)
+
+
+BAD_RUN_BODIES = [
+    ({}, "path"),
+    ({"path": 7}, "path"),
+    ({"path": "../outside"}, "path"),
+    ({"path": "no-such-folder"}, "path"),
+    ({"path": "ws", "budget_s": -1}, "budget_s"),
+    ({"path": "ws", "budget_s": "60"}, "budget_s"),
+    ({"path": "ws", "budget_s": True}, "budget_s"),
+    ({"path": "ws", "timeout_s": 0}, "timeout_s"),
+    ({"path": "ws", "max_experiments": 1.5}, "max_experiments"),
+    ({"path": "ws", "max_experiments": -1}, "max_experiments"),
+    ({"path": "ws", "hours": "2"}, "hours"),
+    ({"path": "ws", "max_dollars": 0}, "max_dollars"),
+    ({"path": "ws", "proposer": "gpt"}, "proposer"),
+    ({"path": "ws", "model": ""}, "model"),
+    ({"path": "ws", "tag": "a b"}, "tag"),
+    ({"path": "ws", "tag": "x;rm -rf"}, "tag"),
+    ({"path": "ws", "resume": "yes"}, "resume"),
+    ({"path": "ws", "pipeline": 1}, "pipeline"),
+    ({"path": "ws", "kernel": "no-such-kernel"}, "kernel"),
+    ({"path": "ws", "budget": 60}, "budget"),
+]
+
+
+@pytest.mark.parametrize("body,field", BAD_RUN_BODIES)
+async def test_a_bad_run_body_is_refused_naming_the_field(body, field, workspace, supervisor, api):
+    code, reply = await api("runs", "POST", body)
+    assert code == 400, reply
+    assert reply["field"] == field
+    assert field in reply["message"]
+    assert not supervisor.children and not (workspace / ".autoresearch").exists()
+
+
+@pytest.mark.parametrize(
+    "route,body,field",
+    [
+        ("runs", "not json", None),
+        ("runs", [1, 2], None),
+        ("runs/resume", {"path": "ws", "resume": True}, "resume"),
+        ("runs/stop", {}, "path"),
+        ("runs/stop", {"path": "ws", "force": True}, "force"),
+        ("workspaces", {"path": "new", "template": "huge-gpu"}, "template"),
+        ("workspaces", {"path": "new", "budget_s": 0.5}, "budget_s"),
+        ("workspaces", {"path": ""}, "path"),
+        ("workspaces", {"path": "/../../etc"}, "path"),
+    ],
+)
+async def test_other_bad_bodies_are_refused(route, body, field, jp_root_dir, workspace, supervisor, api):
+    code, reply = await api(route, "POST", body)
+    assert code == 400, reply
+    assert reply["field"] == field
+    assert not (Path(jp_root_dir) / "new").exists()
+
+
+@pytest.mark.parametrize(
+    "route,params,field,status",
+    [
+        ("runs", {}, "path", 400),
+        ("runs", {"path": "nowhere"}, "path", 404),
+        ("experiments", {"path": "ws", "limit": "lots"}, "limit", 400),
+        ("experiments", {"path": "ws", "offset": "-1"}, "offset", 400),
+        ("experiments", {"path": "ws", "tag": "none"}, "tag", 404),
+        ("runs/status", {"path": "ws", "tag": "../x"}, "tag", 400),
+        ("log", {"path": "ws"}, None, 404),  # no runs yet
+    ],
+)
+async def test_bad_queries_are_refused(route, params, field, status, workspace, supervisor, api):
+    code, reply = await api(route, **params)
+    assert code == status, reply
+    assert reply["field"] == field
+
+
+async def test_create_a_workspace_then_find_it(jp_root_dir, engine_bundle, supervisor, api):
+    code, made = await api("workspaces", "POST", {"path": "projects/first", "budget_s": 5})
+    assert code == 201, made
+    assert made["path"] == "projects/first"
+    folder = Path(jp_root_dir) / "projects" / "first"
+    assert "budget_s: 5" in (folder / "program.md").read_text()
+    assert git_status(folder) == ""
+
+    code, again = await api("workspaces", "POST", {"path": "projects/first"})
+    assert code == 400
+    assert "exists and is not empty" in again["message"] and again["field"] == "path"
+
+    code, listed = await api("workspaces")
+    assert code == 200
+    assert {"path": "projects/first", "name": "first", "program": True, "runs": [], "engine": None} in listed["workspaces"]
+
+
+async def test_without_node_a_start_says_what_to_install(workspace, supervisor, api, monkeypatch, tmp_path):
+    monkeypatch.setenv("AUTORESEARCH_NODE", str(tmp_path / "no-node"))
+    code, reply = await api("runs", "POST", {"path": "ws", "proposer": "offline"})
+    assert code == 503
+    assert reply["message"].startswith("Node.js >= 20 is required on the Jupyter server host")
+    assert not (workspace / ".autoresearch").exists()
+
+
+async def test_an_engine_refusal_is_relayed_in_one_line(workspace, supervisor, api):
+    (workspace / "train.py").write_text("print('uncommitted')\n")
+    code, reply = await api("runs", "POST", {"path": "ws", "proposer": "offline", "tag": "dirty"})
+    assert code == 400, reply
+    assert "uncommitted changes" in reply["message"] and "\n" not in reply["message"]
+    assert not supervisor.children
+
+
+async def test_a_refusal_after_the_start_wait_shows_in_the_runs(workspace, supervisor, api):
+    (workspace / "train.py").write_text("print('uncommitted')\n")
+    supervisor.start_wait_s = 0  # as if the engine were slow to get to its checks
+    code, started = await api("runs", "POST", {"path": "ws", "proposer": "offline", "tag": "late"})
+    assert code == 202, started
+
+    async def failure():
+        code, runs = await api("runs", path="ws")
+        return runs["last_failure"]
+
+    failed = await wait_for(failure, timeout=30, what="the failure in GET /runs")
+    assert failed["tag"] == "late" and failed["exit_code"] == 1
+    assert "uncommitted changes" in failed["message"]
+
+
+async def test_start_experiments_stream_conflict_and_stop(workspace, supervisor, api, jp_ws_fetch):
+    os.environ["ANTHROPIC_API_KEY"] = "sk-test-never-echoed-0123456789"
+    try:
+        code, started = await api("runs", "POST", {"path": "ws", "proposer": "offline", "tag": "t1", "pipeline": False})
+    finally:
+        del os.environ["ANTHROPIC_API_KEY"]
+    assert code == 202, started
+    assert started["tag"] == "t1" and alive(started["pid"])
+    assert "sk-test" not in json.dumps(started)
+
+    socket = await jp_ws_fetch("autoresearch", "events", params={"path": "ws", "tag": "t1"})
+    messages = []
+
+    async def experiments_over_socket():
+        while True:
+            raw = await socket.read_message()
+            messages.append(json.loads(raw))
+            if sum(1 for m in messages if m["type"] == "record" and m["record"]["type"] == "experiment") >= 3:
+                return True
+
+    await wait_for(experiments_over_socket, timeout=60, what="3 experiments over the WebSocket")
+    kinds = [m["record"]["type"] for m in messages if m["type"] == "record"]
+    assert kinds[:2] == ["run_start", "experiment_start"]
+    assert any(m["type"] == "state" and m["state"] == "running" and m["pid"] == started["pid"] for m in messages)
+
+    code, page = await api("experiments", path="ws", tag="t1", limit=2)
+    assert code == 200 and page["total"] >= 3 and len(page["experiments"]) == 2
+    assert [e["n"] for e in page["experiments"]] == [0, 1]
+    assert page["experiments"][0]["description"] == "baseline"
+
+    code, again = await api("runs", "POST", {"path": "ws", "proposer": "offline"})
+    assert code == 409 and "already running" in again["message"]
+
+    code, status = await api("runs/status", path="ws")
+    assert code == 200 and status["state"] == "running" and status["tag"] == "t1" and status["pid"] == started["pid"]
+
+    code, stopping = await api("runs/stop", "POST", {"path": "ws"})
+    assert code == 202 and stopping["pid"] == started["pid"]
+    await wait_for(lambda: not alive(started["pid"]), timeout=30, what="the engine to exit")
+    end = journal(workspace, "t1")[-1]
+    assert end["type"] == "run_end" and end["reason"] in ("stop", "signal")
+    assert git_status(workspace) == ""
+
+    async def stopped_on_socket():
+        message = json.loads(await socket.read_message())
+        return message["type"] == "state" and message["state"] == "stopped"
+
+    await wait_for(stopped_on_socket, timeout=20, what="the stopped state over the WebSocket")
+    socket.close()
+
+    code, runs = await api("runs", path="ws")
+    assert code == 200 and runs["engine"] is None
+    (run,) = runs["runs"]
+    assert run["state"] == "stopped" and run["end"]["reason"] == end["reason"]
+    assert run["experiments"] >= 3 and run["best"]["metric"] <= run["baseline"]
+    code, again = await api("runs/stop", "POST", {"path": "ws"})
+    assert code == 404
+
+
+async def test_the_stream_sends_the_live_log_of_the_running_experiment(jp_root_dir, engine_bundle, supervisor, api, jp_ws_fetch):
+    make_workspace(Path(jp_root_dir) / "slow", sleep=1.5)
+    code, started = await api("runs", "POST", {"path": "slow", "proposer": "offline", "tag": "live"})
+    assert code == 202, started
+    socket = await jp_ws_fetch("autoresearch", "events", params={"path": "slow", "tag": "live"})
+
+    async def log_line():
+        message = json.loads(await socket.read_message())
+        return message if message["type"] == "log" and "step 1 | loss 3.2500" in message["lines"] else None
+
+    log = await wait_for(log_line, timeout=30, what="a log line over the WebSocket")
+    assert log["path"] == f"slow/.autoresearch/live/logs/{log['n']:04d}.log"
+    code, status = await api("runs/status", path="slow")
+    assert status["in_flight"] is None or status["in_flight"]["log"].startswith("slow/.autoresearch/live/logs/")
+    socket.close()
+
+    code, tail = await api("log", path="slow", tag="live", n=0)
+    assert code == 200 and "step 1 | loss 3.2500" in tail["text"]
+
+
+async def test_a_corrupt_journal_line_is_a_500_naming_the_line(workspace, supervisor, api):
+    run = workspace / ".autoresearch" / "bad"
+    run.mkdir(parents=True)
+    good = {"type": "run_end", "ts": "2026-01-01T00:00:00Z", "reason": "stop", "message": None, "best_commit": None, "best_metric": None}
+    (run / "journal.jsonl").write_text(json.dumps(good) + "\n{oops\n" + json.dumps(good) + "\n")
+    code, reply = await api("experiments", path="ws", tag="bad")
+    assert code == 500 and "line 2" in reply["message"]
+
+    # A torn last line (no newline: a write cut short) is dropped, as the engine drops it.
+    (run / "journal.jsonl").write_text(json.dumps(good) + "\n" + '{"type": "run_')
+    code, reply = await api("experiments", path="ws", tag="bad")
+    assert code == 200 and reply["total"] == 0
+    code, status = await api("runs/status", path="ws", tag="bad")
+    assert status["state"] == "stopped" and status["records"] == 1

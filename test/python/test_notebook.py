@@ -1,0 +1,140 @@
+"""`from jupyterlab_autoresearch import load, show` on a real run of the bundled engine."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from jupyterlab_autoresearch import load, show
+from jupyterlab_autoresearch.node import engine_path
+
+EXPERIMENT_MIME = "application/vnd.autoresearch.experiment+json"
+VEGALITE_MIME = "application/vnd.vegalite.v5+json"
+
+TRAIN = """import os, sys
+LEARNING_RATE = 0.001
+N_LAYER = 4
+print("step 1 | loss 3.2500", flush=True)
+print("---")
+print("val_bpb:          %.6f" % (1.0 + abs(LEARNING_RATE - 0.004) + abs(N_LAYER - 6) * 0.01))
+print("peak_vram_mb:     2048.0")
+"""
+
+
+def git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    """A workspace with run `t1`: the baseline and 2 offline proposals, trained by the real engine."""
+    node = shutil.which("node")
+    assert node is not None, "the tests need Node.js >= 20 on the PATH"
+    assert engine_path().is_file(), "run `npm run build:engine` (make setup does)"
+    ws = tmp_path_factory.mktemp("ws")
+    (ws / "program.md").write_text("---\nbudget_s: 1\ntimeout_s: 20\n---\nMake val_bpb lower.\n")
+    (ws / "train.py").write_text(TRAIN)
+    (ws / "prepare.py").write_text("TIME_BUDGET = 1\n")
+    git(ws, "init", "-q", "-b", "main")
+    git(ws, "add", "-A")
+    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "initial")
+    run = subprocess.run(
+        [node, str(engine_path()), "run", str(ws), "--tag", "t1", "--max-experiments", "2", "--proposer", "offline",
+         "--python", sys.executable],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    return ws
+
+
+def journal_experiments(ws):
+    lines = (ws / ".autoresearch" / "t1" / "journal.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if json.loads(line)["type"] == "experiment"]
+
+
+def test_load_returns_a_dataframe_of_the_experiments(workspace):
+    pd = pytest.importorskip("pandas")
+    df = load(workspace)
+    assert isinstance(df, pd.DataFrame)
+    expected = journal_experiments(workspace)
+    assert len(df) == len(expected) == 3
+    assert list(df["n"]) == [0, 1, 2]
+    assert df["status"].iloc[0] == "keep"
+    assert df["metric"].iloc[0] == expected[0]["metric"]
+    assert list(df["description"]) == [e["description"] for e in expected]
+    for column in ("n", "status", "metric", "delta", "description", "rationale", "diff", "memory_gb", "timings", "cost_usd"):
+        assert column in df.columns
+    assert "type" not in df.columns
+
+
+def test_load_without_pandas_returns_dicts(workspace, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    rows = load(workspace, tag="t1")
+    expected = journal_experiments(workspace)
+    assert isinstance(rows, list)
+    assert rows == [{k: v for k, v in e.items() if k != "type"} for e in expected]
+
+
+def test_load_takes_a_journal_file_or_run_folder(workspace, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    run = workspace / ".autoresearch" / "t1"
+    assert load(run / "journal.jsonl") == load(run) == load(workspace)
+
+
+def test_load_skips_a_torn_last_line(workspace, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text((workspace / ".autoresearch" / "t1" / "journal.jsonl").read_text() + '{"type": "experi')
+    assert len(load(journal)) == 3
+
+
+def test_load_names_a_missing_run(workspace, tmp_path):
+    with pytest.raises(FileNotFoundError, match='no run tagged "nope"'):
+        load(workspace, tag="nope")
+    with pytest.raises(FileNotFoundError, match="no runs in"):
+        load(tmp_path)
+
+
+def capture_display(monkeypatch):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, raw=False, **kw: shown.append((obj, raw)))
+    return shown
+
+
+def test_show_displays_the_chart_then_each_experiment(workspace, monkeypatch):
+    shown = capture_display(monkeypatch)
+    show(workspace)
+    assert all(raw for _, raw in shown)
+    bundles = [obj for obj, _ in shown]
+    chart, *experiments = bundles
+    assert set(chart) == {VEGALITE_MIME, "image/svg+xml", "text/plain"}
+    assert chart["image/svg+xml"].startswith("<svg ")
+    assert chart[VEGALITE_MIME]["$schema"].endswith("vega-lite/v5.json")
+    expected = journal_experiments(workspace)
+    assert len(experiments) == len(expected)
+    for bundle, record in zip(experiments, expected):
+        assert set(bundle) == {EXPERIMENT_MIME, "text/html", "text/plain"}
+        assert bundle[EXPERIMENT_MIME]["n"] == record["n"]
+        assert isinstance(bundle["text/html"], str) and f"<b>#{record['n']}</b>" in bundle["text/html"]
+        assert "<script" not in bundle["text/html"] and "style=" not in bundle["text/html"]
+        assert bundle["text/plain"].startswith(f"#{record['n']} {record['status']}")
+
+
+def test_show_without_node_reads_an_exported_notebook(workspace, monkeypatch, tmp_path):
+    with_node = capture_display(monkeypatch)
+    show(workspace)
+    monkeypatch.setenv("AUTORESEARCH_NODE", str(tmp_path / "no-node"))
+    with pytest.raises(RuntimeError, match="Node.js >= 20 is required.*autoresearch export"):
+        show(workspace)
+    exported = workspace / "t1.ipynb"
+    subprocess.run([shutil.which("node"), str(engine_path()), "export", str(workspace)], check=True, capture_output=True)
+    try:
+        from_file = capture_display(monkeypatch)
+        show(workspace)
+    finally:
+        exported.unlink()
+    assert from_file == with_node

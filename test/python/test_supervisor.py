@@ -1,0 +1,173 @@
+"""Supervising engines: kill -9 and resume, finding an engine after a restart, SIGKILL after the grace."""
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import alive, git_status, journal, make_workspace, wait_for
+
+from jupyterlab_autoresearch.journal import JournalError, JournalTail
+from jupyterlab_autoresearch.node import engine_path
+from jupyterlab_autoresearch.supervisor import Supervisor
+
+
+async def experiments(api, path, tag):
+    code, page = await api("experiments", path=path, tag=tag, limit=1000)
+    assert code == 200, page
+    return page["experiments"]
+
+
+async def test_a_killed_engine_shows_as_died_and_resumes(workspace, supervisor, api):
+    code, started = await api("runs", "POST", {"path": "ws", "proposer": "offline", "tag": "k9"})
+    assert code == 202, started
+    await wait_for(lambda: _count(workspace, "k9") >= 2, what="2 experiments")
+
+    os.kill(started["pid"], signal.SIGKILL)
+    code, status = await wait_for(lambda: _status_is(api, "died"), timeout=20, what="state died")
+    assert status["pid"] is None and status["resumable"] is True and status["end"] is None
+    done = status["experiments"]
+
+    code, resumed = await api("runs/resume", "POST", {"path": "ws"})
+    assert code == 202, resumed
+    assert resumed["tag"] == "k9" and resumed["pid"] != started["pid"]
+    await wait_for(lambda: _count(workspace, "k9") >= done + 2, what="experiments after the resume")
+    records = journal(workspace, "k9")
+    assert [r["resume"] for r in records if r["type"] == "run_start"] == [False, True]
+
+    code, status = await api("runs/status", path="ws", tag="k9")
+    assert status["state"] == "running" and status["pid"] == resumed["pid"]
+    code, _ = await api("runs/stop", "POST", {"path": "ws"})
+    assert code == 202
+    await wait_for(lambda: not alive(resumed["pid"]), timeout=30, what="the engine to exit")
+    assert journal(workspace, "k9")[-1]["type"] == "run_end"
+    assert git_status(workspace) == ""
+
+
+def _count(ws: Path, tag: str) -> int:
+    try:
+        return sum(1 for r in journal(ws, tag) if r["type"] == "experiment")
+    except FileNotFoundError:
+        return 0
+
+
+async def _status_is(api, state: str):
+    code, status = await api("runs/status", path="ws")
+    return (code, status) if status.get("state") == state else None
+
+
+async def test_after_a_server_restart_a_running_engine_is_found_and_stopped(workspace, supervisor, api, jp_serverapp):
+    # Started from a terminal, not by this server: the server knows it only from engine.json.
+    engine = subprocess.Popen(
+        ["node", str(engine_path()), "run", str(workspace), "--proposer", "offline", "--tag", "cli"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        await wait_for(lambda: _count(workspace, "cli") >= 1, what="the CLI engine's first experiment")
+        # A restarted server has a fresh supervisor that never saw this engine start.
+        fresh = Supervisor(supervisor.root)
+        assert fresh.engine(workspace).pid == engine.pid
+        jp_serverapp.web_app.settings["autoresearch_supervisor"] = fresh
+
+        code, status = await api("runs/status", path="ws")
+        assert (code, status["state"], status["tag"], status["pid"]) == (200, "running", "cli", engine.pid)
+        code, listed = await api("workspaces")
+        (ws,) = [w for w in listed["workspaces"] if w["path"] == "ws"]
+        assert ws["engine"]["pid"] == engine.pid and ws["runs"] == ["cli"]
+        code, refused = await api("runs", "POST", {"path": "ws", "proposer": "offline"})
+        assert code == 409
+
+        code, _ = await api("runs/stop", "POST", {"path": "ws"})
+        assert code == 202
+        assert engine.wait(timeout=30) == 0
+        end = journal(workspace, "cli")[-1]
+        assert end["type"] == "run_end" and end["reason"] == "stop"
+        code, status = await api("runs/status", path="ws")
+        assert status["state"] == "stopped"
+        assert git_status(workspace) == ""
+    finally:
+        jp_serverapp.web_app.settings["autoresearch_supervisor"] = supervisor
+        fresh.close()
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+
+
+STUBBORN = """\
+import os, signal, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+LEARNING_RATE = 0.001
+print("step 1 | loss 3.2500", flush=True)
+if os.path.exists("hang"):
+    open("train.pid", "w").write(str(os.getpid()))
+    time.sleep(60)
+time.sleep(0.3)
+print("---")
+print("val_bpb: 1.0")
+"""
+
+
+async def test_an_engine_that_outlives_the_grace_is_killed_with_its_training_run(jp_root_dir, engine_bundle, supervisor, api):
+    ws = make_workspace(Path(jp_root_dir) / "stubborn", train=STUBBORN)
+    with (ws / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("train.pid\nhang\n")
+    supervisor.stop_grace_s = 1.0
+    code, started = await api("runs", "POST", {"path": "stubborn", "proposer": "offline", "tag": "s"})
+    assert code == 202, started
+    await wait_for(lambda: _count(ws, "s") >= 1, what="the baseline")
+    (ws / "hang").write_text("")  # from now on a training run ignores SIGTERM and hangs
+    await wait_for(lambda: _training_pid(ws) is not None and alive(_training_pid(ws)), what="the training run")
+    trainer = _training_pid(ws)
+
+    # A wedged engine: SIGTERM stays pending while it is stopped; only SIGKILL ends it.
+    os.kill(started["pid"], signal.SIGSTOP)
+    code, _ = await api("runs/stop", "POST", {"path": "stubborn"})
+    assert code == 202
+    await wait_for(lambda: not alive(started["pid"]), timeout=10, what="SIGKILL of the engine")
+    # Its training run has its own process group, which the wedged engine can no longer kill.
+    await wait_for(lambda: not alive(trainer), timeout=5, what="SIGKILL of the training run")
+    code, status = await api("runs/status", path="stubborn")
+    assert status["state"] == "died" and status["resumable"]
+    assert not (ws / ".autoresearch" / "stop-requested").exists()
+
+
+def _training_pid(ws: Path):
+    try:
+        return int((ws / "train.pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def test_the_journal_is_read_incrementally_and_validated(tmp_path):
+    file = tmp_path / "journal.jsonl"
+    start = {"type": "experiment_start", "ts": "t", "n": 0, "parent_commit": "abcdef0", "description": "baseline"}
+    tail = JournalTail(file)
+    assert tail.read_new() == []
+    file.write_text(json.dumps(start) + "\n" + json.dumps(start)[:20])
+    assert tail.read_new() == [start]  # the unfinished line waits for its newline
+    with file.open("a") as f:
+        f.write(json.dumps(start)[20:] + "\n")
+    assert tail.read_new() == [start]
+    with file.open("a") as f:
+        f.write(json.dumps({**start, "n": "one"}) + "\n")
+    with pytest.raises(JournalError, match="line 3 is invalid: experiment_start.n is string"):
+        tail.read_new()
+    with pytest.raises(JournalError, match="line 3"):
+        tail.read_new()  # never skipped
+
+
+@pytest.mark.parametrize(
+    "jp_server_config",
+    [
+        {
+            "ServerApp": {"jpserver_extensions": {"jupyterlab_autoresearch": True}},
+            "Autoresearch": {"stop_grace_s": 3, "start_wait_s": 0.5},
+        }
+    ],
+)
+def test_the_supervisor_timers_come_from_the_server_config(jp_serverapp):
+    sup = jp_serverapp.web_app.settings["autoresearch_supervisor"]
+    assert (sup.stop_grace_s, sup.start_wait_s) == (3.0, 0.5)
+    assert sup.root == Path(jp_serverapp.root_dir).resolve()
