@@ -12,7 +12,8 @@ PIP := $(VENV)/bin/python -m pip
 USE_VENV := export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
 # Debian packages the tests need (checked with dpkg -s first, so apt-get runs only when one is missing).
-APT_PACKAGES := git ca-certificates
+# chromium: the Galata tests' browser (Playwright's own browser download is never used).
+APT_PACKAGES := git ca-certificates chromium
 # torch==2.13.0 exactly: that release is on this disk (CPU build); anything else downloads GBs of CUDA.
 PY_PACKAGES := torch==2.13.0 numpy 'jupyterlab>=4.6,<5'
 # The bundled tiny-cpu workspace's corpus; its own dependencies are not needed.
@@ -30,7 +31,7 @@ WORKSPACE = workspaces/tiny-cpu-$$(date +%Y%m%d-%H%M%S)
 
 help:
 	@echo "make lab    - a fresh tiny-cpu workspace, opened in JupyterLab on $(LAB_IP)"
-	@echo "make test   - all tests (vitest, then pytest)"
+	@echo "make test   - all tests (vitest, pytest, then Galata in Chromium)"
 	@echo "make demo   - a headless engine run: 5 short experiments on a fresh workspace"
 	@echo "make bench  - the engine overhead benchmark"
 	@echo "make setup  - install everything (each target does this first)"
@@ -98,12 +99,14 @@ demo: setup
 	autoresearch init "$$dir" --budget 20
 	autoresearch run "$$dir" --max-experiments 5
 
-# Both suites run even when the first fails; the exit status says whether either did.
+# Every suite runs even when an earlier one fails; the exit status says whether any did.
+# Galata (ui-tests/, playwright.config.ts) starts its own JupyterLab on 127.0.0.1:8898.
 test: setup
 	@$(USE_VENV)
 	status=0
 	npx vitest run || status=$$?
 	python -m pytest test/python -q || status=$$?
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npx playwright test || status=$$?
 	exit $$status
 
 # bench/overhead takes ~3 minutes; bench/pipeline ~14 (10 experiments of 60 s, two sides at once).

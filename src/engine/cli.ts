@@ -4,7 +4,9 @@ import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { RunConfig } from '../core/journal';
 import { isAlive, readEngineInfo } from './engine-lock';
+import { KernelExecutor } from './executor/kernel';
 import { SubprocessExecutor } from './executor/subprocess';
+import type { Executor } from './executor/types';
 import { exportNotebook } from './export';
 import { initWorkspace } from './init';
 import { Loop } from './loop';
@@ -29,6 +31,28 @@ function positiveInt(v: string): number {
 }
 function abs(dir: string): string {
   return path.resolve(dir);
+}
+
+function executorName(v: string): 'subprocess' | 'kernel' {
+  if (v !== 'subprocess' && v !== 'kernel') throw new InvalidArgumentError('must be subprocess or kernel');
+  return v;
+}
+
+/** The executor --executor names; the kernel one talks to --server-url (default $JUPYTER_SERVER_URL). */
+function createExecutor(o: Record<string, unknown>): Executor {
+  if ((o.executor ?? 'subprocess') === 'subprocess') {
+    for (const flag of ['kernel', 'serverUrl', 'token'] as const) {
+      if (o[flag] !== undefined) throw new UserError(`--${flag === 'serverUrl' ? 'server-url' : flag} applies to --executor kernel`);
+    }
+    return new SubprocessExecutor();
+  }
+  const serverUrl = (o.serverUrl as string | undefined) ?? process.env.JUPYTER_SERVER_URL;
+  if (!serverUrl) {
+    throw new UserError('--executor kernel needs a Jupyter server: pass --server-url URL (or set JUPYTER_SERVER_URL) and --token T (or JUPYTER_TOKEN)');
+  }
+  // @jupyterlab/services logs connection chatter with console.debug, which Node prints on stdout.
+  console.debug = () => undefined;
+  return new KernelExecutor({ serverUrl, token: (o.token as string | undefined) ?? process.env.JUPYTER_TOKEN ?? '', kernelName: o.kernel as string | undefined });
 }
 
 /** The file `autoresearch stop` writes so the engine records the end as a stop, not a signal. */
@@ -65,16 +89,18 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
   }
   // program.md's front matter may set the model, a spending cap and prices; flags win over it.
   const { config } = loadProgram(dir, overrides);
+  const executor = createExecutor(o);
   const proposer = createProposer(proposerName, { seed, python, model: config.model, prices: config.prices });
   // The proposer holds its key now; training runs inherit this environment and must not see it (a print would log it).
   delete process.env.ANTHROPIC_API_KEY;
   delete process.env.ANTHROPIC_AUTH_TOKEN;
+  delete process.env.JUPYTER_TOKEN;
   const loop = new Loop({
     dir,
     tag: o.tag as string | undefined,
     resume: Boolean(o.resume),
     proposer,
-    executor: new SubprocessExecutor(),
+    executor,
     python,
     seed,
     maxExperiments: o.maxExperiments as number | undefined,
@@ -97,6 +123,8 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
     return 0;
   } finally {
     reporter.close();
+    // The kernel the engine started goes with it (its memory, a GPU's included, is freed).
+    if (executor instanceof KernelExecutor) await executor.dispose();
   }
 }
 
@@ -152,6 +180,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--python <path>', 'Python interpreter for the syntax check and the run (default: python3 on PATH)')
     .option('--budget <seconds>', 'override budget_s', positiveNumber)
     .option('--timeout <seconds>', 'override timeout_s (default: 2 × budget, at least budget + 60)', positiveNumber)
+    .option('--executor <name>', 'where training runs: subprocess (a child of the engine, the default) or kernel (through a Jupyter kernel)', executorName)
+    .option('--kernel <name>', 'kernelspec of the kernel executor (default: python3)')
+    .option('--server-url <url>', 'Jupyter server of the kernel executor (default: $JUPYTER_SERVER_URL)')
+    .option('--token <t>', 'token for --server-url (default: $JUPYTER_TOKEN)')
     .action(async (dir: string, o: Record<string, unknown>) => setExit(await runCommand(dir, o)));
 
   program

@@ -1,11 +1,15 @@
 /**
  * The JupyterLab front end of autoresearch. For now it checks that the server extension
- * answers and that the server host can run the engine; the panel comes later.
+ * answers and that the server host can run the engine; the panel comes later. The experiment
+ * MIME renderer is the labextension's `mimeExtension` (./renderer); a plugin here lends it
+ * JupyterLab's CodeMirror highlighter for the Python in diffs.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { fetchStatus } from './api';
+import { setLineHighlighter } from './renderer/highlight';
 
 const PLUGIN_ID = 'jupyterlab-autoresearch:plugin';
 
@@ -34,4 +38,17 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+const diffHighlighter: JupyterFrontEndPlugin<void> = {
+  id: 'jupyterlab-autoresearch:diff-highlighter',
+  description: 'Highlights the Python in experiment diffs with JupyterLab’s CodeMirror languages.',
+  autoStart: true,
+  requires: [IEditorLanguageRegistry],
+  activate: (_app: JupyterFrontEnd, languages: IEditorLanguageRegistry): void => {
+    const python = languages.findBest('python');
+    if (python) {
+      setLineHighlighter((code, el) => languages.highlight(code, python, el));
+    }
+  }
+};
+
+export default [plugin, diffHighlighter];

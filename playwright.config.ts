@@ -1,0 +1,44 @@
+/**
+ * Galata (Playwright) tests of the JupyterLab front end, in Debian's Chromium: Playwright's own
+ * browser download is never used. `npx playwright test` starts a token-less JupyterLab from
+ * the venv on 127.0.0.1 (ui-tests/jupyter_server_test_config.py), with this extension
+ * installed by `make setup`.
+ */
+import * as path from 'node:path';
+import { defineConfig } from '@playwright/test';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const galataConfig = require('@jupyterlab/galata/lib/playwright-config');
+
+const PORT = Number(process.env.GALATA_PORT ?? 8898);
+const venvBin = path.join(__dirname, '.venv', 'bin');
+
+export default defineConfig({
+  ...galataConfig,
+  testDir: 'ui-tests',
+  outputDir: 'test-results/galata',
+  globalSetup: './ui-tests/fixture.ts',
+  reporter: [['list'], ['html', { open: 'never', outputFolder: 'test-results/galata-report' }]],
+  retries: 0,
+  workers: 1,
+  timeout: 60_000,
+  use: {
+    ...galataConfig.use,
+    baseURL: `http://127.0.0.1:${PORT}`,
+    browserName: 'chromium',
+    trace: 'retain-on-failure',
+    video: 'off',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    }
+  },
+  webServer: {
+    command: `"${path.join(venvBin, 'jupyter')}" lab --config ui-tests/jupyter_server_test_config.py${process.getuid?.() === 0 ? ' --allow-root' : ''}`,
+    url: `http://127.0.0.1:${PORT}/lab`,
+    env: { GALATA_PORT: String(PORT), PATH: `${venvBin}:${process.env.PATH}` },
+    timeout: 60_000,
+    reuseExistingServer: false,
+    stdout: 'ignore',
+    stderr: 'pipe'
+  }
+});

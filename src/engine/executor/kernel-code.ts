@@ -1,0 +1,121 @@
+/**
+ * The Python the kernel executor runs inside the kernel: start the training
+ * command in its own process group, stream its output back as `stream`
+ * messages, and report what happened in a `display_data` of a private MIME
+ * type. The script's own output only ever arrives as stream text, so nothing
+ * it prints can be mistaken for the report.
+ */
+
+/** MIME type of the executor's reports (spawn and exit) inside display_data messages. */
+export const RUN_MIME = 'application/vnd.autoresearch.kernel-run+json';
+
+/** A report from the kernel side: the group started, or the run ended. */
+export type KernelReport =
+  | { nonce: string; event: 'spawn'; pgid: number; python: string }
+  | { nonce: string; event: 'exit'; exit_code: number | null; signal: string | null; interrupted: boolean; error: string | null };
+
+// The runner reads with select() so a grandchild that keeps the pipe open cannot hold the kernel
+// past the child's exit, and catches KeyboardInterrupt (the kernel interrupt the executor sends at
+// the deadline or on a stop) to SIGTERM the group, wait the grace, then SIGKILL it.
+const RUNNER = `
+def __autoresearch_run(cmd, cwd, env, grace, mime, nonce):
+    import codecs, os, select, signal, subprocess, sys, time
+    from IPython.display import display
+
+    def report(**fields):
+        fields["nonce"] = nonce
+        display({mime: fields}, raw=True)
+
+    full = dict(os.environ)
+    # The kernel's interpreter first on PATH: "python train.py" means the kernel's environment.
+    full["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full.get("PATH", "")
+    full.update(env)
+    full["PYTHONUNBUFFERED"] = "1"
+    out = {"exit_code": None, "signal": None, "interrupted": False, "error": None}
+    proc = None
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def killpg(sig):
+        try:
+            os.killpg(proc.pid, sig)
+        except OSError:
+            pass
+
+    def pump(until_s):
+        """Copies output to the kernel's stdout until EOF or until_s (monotonic) passes; True at EOF."""
+        fd = proc.stdout.fileno()
+        while True:
+            left = until_s - time.monotonic()
+            if left <= 0:
+                return False
+            ready, _, _ = select.select([fd], [], [], min(left, 0.25))
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return True
+                sys.stdout.write(decoder.decode(chunk))
+                sys.stdout.flush()
+            elif proc.poll() is not None:
+                # The child is gone; leftovers of its group must not outlive it nor hold the pipe.
+                killpg(signal.SIGKILL)
+                return pump(min(until_s, time.monotonic() + 2.0))
+
+    try:
+        try:
+            proc = subprocess.Popen(cmd, shell=True, cwd=cwd, env=full, start_new_session=True,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            report(event="spawn", pgid=proc.pid, python=sys.executable)
+            pump(float("inf"))
+            proc.wait()
+        except KeyboardInterrupt:
+            out["interrupted"] = True
+            if proc is not None:
+                killpg(signal.SIGTERM)
+                until = time.monotonic() + grace
+                try:
+                    pump(until)
+                    proc.wait(max(0.0, until - time.monotonic()))
+                except (KeyboardInterrupt, subprocess.TimeoutExpired):
+                    pass
+        if proc is not None:
+            killpg(signal.SIGKILL)
+            rc = proc.wait()
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                sys.stdout.write(tail)
+            sys.stdout.flush()
+            if rc < 0:
+                try:
+                    out["signal"] = signal.Signals(-rc).name
+                except ValueError:
+                    out["signal"] = "SIG%d" % -rc
+            else:
+                out["exit_code"] = rc
+    except BaseException as e:
+        out["error"] = "%s: %s" % (type(e).__name__, e)
+        if proc is not None:
+            killpg(signal.SIGKILL)
+    finally:
+        if proc is not None and proc.stdout is not None:
+            proc.stdout.close()
+        report(event="exit", **out)
+`;
+
+/** Code that runs one training command in the kernel and reports on it. */
+export function runnerCode(o: { command: string; cwd: string; env: Record<string, string>; graceS: number; nonce: string }): string {
+  const args = [o.command, o.cwd, o.env, o.graceS, RUN_MIME, o.nonce].map(a => JSON.stringify(a)).join(', ');
+  // JSON literals are valid Python here: strings, numbers and a str→str object only.
+  return `${RUNNER}\ntry:\n    __autoresearch_run(${args})\nfinally:\n    del __autoresearch_run\n`;
+}
+
+/** Code that SIGKILLs process groups a dead or restarted kernel left behind. */
+export function reapCode(pgids: number[]): string {
+  return `import os as __ar_os, signal as __ar_signal
+for __ar_pgid in ${JSON.stringify(pgids)}:
+    try:
+        __ar_os.killpg(__ar_pgid, __ar_signal.SIGKILL)
+    except OSError:
+        pass
+del __ar_os, __ar_signal, __ar_pgid
+`;
+}

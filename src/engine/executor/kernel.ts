@@ -1,0 +1,247 @@
+/**
+ * Runs the training command through a Jupyter kernel, so it trains in the
+ * kernel's environment (often the one with the GPU). One kernel of the chosen
+ * kernelspec is started on first use and reused; each experiment executes a
+ * small runner in it (kernel-code.ts) that starts the command in its own
+ * process group, streams its output back over iopub and reports the exit.
+ *
+ * Deadline and stop: the kernel is interrupted; the runner catches the
+ * KeyboardInterrupt, SIGTERMs the group, waits the grace, SIGKILLs it. A kernel
+ * that does not answer within the grace (plus a margin) is shut down. A kernel
+ * that dies or restarts mid-run makes that experiment a crash; the next one
+ * gets a fresh kernel, whose first act is to SIGKILL the group the old one left.
+ *
+ * Culling: while the runner executes, the kernel's execution_state is busy and
+ * it streams output, so jupyter_server's culler (cull_busy defaults to False)
+ * leaves it alone for the whole run; between experiments it is idle for
+ * seconds only.
+ *
+ * This covers kernels that see the workspace's folder (local kernels); the run's
+ * cwd is the workspace path as the engine sees it.
+ */
+import { randomUUID } from 'node:crypto';
+import { KernelAPI, KernelConnection, ServerConnection, type Kernel, type KernelMessage } from '@jupyterlab/services';
+import WebSocket from 'ws';
+import { reapCode, RUN_MIME, runnerCode, type KernelReport } from './kernel-code';
+import { KILL_GRACE_S } from './subprocess';
+import type { Executor, RunOutcome, RunRequest } from './types';
+import { UserError } from '../workspace';
+
+export interface KernelExecutorOptions {
+  /** The Jupyter server, e.g. http://127.0.0.1:8888/ (a base_url path included). */
+  serverUrl: string;
+  token?: string;
+  /** Kernelspec name; default python3. */
+  kernelName?: string;
+  /** Seconds between SIGTERM and SIGKILL of the run's group. */
+  graceS?: number;
+  /** Seconds past the grace to wait for an interrupted kernel before restarting it. */
+  interruptMarginS?: number;
+  /** Seconds to wait for a new kernel to answer kernel_info. */
+  startTimeoutS?: number;
+}
+
+/** Settings for @jupyterlab/services from Node: the `ws` WebSocket and Node's global fetch. */
+export function serverSettings(serverUrl: string, token = ''): ServerConnection.ISettings {
+  const baseUrl = serverUrl.endsWith('/') ? serverUrl : `${serverUrl}/`;
+  return ServerConnection.makeSettings({
+    baseUrl,
+    wsUrl: baseUrl.replace(/^http/, 'ws'),
+    token,
+    appendToken: true,
+    WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    fetch: globalThis.fetch.bind(globalThis),
+    Request: globalThis.Request,
+    Headers: globalThis.Headers
+  });
+}
+
+type Ending = { kind: 'report'; report: Extract<KernelReport, { event: 'exit' }> } | { kind: 'lost'; why: string };
+
+export class KernelExecutor implements Executor {
+  readonly name = 'kernel';
+  readonly kernelName: string;
+  private readonly settings: ServerConnection.ISettings;
+  private readonly graceS: number;
+  private readonly marginS: number;
+  private readonly startTimeoutS: number;
+  private kernel: Kernel.IKernelConnection | null = null;
+  /** Process groups a lost kernel may have left running; the next kernel kills them first. */
+  private orphans: number[] = [];
+
+  constructor(opts: KernelExecutorOptions) {
+    this.kernelName = opts.kernelName ?? 'python3';
+    this.settings = serverSettings(opts.serverUrl, opts.token);
+    this.graceS = opts.graceS ?? KILL_GRACE_S;
+    this.marginS = opts.interruptMarginS ?? 10;
+    this.startTimeoutS = opts.startTimeoutS ?? 120;
+  }
+
+  /** The id of the kernel in use, or null before the first run and after a loss. */
+  get kernelId(): string | null {
+    return this.kernel && !this.kernel.isDisposed ? this.kernel.id : null;
+  }
+
+  async run(req: RunRequest): Promise<RunOutcome> {
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    const kernel = await this.ready();
+    const nonce = randomUUID();
+    // PATH from the engine names the engine's interpreter; the runner puts the kernel's first instead.
+    const { PATH: _enginePath, ...env } = req.env ?? {};
+    const future = kernel.requestExecute(
+      { code: runnerCode({ command: req.command, cwd: req.cwd, env, graceS: this.graceS, nonce }), silent: false, store_history: false, allow_stdin: false, stop_on_error: false },
+      true
+    );
+
+    let timedOut = false;
+    let interrupted = false;
+    let pgid: number | null = null;
+    let stopping = false;
+    let rescueTimer: NodeJS.Timeout | undefined;
+    let interrupting: Promise<void> = Promise.resolve();
+    let settle!: (e: Ending) => void;
+    const ending = new Promise<Ending>(resolve => (settle = resolve));
+
+    future.onIOPub = (msg: KernelMessage.IIOPubMessage) => {
+      const type = msg.header.msg_type;
+      if (type === 'stream') {
+        req.log.write(Buffer.from((msg.content as KernelMessage.IStreamMsg['content']).text, 'utf8'));
+      } else if (type === 'display_data') {
+        const report = (msg.content as KernelMessage.IDisplayDataMsg['content']).data[RUN_MIME] as KernelReport | undefined;
+        if (!report || report.nonce !== nonce) return;
+        if (report.event === 'spawn') {
+          pgid = report.pgid;
+        } else {
+          settle({ kind: 'report', report });
+        }
+      } else if (type === 'error') {
+        const c = msg.content as KernelMessage.IErrorMsg['content'];
+        req.log.write(Buffer.from(`\n[autoresearch] kernel error: ${c.ename}: ${c.evalue}\n`));
+      }
+    };
+    future.done.then(
+      () => settle({ kind: 'lost', why: `the ${this.kernelName} kernel finished the run without reporting its end` }),
+      () => settle({ kind: 'lost', why: `the ${this.kernelName} kernel died or restarted during this experiment` })
+    );
+    const onStatus = (_: unknown, status: Kernel.Status) => {
+      if (status === 'dead' || status === 'restarting' || status === 'autorestarting') {
+        settle({ kind: 'lost', why: `the ${this.kernelName} kernel died or restarted during this experiment (status ${status})` });
+      }
+    };
+    kernel.statusChanged.connect(onStatus);
+
+    const terminate = () => {
+      if (stopping) return;
+      stopping = true;
+      interrupting = kernel.interrupt().catch(() => undefined);
+      rescueTimer = setTimeout(
+        () => settle({ kind: 'lost', why: `the ${this.kernelName} kernel did not answer the interrupt within ${this.graceS + this.marginS} s; shut it down` }),
+        (this.graceS + this.marginS) * 1000
+      );
+    };
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      terminate();
+    }, req.timeoutS * 1000);
+    const onAbort = () => {
+      interrupted = true;
+      terminate();
+    };
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    if (req.signal?.aborted) onAbort();
+
+    const end = await ending;
+    clearTimeout(deadline);
+    clearTimeout(rescueTimer);
+    req.signal?.removeEventListener('abort', onAbort);
+    kernel.statusChanged.disconnect(onStatus);
+    // An interrupt still in flight must not land on the next experiment's code.
+    await Promise.race([interrupting, sleep(5000)]);
+
+    if (end.kind === 'report') {
+      const r = end.report;
+      // The reply follows the report at once; waiting for it keeps the kernel's queue in order.
+      await Promise.race([future.done.catch(() => undefined), sleep(5000)]);
+      if (r.error) req.log.write(Buffer.from(`\n[autoresearch] kernel error: the runner failed: ${r.error}\n`));
+      // An interrupt nobody here sent (someone pressed stop on that kernel) killed the run: a crash, as a signal would be.
+      return { exitCode: r.exit_code, signal: r.signal, timedOut, interrupted, seconds: seconds() };
+    }
+    // The kernel is lost: say so in the log (the loop's crash reason reads the log's last error line).
+    req.log.write(Buffer.from(`\n[autoresearch] kernel error: ${end.why}; a fresh kernel runs the next experiment\n`));
+    future.dispose();
+    await this.discard(kernel);
+    if (pgid !== null) this.orphans.push(pgid);
+    // Kill what the lost kernel left now, on a fresh kernel, so the run really ends here.
+    await this.ready().catch(() => undefined);
+    return { exitCode: null, signal: null, timedOut, interrupted, seconds: seconds() };
+  }
+
+  /** Shuts the kernel down (the engine is stopping). */
+  async dispose(): Promise<void> {
+    const kernel = this.kernel;
+    this.kernel = null;
+    if (kernel) await this.discard(kernel);
+  }
+
+  /** The kernel in use, started (and cleaned of orphans) if there is none. */
+  private async ready(): Promise<Kernel.IKernelConnection> {
+    if (this.kernel && !this.kernel.isDisposed && this.kernel.status !== 'dead') {
+      return this.kernel;
+    }
+    let model: Kernel.IModel;
+    try {
+      model = await KernelAPI.startNew({ name: this.kernelName }, this.settings);
+    } catch (e) {
+      throw new UserError(`cannot start a "${this.kernelName}" kernel on ${this.settings.baseUrl}: ${(e as Error).message}`);
+    }
+    const kernel = new KernelConnection({ model, serverSettings: this.settings, handleComms: false });
+    this.kernel = kernel;
+    const info = await Promise.race([kernel.info.then(() => true), sleep(this.startTimeoutS * 1000).then(() => false)]);
+    if (!info) {
+      this.kernel = null;
+      await this.discard(kernel);
+      throw new UserError(`the "${this.kernelName}" kernel on ${this.settings.baseUrl} did not start within ${this.startTimeoutS} s`);
+    }
+    if (this.orphans.length) {
+      const pgids = this.orphans;
+      const reap = kernel.requestExecute({ code: reapCode(pgids), silent: true, store_history: false }, true);
+      const ok = await Promise.race([reap.done.then(() => true, () => false), sleep(30_000).then(() => false)]);
+      if (ok) this.orphans = this.orphans.filter(p => !pgids.includes(p));
+    }
+    return kernel;
+  }
+
+  /** Shuts a kernel down on the server and drops its connection; errors (already gone) are ignored. */
+  private async discard(kernel: Kernel.IKernelConnection): Promise<void> {
+    if (this.kernel === kernel) this.kernel = null;
+    const id = kernel.id;
+    if (!kernel.isDisposed) {
+      // After an auto-restart the connection reconnects on its own; disposing it mid-way would
+      // leave that reconnect's promise rejected with nobody to catch it.
+      await sleep(200);
+      await connectionSettled(kernel, 15_000);
+      kernel.dispose();
+    }
+    await Promise.race([KernelAPI.shutdownKernel(id, this.settings).catch(() => undefined), sleep(15_000)]);
+  }
+}
+
+/** Resolves once the connection is not (re)connecting, or after ms. */
+function connectionSettled(kernel: Kernel.IKernelConnection, ms: number): Promise<void> {
+  if (kernel.connectionStatus !== 'connecting') return Promise.resolve();
+  return new Promise(resolve => {
+    const done = () => {
+      kernel.connectionStatusChanged.disconnect(onChange);
+      clearTimeout(timer);
+      resolve();
+    };
+    const onChange = (_: unknown, status: Kernel.ConnectionStatus) => status !== 'connecting' && done();
+    const timer = setTimeout(done, ms);
+    kernel.connectionStatusChanged.connect(onChange);
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise(r => setTimeout(r, ms).unref());
+}

@@ -1,0 +1,155 @@
+/**
+ * Builds the DOM of one experiment output from its MIME data: header (number, status badge,
+ * metric, delta), description and rationale, resources, the diff in a collapsible section and
+ * a crash's log tail. Text goes in through textContent only: the data came from a model and a
+ * training script, never trusted as markup.
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import type { ExperimentBundleData } from '../../core/bundle';
+import { fmtDelta, fmtMetric } from '../../core/bundle';
+import { parseDiff } from './diff';
+
+/** Appends one line of Python, highlighted, to the given element; without one the diff is plain +/- coloured text. */
+export type LineHighlighter = (code: string, el: HTMLElement) => Promise<void>;
+
+/** Whether a delta is an improvement, a regression or neither, given the metric's direction. */
+export function deltaQuality(delta: number | null, direction: 'lower' | 'higher'): 'better' | 'worse' | 'same' | null {
+  if (delta === null) {
+    return null;
+  }
+  if (delta === 0) {
+    return 'same';
+  }
+  return (delta < 0) === (direction === 'lower') ? 'better' : 'worse';
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+function fmtSeconds(s: number): string {
+  return s >= 90 ? `${(s / 60).toFixed(1)} min` : `${s.toFixed(1)} s`;
+}
+
+function statusLabel(status: string, trans: TranslationBundle): string {
+  switch (status) {
+    case 'keep':
+      return trans.__('keep');
+    case 'discard':
+      return trans.__('discard');
+    case 'crash':
+      return trans.__('crash');
+    case 'interrupted':
+      return trans.__('interrupted');
+    case 'rejected':
+      return trans.__('rejected');
+    default:
+      return status;
+  }
+}
+
+function header(d: ExperimentBundleData, trans: TranslationBundle): HTMLElement {
+  const head = el('div', 'jp-AutoresearchExperiment-header');
+  head.appendChild(el('span', 'jp-AutoresearchExperiment-number', `#${d.n}`));
+  const badge = el('span', `jp-AutoresearchExperiment-status jp-mod-${d.status}`, statusLabel(d.status, trans));
+  badge.dataset.status = d.status;
+  head.appendChild(badge);
+  const metric = el('span', 'jp-AutoresearchExperiment-metric');
+  metric.appendChild(el('span', 'jp-AutoresearchExperiment-metricName', d.metric_name));
+  metric.appendChild(el('span', 'jp-AutoresearchExperiment-metricValue', fmtMetric(d.metric)));
+  head.appendChild(metric);
+  const quality = deltaQuality(d.delta, d.direction);
+  if (quality !== null) {
+    const delta = el('span', `jp-AutoresearchExperiment-delta jp-mod-${quality}`, fmtDelta(d.delta));
+    delta.title = trans.__('vs the best before: %1', fmtMetric(d.best_before));
+    head.appendChild(delta);
+  } else if (d.best_before !== null) {
+    head.appendChild(el('span', 'jp-AutoresearchExperiment-best', trans.__('best before %1', fmtMetric(d.best_before))));
+  }
+  if (d.description) {
+    head.appendChild(el('span', 'jp-AutoresearchExperiment-description', d.description));
+  }
+  return head;
+}
+
+function labelled(className: string, label: string, text: string): HTMLElement {
+  const p = el('div', className);
+  p.appendChild(el('span', 'jp-AutoresearchExperiment-label', label));
+  p.appendChild(document.createTextNode(text));
+  return p;
+}
+
+function resources(d: ExperimentBundleData, trans: TranslationBundle): HTMLElement {
+  // Spans, not <dl>: JupyterLab's output styles lay a definition list out as a table.
+  const list = el('div', 'jp-AutoresearchExperiment-resources');
+  const rows: Array<[string, string, string]> = [
+    ['lines', trans.__('lines'), `+${d.lines_added} −${d.lines_removed}`],
+    ['memory', trans.__('memory'), `${d.memory_gb.toFixed(1)} GB`],
+    ['time', trans.__('run time'), fmtSeconds(d.timings.run_s)],
+    ['cost', trans.__('cost'), d.cost_usd > 0 ? `$${d.cost_usd.toFixed(4)}` : '—'],
+    ['commit', trans.__('commit'), d.commit ? d.commit.slice(0, 7) : '—']
+  ];
+  for (const [key, label, value] of rows) {
+    const item = el('span', 'jp-AutoresearchExperiment-resource');
+    item.dataset.key = key;
+    item.appendChild(el('span', 'jp-AutoresearchExperiment-resourceLabel', label));
+    item.appendChild(el('span', 'jp-AutoresearchExperiment-resourceValue', value));
+    list.appendChild(item);
+  }
+  return list;
+}
+
+function diffSection(d: ExperimentBundleData, trans: TranslationBundle, highlight: LineHighlighter | null): HTMLElement {
+  const details = el('details', 'jp-AutoresearchExperiment-diff');
+  // Kept experiments open their diff: they are the ones that changed the branch.
+  details.open = d.status === 'keep';
+  details.appendChild(el('summary', '', trans.__('diff (+%1 −%2)', d.lines_added, d.lines_removed)));
+  const pre = el('pre', 'jp-AutoresearchExperiment-diffBody');
+  for (const line of parseDiff(d.diff)) {
+    const row = el('div', `jp-AutoresearchExperiment-diffLine jp-mod-${line.kind}`);
+    if (highlight && (line.kind === 'add' || line.kind === 'del' || line.kind === 'context')) {
+      row.appendChild(el('span', 'jp-AutoresearchExperiment-diffPrefix', line.text.slice(0, 1)));
+      const code = el('span', 'jp-AutoresearchExperiment-diffCode', line.text.slice(1));
+      row.appendChild(code);
+      // Highlighted off-document, then swapped in; the plain text stays if highlighting fails.
+      const styled = document.createElement('span');
+      highlight(line.text.slice(1), styled)
+        .then(() => code.replaceChildren(...Array.from(styled.childNodes)))
+        .catch(() => undefined);
+    } else {
+      row.textContent = line.text;
+    }
+    pre.appendChild(row);
+  }
+  details.appendChild(pre);
+  return details;
+}
+
+/** The experiment's output, as a detached element. */
+export function renderExperiment(d: ExperimentBundleData, trans: TranslationBundle, highlight: LineHighlighter | null = null): HTMLElement {
+  const root = el('div', `jp-AutoresearchExperiment jp-mod-${d.status}`);
+  root.appendChild(header(d, trans));
+  if (d.rationale) {
+    root.appendChild(labelled('jp-AutoresearchExperiment-rationale', trans.__('Why: '), d.rationale));
+  }
+  if (d.reason) {
+    root.appendChild(labelled('jp-AutoresearchExperiment-reason', trans.__('Reason: '), d.reason));
+  }
+  root.appendChild(resources(d, trans));
+  if (d.diff) {
+    root.appendChild(diffSection(d, trans, highlight));
+  }
+  if (d.log_tail !== null && d.log_tail !== undefined) {
+    const details = el('details', 'jp-AutoresearchExperiment-log');
+    details.open = true;
+    details.appendChild(el('summary', '', trans.__('log tail')));
+    details.appendChild(el('pre', 'jp-AutoresearchExperiment-logBody', d.log_tail));
+    root.appendChild(details);
+  }
+  return root;
+}

@@ -1,0 +1,58 @@
+/** The experiment MIME renderer in a real JupyterLab, on a notebook exported from a real run. */
+import * as path from 'node:path';
+import { expect, test } from '@jupyterlab/galata';
+
+// Tall enough that the screenshots show every experiment output once the chart is scrolled past.
+test.use({ autoGoto: true, viewport: { width: 1280, height: 1400 } });
+
+test('an exported run shows each experiment through the autoresearch renderer', async ({ page, tmpPath }, testInfo) => {
+  const source = process.env.AR_GALATA_NOTEBOOK;
+  expect(source, 'the global setup exports a notebook').toBeTruthy();
+  const name = path.basename(source!);
+  await page.contents.uploadFile(source!, `${tmpPath}/${name}`);
+  expect(await page.notebook.openByPath(`${tmpPath}/${name}`)).toBe(true);
+  await page.notebook.activate(name);
+
+  const outputs = page.locator('.jp-AutoresearchExperiment');
+  // #0 the baseline, then three experiments; the third run crashes.
+  await expect(outputs).toHaveCount(4);
+  const badges = outputs.locator('.jp-AutoresearchExperiment-status');
+  await expect(badges.nth(0)).toHaveText('keep');
+  const statuses = await badges.allTextContents();
+  expect(statuses.every(s => ['keep', 'discard', 'crash'].includes(s))).toBe(true);
+  expect(statuses).toContain('crash');
+  for (let i = 0; i < 4; i++) {
+    await expect(outputs.nth(i).locator('.jp-AutoresearchExperiment-number')).toHaveText(`#${i}`);
+  }
+  // Experiments after the baseline changed train.py: their diff has added and removed lines.
+  for (let i = 1; i < 4; i++) {
+    const diff = outputs.nth(i).locator('details.jp-AutoresearchExperiment-diff');
+    await expect(diff.locator('.jp-AutoresearchExperiment-diffLine.jp-mod-add').first()).toBeAttached();
+    await expect(diff.locator('.jp-AutoresearchExperiment-diffLine.jp-mod-del').first()).toBeAttached();
+    const open = await diff.evaluate(d => (d as HTMLDetailsElement).open);
+    expect(open).toBe(statuses[i] === 'keep');
+  }
+  const crash = outputs.filter({ has: page.locator('.jp-AutoresearchExperiment-status.jp-mod-crash') });
+  await expect(crash.locator('.jp-AutoresearchExperiment-logBody')).toContainText('RuntimeError: <stand-in> & boom');
+  // The static HTML fallback is not what shows: our renderer outranks text/html.
+  await expect(page.locator('.jp-RenderedHTMLCommon:has-text("diff (+")')).toHaveCount(0);
+
+  // The Python in the diffs goes through JupyterLab's CodeMirror highlighter (token spans).
+  await expect(outputs.locator('.jp-AutoresearchExperiment-diffCode span').first()).toBeAttached();
+  // A collapsed diff opens on a click on its summary; open them all for the screenshots.
+  for (let i = 1; i < 4; i++) {
+    const diff = outputs.nth(i).locator('details.jp-AutoresearchExperiment-diff');
+    if (statuses[i] !== 'keep') {
+      await diff.locator('summary').click();
+    }
+    await expect(diff.locator('.jp-AutoresearchExperiment-diffLine.jp-mod-add').first()).toBeVisible();
+  }
+
+  // JupyterLab scrolls inside the notebook, not the page: bring the experiments into view.
+  await outputs.nth(0).evaluate(el => el.scrollIntoView({ block: 'start' }));
+  await page.screenshot({ path: testInfo.outputPath('experiments-light.png') });
+  await page.theme.setDarkTheme();
+  await expect(page.locator('body[data-jp-theme-light="false"]')).toBeAttached();
+  await outputs.nth(0).evaluate(el => el.scrollIntoView({ block: 'start' }));
+  await page.screenshot({ path: testInfo.outputPath('experiments-dark.png') });
+});
