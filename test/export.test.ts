@@ -7,25 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EXPERIMENT_MIME } from '../src/core/bundle';
 import { VEGALITE_MIME } from '../src/core/chart';
 import { programMarkdown } from '../src/core/notebook';
-import { cli, experiments, makeWorkspace, ROOT, standInTrain } from './helpers/workspace';
+import { cli, crashingThirdRun, experiments, makeWorkspace, ROOT, STAND_IN_PROGRAM as PROGRAM } from './helpers/workspace';
 import { expectStaticHtml } from './helpers/static-html';
-
-const PROGRAM = '---\nbudget_s: 1\ntimeout_s: 20\n---\n# Tune the stand-in\n\nMake val_bpb lower.\n';
-
-/** The third run of train.py crashes after 40 lines of output, so the run has a crash with a long log. */
-function crashingThirdRun(counterDir: string): string {
-  const crash = [
-    `_c = ${JSON.stringify(path.join(counterDir, 'runs'))}`,
-    '_n = int(open(_c).read()) if os.path.exists(_c) else 0',
-    'open(_c, "w").write(str(_n + 1))',
-    'if _n == 2:',
-    '    for i in range(40): print("line %d" % i)',
-    '    print("RuntimeError: <stand-in> & boom", file=sys.stderr)',
-    '    sys.exit(1)',
-    ''
-  ].join('\n');
-  return standInTrain().replace('print("step 1', `${crash}print("step 1`);
-}
 
 /** A Python with nbformat: the project's venv (jupyter brings it), else the system's. */
 function python(): string {

@@ -7,24 +7,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { cli, ENGINE, makeWorkspace, standInTrain } from '../test/helpers/workspace';
-
-const PROGRAM = '---\nbudget_s: 1\ntimeout_s: 20\n---\n# Tune the stand-in\n\nMake val_bpb lower.\n';
-
-/** train.py whose third run prints 40 lines and crashes. */
-function crashingThirdRun(counterDir: string): string {
-  const crash = [
-    `_c = ${JSON.stringify(path.join(counterDir, 'runs'))}`,
-    '_n = int(open(_c).read()) if os.path.exists(_c) else 0',
-    'open(_c, "w").write(str(_n + 1))',
-    'if _n == 2:',
-    '    for i in range(40): print("line %d" % i)',
-    '    print("RuntimeError: <stand-in> & boom", file=sys.stderr)',
-    '    sys.exit(1)',
-    ''
-  ].join('\n');
-  return standInTrain().replace('print("step 1', `${crash}print("step 1`);
-}
+import { cli, crashingThirdRun, ENGINE, makeWorkspace, STAND_IN_PROGRAM as PROGRAM } from '../test/helpers/workspace';
 
 export default async function globalSetup(): Promise<void> {
   if (!fs.existsSync(ENGINE)) {

@@ -55,6 +55,24 @@ export function standInTrain(o: StandIn = {}): string {
   return lines.join('\n') + '\n';
 }
 
+/** program.md for stand-in workspaces: a 1 s budget and a 20 s deadline. */
+export const STAND_IN_PROGRAM = '---\nbudget_s: 1\ntimeout_s: 20\n---\n# Tune the stand-in\n\nMake val_bpb lower.\n';
+
+/** A stand-in train.py whose third run prints 40 lines and crashes (counted in counterDir), for a run with a long crash log. */
+export function crashingThirdRun(counterDir: string): string {
+  const crash = [
+    `_c = ${JSON.stringify(path.join(counterDir, 'runs'))}`,
+    '_n = int(open(_c).read()) if os.path.exists(_c) else 0',
+    'open(_c, "w").write(str(_n + 1))',
+    'if _n == 2:',
+    '    for i in range(40): print("line %d" % i)',
+    '    print("RuntimeError: <stand-in> & boom", file=sys.stderr)',
+    '    sys.exit(1)',
+    ''
+  ].join('\n');
+  return standInTrain().replace('print("step 1', `${crash}print("step 1`);
+}
+
 export interface WorkspaceFiles {
   program?: string | null;
   train?: string | null;

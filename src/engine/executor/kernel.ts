@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { KernelAPI, KernelConnection, ServerConnection, type Kernel, type KernelMessage } from '@jupyterlab/services';
 import WebSocket from 'ws';
 import { reapCode, RUN_MIME, runnerCode, type KernelReport } from './kernel-code';
+import { watchForStop } from './stop-watch';
 import { KILL_GRACE_S } from './subprocess';
 import type { Executor, RunOutcome, RunRequest } from './types';
 import { UserError } from '../workspace';
@@ -94,8 +95,6 @@ export class KernelExecutor implements Executor {
       true
     );
 
-    let timedOut = false;
-    let interrupted = false;
     let pgid: number | null = null;
     let stopping = false;
     let rescueTimer: NodeJS.Timeout | undefined;
@@ -140,21 +139,11 @@ export class KernelExecutor implements Executor {
         (this.graceS + this.marginS) * 1000
       );
     };
-    const deadline = setTimeout(() => {
-      timedOut = true;
-      terminate();
-    }, req.timeoutS * 1000);
-    const onAbort = () => {
-      interrupted = true;
-      terminate();
-    };
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-    if (req.signal?.aborted) onAbort();
+    const stop = watchForStop(req, terminate);
 
     const end = await ending;
-    clearTimeout(deadline);
+    stop.dispose();
     clearTimeout(rescueTimer);
-    req.signal?.removeEventListener('abort', onAbort);
     kernel.statusChanged.disconnect(onStatus);
     // An interrupt still in flight must not land on the next experiment's code.
     await Promise.race([interrupting, sleep(5000)]);
@@ -165,7 +154,7 @@ export class KernelExecutor implements Executor {
       await Promise.race([future.done.catch(() => undefined), sleep(5000)]);
       if (r.error) req.log.write(Buffer.from(`\n[autoresearch] kernel error: the runner failed: ${r.error}\n`));
       // An interrupt nobody here sent (someone pressed stop on that kernel) killed the run: a crash, as a signal would be.
-      return { exitCode: r.exit_code, signal: r.signal, timedOut, interrupted, seconds: seconds() };
+      return { exitCode: r.exit_code, signal: r.signal, timedOut: stop.timedOut, interrupted: stop.interrupted, seconds: seconds() };
     }
     // The kernel is lost: say so in the log (the loop's crash reason reads the log's last error line).
     req.log.write(Buffer.from(`\n[autoresearch] kernel error: ${end.why}; a fresh kernel runs the next experiment\n`));
@@ -174,7 +163,7 @@ export class KernelExecutor implements Executor {
     if (pgid !== null) this.orphans.push(pgid);
     // Kill what the lost kernel left now, on a fresh kernel, so the run really ends here.
     await this.ready().catch(() => undefined);
-    return { exitCode: null, signal: null, timedOut, interrupted, seconds: seconds() };
+    return { exitCode: null, signal: null, timedOut: stop.timedOut, interrupted: stop.interrupted, seconds: seconds() };
   }
 
   /** Shuts the kernel down (the engine is stopping). */

@@ -4,6 +4,7 @@
  * interpreter and any grandchild, including one that ignores SIGTERM.
  */
 import { spawn } from 'node:child_process';
+import { watchForStop } from './stop-watch';
 import type { Executor, RunOutcome, RunRequest } from './types';
 
 /** Seconds between SIGTERM and SIGKILL when a run is stopped. */
@@ -24,8 +25,6 @@ export class SubprocessExecutor implements Executor {
     });
     const pgid = child.pid as number;
     req.onSpawn?.(pgid);
-    let timedOut = false;
-    let interrupted = false;
     let killTimer: NodeJS.Timeout | undefined;
 
     const killGroup = (sig: NodeJS.Signals) => {
@@ -40,18 +39,7 @@ export class SubprocessExecutor implements Executor {
       killTimer ??= setTimeout(() => killGroup('SIGKILL'), this.graceS * 1000);
     };
 
-    const deadline = setTimeout(() => {
-      timedOut = true;
-      terminate();
-    }, req.timeoutS * 1000);
-    const onAbort = () => {
-      interrupted = true;
-      terminate();
-    };
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-    if (req.signal?.aborted) {
-      onAbort();
-    }
+    const stop = watchForStop(req, terminate);
 
     child.stdout.on('data', (b: Buffer) => req.log.write(b));
     child.stderr.on('data', (b: Buffer) => req.log.write(b));
@@ -71,16 +59,15 @@ export class SubprocessExecutor implements Executor {
         }, 2000).unref();
       });
       child.on('close', () => {
-        clearTimeout(deadline);
+        stop.dispose();
         clearTimeout(killTimer);
-        req.signal?.removeEventListener('abort', onAbort);
         req.onSpawn?.(null);
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         resolve({
           exitCode: exit?.code ?? null,
           signal: exit?.signal ?? null,
-          timedOut,
-          interrupted,
+          timedOut: stop.timedOut,
+          interrupted: stop.interrupted,
           seconds
         });
       });
