@@ -13,18 +13,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from .journal import read_journal
 from .node import engine_path, find_node
+from .workspaces import STATE_DIR, run_tags
 
-STATE_DIR = ".autoresearch"
 JOURNAL = "journal.jsonl"
-
-
-def _latest_tag(workspace: Path) -> str | None:
-    """The run whose journal changed last, as the engine's `latestTag` picks it."""
-    journals = [p for p in (workspace / STATE_DIR).glob(f"*/{JOURNAL}") if p.is_file()]
-    if not journals:
-        return None
-    return max(journals, key=lambda p: p.stat().st_mtime).parent.name
 
 
 def _locate(path: str | Path, tag: str | None) -> tuple[Path | None, str | None, Path]:
@@ -35,7 +28,8 @@ def _locate(path: str | Path, tag: str | None) -> tuple[Path | None, str | None,
     elif (p / JOURNAL).is_file() and tag is None:
         journal = p / JOURNAL
     elif p.is_dir():
-        chosen = tag or _latest_tag(p)
+        tags = run_tags(p)
+        chosen = tag or (tags[0] if tags else None)
         if chosen is None:
             raise FileNotFoundError(f"no runs in {p} yet; start one with: autoresearch run {p}")
         journal = p / STATE_DIR / chosen / JOURNAL
@@ -50,21 +44,8 @@ def _locate(path: str | Path, tag: str | None) -> tuple[Path | None, str | None,
 
 
 def _read_experiments(journal: Path) -> list[dict[str, Any]]:
-    """The experiment records of a journal, in order; a torn last line (a write cut short) is skipped."""
-    lines = journal.read_text(encoding="utf-8").split("\n")
-    records = []
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            if i == len(lines) - 1:
-                continue
-            raise ValueError(f"{journal}: line {i + 1} is not JSON") from None
-        if record.get("type") == "experiment":
-            records.append({k: v for k, v in record.items() if k != "type"})
-    return records
+    """The experiment records of a journal, in order, without their `type` (validated as the server reads it)."""
+    return [{k: v for k, v in r.items() if k != "type"} for r in read_journal(journal) if r.get("type") == "experiment"]
 
 
 def load(path: str | Path, tag: str | None = None):

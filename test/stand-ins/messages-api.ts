@@ -612,8 +612,7 @@ export class MessagesApiServer {
     }
   }
 
-  private sendJson(res: http.ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}): string {
-    const requestId = randomId('req_');
+  private sendJson(res: http.ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}, requestId = randomId('req_')): string {
     const text = JSON.stringify(payload);
     res.writeHead(status, {
       'content-type': 'application/json',
@@ -641,14 +640,7 @@ export class MessagesApiServer {
       headers['retry-after'] = String(Math.ceil(retryAfterMs / 1000));
     }
     if (shouldRetry !== undefined) headers['x-should-retry'] = String(shouldRetry);
-    const text = JSON.stringify({ type: 'error', error: { type: errorType, message }, request_id: requestId });
-    res.writeHead(status, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(text),
-      'request-id': requestId,
-      ...headers
-    });
-    res.end(text);
+    this.sendJson(res, status, { type: 'error', error: { type: errorType, message }, request_id: requestId }, headers, requestId);
   }
 }
 
