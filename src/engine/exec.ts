@@ -21,7 +21,18 @@ export interface ExecOptions {
 }
 
 /** Runs `file args…` to completion; rejects only when it cannot start (ENOENT) or floods its output. */
-export function exec(file: string, args: string[], opts: ExecOptions = {}): Promise<ExecResult> {
+export async function exec(file: string, args: string[], opts: ExecOptions = {}): Promise<ExecResult> {
+  // Between fork and setsid the child is still in our group: a group signal landing in that
+  // instant kills it before the command itself has run, so running it again is safe.
+  for (let attempt = 0; ; attempt++) {
+    const r = await execOnce(file, args, opts);
+    if (!(r.signal === 'SIGINT' || r.signal === 'SIGTERM') || attempt >= 2) {
+      return r;
+    }
+  }
+}
+
+function execOnce(file: string, args: string[], opts: ExecOptions): Promise<ExecResult> {
   const maxBuffer = opts.maxBuffer ?? 64 * 1024 * 1024;
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
