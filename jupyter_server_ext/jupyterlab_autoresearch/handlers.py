@@ -249,6 +249,22 @@ class ExperimentsHandler(BaseHandler):
         )
 
 
+class ExportHandler(BaseHandler):
+    """`POST {path, tag?}`: writes the run as `<tag>.ipynb` in the workspace (the engine's export)."""
+
+    @tornado.web.authenticated
+    async def post(self):
+        body = validate.body(self.request.body, validate.EXPORT_FIELDS)
+        ws = self.workspace(body["path"])
+        tag = self.pick_tag(ws, body.get("tag"))
+        try:
+            message = await self.sup.export_run(ws, tag)
+        except SupervisorError as err:
+            raise ApiError(err.status, err.message) from None
+        self.set_status(201)
+        self.finish({"path": api_path(self.sup.root, ws), "tag": tag, "notebook": self.rel(ws / f"{tag}.ipynb"), "message": message})
+
+
 class LogHandler(BaseHandler):
     """`GET ?path=&tag=&n=&tail_bytes=`: the end of experiment n's training log."""
 
@@ -290,6 +306,7 @@ def setup_route_handlers(web_app, root_dir: str | None = None, log=None) -> None
         "runs/status": RunStatusHandler,
         "experiments": ExperimentsHandler,
         "log": LogHandler,
+        "export": ExportHandler,
         "events": EventsHandler,
     }
     handlers = [(url_path_join(base_url, "autoresearch", name), cls) for name, cls in routes.items()]

@@ -277,24 +277,34 @@ class Supervisor:
 
     async def init_workspace(self, ws: Path, template: str, budget_s: int | None) -> str:
         """Runs the engine's `init`; returns its one-line report or raises with its one-line error."""
+        args = ["init", str(ws), "--template", template]
+        if budget_s is not None:
+            args += ["--budget", str(budget_s)]
+        return await self._engine_command(args)
+
+    async def export_run(self, ws: Path, tag: str) -> str:
+        """Runs the engine's `export` (writes <ws>/<tag>.ipynb); returns its one-line report."""
+        return await self._engine_command(["export", str(ws), "--tag", tag])
+
+    async def _engine_command(self, args: list[str], timeout_s: float = 120) -> str:
+        """A short engine command (not a run): its stdout, or its last stderr line as the error."""
         node = await asyncio.to_thread(find_node)
         if not node.ok:
             raise SupervisorError(503, node.message or "Node.js is not usable")
-        argv = [node.path, str(engine_path()), "init", str(ws), "--template", template]
-        if budget_s is not None:
-            argv += ["--budget", str(budget_s)]
+        name = f"autoresearch {args[0]}"
         proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.root
+            node.path, str(engine_path()), *args,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.root,
         )
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+            out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
         except asyncio.TimeoutError:
             proc.kill()
             await proc.wait()
-            raise SupervisorError(500, "autoresearch init did not finish within 120 s") from None
+            raise SupervisorError(500, f"{name} did not finish within {timeout_s:g} s") from None
         if proc.returncode != 0:
             lines = [ln for ln in err.decode(errors="replace").splitlines() if ln.strip()]
-            message = lines[-1] if lines else f"autoresearch init exited with code {proc.returncode}"
+            message = lines[-1] if lines else f"{name} exited with code {proc.returncode}"
             raise SupervisorError(400 if proc.returncode == 1 else 500, _scrub(message.removeprefix("autoresearch: ")))
         return out.decode(errors="replace").strip()
 

@@ -104,6 +104,7 @@ RUN_FIELDS: dict[str, tuple[Callable[[str, Any], Any], bool]] = {
 }
 RESUME_FIELDS = {k: RUN_FIELDS[k] for k in RUN_FIELDS if k != "resume"}
 STOP_FIELDS = {"path": (path, True)}
+EXPORT_FIELDS = {"path": (path, True), "tag": (tag, False)}
 WORKSPACE_FIELDS = {
     "path": (path, True),
     "template": (one_of("tiny-cpu"), False),

@@ -51,3 +51,135 @@ export async function requestAPI<T>(
 export function fetchStatus(serverSettings: ServerConnection.ISettings): Promise<IServerStatus> {
   return requestAPI<IServerStatus>('status', serverSettings);
 }
+
+/** A workspace as `GET /autoresearch/workspaces` lists it. */
+export interface IWorkspaceInfo {
+  path: string;
+  name: string;
+  program: boolean;
+  runs: string[];
+  engine: IEngineInfo | null;
+}
+
+export interface IEngineInfo {
+  pid: number;
+  tag: string;
+  started: string;
+}
+
+/** One run's summary, as `GET /autoresearch/runs/status` and `GET /autoresearch/runs` answer. */
+export interface IRunStatus {
+  tag: string;
+  state: 'running' | 'stopped' | 'died' | 'corrupt';
+  pid: number | null;
+  stopping: boolean;
+  resumable: boolean;
+  in_flight: { n: number; description: string; ts: string; log: string } | null;
+  metric: string | null;
+  direction: 'lower' | 'higher' | null;
+  budget_s: number | null;
+  proposer: string | null;
+  experiments: number;
+  best: { n: number; metric: number | null; commit: string | null } | null;
+  baseline: number | null;
+  cost_usd: number;
+  end: { reason: string; message: string | null; ts: string } | null;
+  records: number;
+  error?: string;
+}
+
+export interface IRunsList {
+  path: string;
+  engine: IEngineInfo | null;
+  last_failure: string | null;
+  runs: IRunStatus[];
+}
+
+/** What the panel may pass when it starts or resumes a run (the engine's flags, by another name). */
+export interface IRunOptions {
+  tag?: string;
+  proposer?: 'offline' | 'claude';
+  model?: string;
+  budget_s?: number;
+  timeout_s?: number;
+  max_experiments?: number;
+  hours?: number;
+  max_dollars?: number;
+  kernel?: string;
+  workers?: number;
+}
+
+function post<T>(endPoint: string, settings: ServerConnection.ISettings, body: unknown): Promise<T> {
+  return requestAPI<T>(endPoint, settings, { method: 'POST', body: JSON.stringify(body) });
+}
+
+function query(params: Record<string, string | number | undefined>): string {
+  const q = Object.entries(params)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+    .join('&');
+  return q ? `?${q}` : '';
+}
+
+export function listWorkspaces(settings: ServerConnection.ISettings): Promise<{ workspaces: IWorkspaceInfo[] }> {
+  return requestAPI('workspaces', settings);
+}
+
+export function createWorkspace(
+  settings: ServerConnection.ISettings,
+  path: string,
+  budgetS?: number
+): Promise<{ path: string; message: string }> {
+  return post('workspaces', settings, { path, template: 'tiny-cpu', budget_s: budgetS });
+}
+
+export function listRuns(settings: ServerConnection.ISettings, path: string): Promise<IRunsList> {
+  return requestAPI(`runs${query({ path })}`, settings);
+}
+
+export function startRun(
+  settings: ServerConnection.ISettings,
+  path: string,
+  options: IRunOptions
+): Promise<{ path: string; tag: string; pid: number }> {
+  return post('runs', settings, { path, ...options });
+}
+
+export function resumeRun(
+  settings: ServerConnection.ISettings,
+  path: string,
+  options: IRunOptions
+): Promise<{ path: string; tag: string; pid: number }> {
+  return post('runs/resume', settings, { path, ...options });
+}
+
+export function stopRun(settings: ServerConnection.ISettings, path: string): Promise<{ state: string }> {
+  return post('runs/stop', settings, { path });
+}
+
+export function fetchLog(
+  settings: ServerConnection.ISettings,
+  path: string,
+  tag: string,
+  n: number,
+  tailBytes = 16384
+): Promise<{ text: string; truncated: boolean; path: string }> {
+  return requestAPI(`log${query({ path, tag, n, tail_bytes: tailBytes })}`, settings);
+}
+
+export function exportNotebook(
+  settings: ServerConnection.ISettings,
+  path: string,
+  tag: string
+): Promise<{ notebook: string; message: string }> {
+  return post('export', settings, { path, tag });
+}
+
+/** The URL of a run's event WebSocket, `since` records in. */
+export function eventsUrl(settings: ServerConnection.ISettings, path: string, tag: string | null, since: number): string {
+  const params: Record<string, string | number | undefined> = { path, tag: tag ?? undefined, since };
+  if (settings.token) {
+    params.token = settings.token;
+  }
+  return URLExt.join(settings.wsUrl, 'autoresearch', 'events') + query(params);
+}

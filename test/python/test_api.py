@@ -19,6 +19,7 @@ ROUTES = [
     ("GET", "runs/status"),
     ("GET", "experiments"),
     ("GET", "log"),
+    ("POST", "export"),
     ("WS", "events"),
 ]
 
@@ -93,6 +94,9 @@ async def test_a_bad_run_body_is_refused_naming_the_field(body, field, workspace
         ("workspaces", {"path": "new", "budget_s": 0.5}, "budget_s"),
         ("workspaces", {"path": ""}, "path"),
         ("workspaces", {"path": "/../../etc"}, "path"),
+        ("export", {}, "path"),
+        ("export", {"path": "ws", "tag": "a/b"}, "tag"),
+        ("export", {"path": "ws", "out": "/tmp/x.ipynb"}, "out"),
     ],
 )
 async def test_other_bad_bodies_are_refused(route, body, field, jp_root_dir, workspace, supervisor, api):
@@ -225,6 +229,14 @@ async def test_start_experiments_stream_conflict_and_stop(workspace, supervisor,
     assert run["experiments"] >= 3 and run["best"]["metric"] <= run["baseline"]
     code, again = await api("runs/stop", "POST", {"path": "ws"})
     assert code == 404
+
+    code, exported = await api("export", "POST", {"path": "ws"})
+    assert code == 201, exported
+    assert exported["tag"] == "t1" and exported["notebook"] == "ws/t1.ipynb"
+    notebook = json.loads((workspace / "t1.ipynb").read_text())
+    assert notebook["cells"][0]["cell_type"] == "markdown"
+    code, missing = await api("export", "POST", {"path": "ws", "tag": "nope"})
+    assert code == 404 and missing["field"] == "tag"
 
 
 async def test_the_stream_sends_the_live_log_of_the_running_experiment(jp_root_dir, engine_bundle, supervisor, api, jp_ws_fetch):
