@@ -2,7 +2,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { KernelExecutor } from '../src/engine/executor/kernel';
+import { KernelAPI } from '@jupyterlab/services';
+import { KernelExecutor, serverSettings } from '../src/engine/executor/kernel';
 import { Loop } from '../src/engine/loop';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/python';
@@ -145,6 +146,57 @@ describe('the kernel executor', () => {
     expect(kernels).toHaveLength(3);
     expect(kernels[2]).not.toBe(kernels[1]);
     expect(victim !== null && alive(victim)).toBe(false);
+  });
+
+  it('attaches to an existing kernel by id; when it dies a fresh kernel of its kernelspec goes on; the engine never shuts the attached one down', async () => {
+    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const settings = serverSettings(server.url, server.token);
+    const attached = await KernelAPI.startNew({ name: 'python3' }, settings);
+    const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, kernelId: attached.id, kernelName: 'ignored-once-attached', graceS: 1 });
+    const proposer = new ScriptedProposer([
+      trainProposal('in the attached kernel', { metric: '0.950000' }),
+      { description: 'kernel dies', rationale: '', files: { 'train.py': slowTrain() } },
+      trainProposal('after', { metric: '0.900000' })
+    ]);
+    const l = loop(dir, proposer, ex);
+    const kernels: Array<string | null> = [];
+    l.on('phase', (_n: number, phase: string) => phase === 'run' && kernels.push(ex.kernelId));
+    const pidFile = path.join(dir, 'train.pid');
+    let fresh: string | null = null;
+    try {
+      const running = l.run();
+      await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8') !== '', 60_000, 'the training run to start');
+      expect(ex.kernelId).toBe(attached.id);
+      process.kill(kernelPid(server, attached.id) as number, 'SIGKILL');
+      await running;
+      fresh = ex.kernelId;
+    } finally {
+      await ex.dispose();
+      // A failure above must not leave the attached kernel for the next test's kernel count.
+      if (!fresh) await KernelAPI.shutdownKernel(attached.id, settings).catch(() => undefined);
+    }
+    expect(experiments(dir, 'k1').map(e => [e.description, e.status])).toEqual([
+      ['baseline', 'keep'],
+      ['in the attached kernel', 'keep'],
+      ['kernel dies', 'crash'],
+      ['after', 'keep']
+    ]);
+    // The baseline's run phase starts before the executor has attached.
+    expect(kernels).toEqual([null, attached.id, attached.id, fresh]);
+    expect(fresh).not.toBe(attached.id);
+    expect(ex.kernelName).toBe('python3');
+    // The fresh kernel was the engine's and is gone; the attached one is the researcher's (the server restarted it).
+    const listed = (await KernelAPI.listRunning(settings)).map(k => k.id);
+    await KernelAPI.shutdownKernel(attached.id, settings);
+    expect(listed).toContain(attached.id);
+    expect(listed).not.toContain(fresh);
+  });
+
+  it('refuses --kernel-id of a kernel that does not exist, in one line', async () => {
+    const dir = makeWorkspace();
+    const r = await cli(['run', dir, '--tag', 'k1', '--proposer', 'offline', '--executor', 'kernel', '--server-url', server.url, '--token', server.token, '--kernel-id', '00000000-0000-0000-0000-000000000000']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toMatch(/^autoresearch: there is no kernel 00000000-0000-0000-0000-000000000000 on http:\/\/127\.0\.0\.1:\d+\/: pass the id of a running kernel .+$/);
   });
 
   it('runs from the bundled command with --executor kernel, and shuts its kernel down at the end', async () => {

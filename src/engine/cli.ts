@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { RunConfig } from '../core/journal';
 import { isAlive, readEngineInfo } from './engine-lock';
-import { KernelExecutor } from './executor/kernel';
+import { KernelExecutor, type ShipMode } from './executor/kernel';
 import { SubprocessExecutor } from './executor/subprocess';
 import type { Executor } from './executor/types';
 import { exportNotebook } from './export';
@@ -33,6 +33,11 @@ function abs(dir: string): string {
   return path.resolve(dir);
 }
 
+function shipMode(v: string): ShipMode {
+  if (v !== 'auto' && v !== 'always' && v !== 'never') throw new InvalidArgumentError('must be auto, always or never');
+  return v;
+}
+
 function executorName(v: string): 'subprocess' | 'kernel' {
   if (v !== 'subprocess' && v !== 'kernel') throw new InvalidArgumentError('must be subprocess or kernel');
   return v;
@@ -41,8 +46,8 @@ function executorName(v: string): 'subprocess' | 'kernel' {
 /** The executor --executor names; the kernel one talks to --server-url (default $JUPYTER_SERVER_URL). */
 function createExecutor(o: Record<string, unknown>): Executor {
   if ((o.executor ?? 'subprocess') === 'subprocess') {
-    for (const flag of ['kernel', 'serverUrl', 'token'] as const) {
-      if (o[flag] !== undefined) throw new UserError(`--${flag === 'serverUrl' ? 'server-url' : flag} applies to --executor kernel`);
+    for (const [flag, name] of [['kernel', 'kernel'], ['serverUrl', 'server-url'], ['token', 'token'], ['kernelId', 'kernel-id'], ['ship', 'ship']] as const) {
+      if (o[flag] !== undefined) throw new UserError(`--${name} applies to --executor kernel`);
     }
     return new SubprocessExecutor();
   }
@@ -52,7 +57,23 @@ function createExecutor(o: Record<string, unknown>): Executor {
   }
   // @jupyterlab/services logs connection chatter with console.debug, which Node prints on stdout.
   console.debug = () => undefined;
-  return new KernelExecutor({ serverUrl, token: (o.token as string | undefined) ?? process.env.JUPYTER_TOKEN ?? '', kernelName: o.kernel as string | undefined });
+  // It also warns of each websocket reconnect; through a gateway the first connect is routinely
+  // dropped and retried at once, and a kernel really lost is reported in the experiment's log.
+  const warn = console.warn.bind(console);
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith('Connection lost, reconnecting')) return;
+    warn(...args);
+  };
+  if (o.kernel !== undefined && o.kernelId !== undefined) {
+    throw new UserError('--kernel and --kernel-id exclude each other: an attached kernel\'s own kernelspec names the fresh ones');
+  }
+  return new KernelExecutor({
+    serverUrl,
+    token: (o.token as string | undefined) ?? process.env.JUPYTER_TOKEN ?? '',
+    kernelName: o.kernel as string | undefined,
+    kernelId: o.kernelId as string | undefined,
+    ship: o.ship as ShipMode | undefined
+  });
 }
 
 /** The file `autoresearch stop` writes so the engine records the end as a stop, not a signal. */
@@ -182,6 +203,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--timeout <seconds>', 'override timeout_s (default: 2 × budget, at least budget + 60)', positiveNumber)
     .option('--executor <name>', 'where training runs: subprocess (a child of the engine, the default) or kernel (through a Jupyter kernel)', executorName)
     .option('--kernel <name>', 'kernelspec of the kernel executor (default: python3)')
+    .option('--kernel-id <id>', 'run in this existing kernel (never shut down by the engine); if it dies, a fresh one of its kernelspec goes on')
+    .option('--ship <mode>', 'copy the tracked files to the kernel\'s side before each run: auto (when the kernel cannot see the workspace, the default), always or never', shipMode)
     .option('--server-url <url>', 'Jupyter server of the kernel executor (default: $JUPYTER_SERVER_URL)')
     .option('--token <t>', 'token for --server-url (default: $JUPYTER_TOKEN)')
     .action(async (dir: string, o: Record<string, unknown>) => setExit(await runCommand(dir, o)));

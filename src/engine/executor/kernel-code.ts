@@ -12,13 +12,21 @@ export const RUN_MIME = 'application/vnd.autoresearch.kernel-run+json';
 /** A report from the kernel side: the group started, or the run ended. */
 export type KernelReport =
   | { nonce: string; event: 'spawn'; pgid: number; python: string }
-  | { nonce: string; event: 'exit'; exit_code: number | null; signal: string | null; interrupted: boolean; error: string | null };
+  | { nonce: string; event: 'exit'; exit_code: number | null; signal: string | null; interrupted: boolean; error: string | null }
+  | { nonce: string; event: 'alive' };
+
+/**
+ * Seconds of silence from a run after which the runner sends an 'alive' report. Every iopub
+ * message updates the kernel's last_activity and the server's (GET /api/status), which is what
+ * idle cullers outside the server (JupyterHub's) read; a quiet training run must not look idle.
+ */
+export const HEARTBEAT_S = 30;
 
 // The runner reads with select() so a grandchild that keeps the pipe open cannot hold the kernel
 // past the child's exit, and catches KeyboardInterrupt (the kernel interrupt the executor sends at
 // the deadline or on a stop) to SIGTERM the group, wait the grace, then SIGKILL it.
 const RUNNER = `
-def __autoresearch_run(cmd, cwd, env, grace, mime, nonce):
+def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat):
     import codecs, os, select, signal, subprocess, sys, time
     from IPython.display import display
 
@@ -41,10 +49,15 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce):
         except OSError:
             pass
 
+    last_sent = [time.monotonic()]
+
     def pump(until_s):
         """Copies output to the kernel's stdout until EOF or until_s (monotonic) passes; True at EOF."""
         fd = proc.stdout.fileno()
         while True:
+            if time.monotonic() - last_sent[0] > heartbeat:
+                report(event="alive")
+                last_sent[0] = time.monotonic()
             left = until_s - time.monotonic()
             if left <= 0:
                 return False
@@ -55,6 +68,7 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce):
                     return True
                 sys.stdout.write(decoder.decode(chunk))
                 sys.stdout.flush()
+                last_sent[0] = time.monotonic()
             elif proc.poll() is not None:
                 # The child is gone; leftovers of its group must not outlive it nor hold the pipe.
                 killpg(signal.SIGKILL)
@@ -102,8 +116,8 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce):
 `;
 
 /** Code that runs one training command in the kernel and reports on it. */
-export function runnerCode(o: { command: string; cwd: string; env: Record<string, string>; graceS: number; nonce: string }): string {
-  const args = [o.command, o.cwd, o.env, o.graceS, RUN_MIME, o.nonce].map(a => JSON.stringify(a)).join(', ');
+export function runnerCode(o: { command: string; cwd: string; env: Record<string, string>; graceS: number; nonce: string; heartbeatS?: number }): string {
+  const args = [o.command, o.cwd, o.env, o.graceS, RUN_MIME, o.nonce, o.heartbeatS ?? HEARTBEAT_S].map(a => JSON.stringify(a)).join(', ');
   // JSON literals are valid Python here: strings, numbers and a str→str object only.
   return `${RUNNER}\ntry:\n    __autoresearch_run(${args})\nfinally:\n    del __autoresearch_run\n`;
 }

@@ -11,18 +11,35 @@
  * that dies or restarts mid-run makes that experiment a crash; the next one
  * gets a fresh kernel, whose first act is to SIGKILL the group the old one left.
  *
- * Culling: while the runner executes, the kernel's execution_state is busy and
- * it streams output, so jupyter_server's culler (cull_busy defaults to False)
- * leaves it alone for the whole run; between experiments it is idle for
- * seconds only.
+ * Attaching: with kernelId the first experiment runs in that existing kernel
+ * (a researcher's GPU kernel); the engine never shuts it down. If it dies, a
+ * fresh kernel of its kernelspec takes over, which the engine does own.
  *
- * This covers kernels that see the workspace's folder (local kernels); the run's
- * cwd is the workspace path as the engine sees it.
+ * Remote kernels: a kernel that cannot read the workspace at the engine's path
+ * (found by a probe file, once per kernel and cwd) gets the tracked files
+ * shipped to a folder on its side before each experiment, only what changed
+ * (ship.ts); the command runs there. Caches outside that folder (the prepared
+ * data in ~/.cache/autoresearch or $AUTORESEARCH_CACHE) stay between runs.
+ *
+ * Culling and activity (jupyter_server 2.x, MappingKernelManager): a kernel is
+ * culled only when idle past cull_idle_timeout AND (cull_busy or not busy) AND
+ * (cull_connected or no connections). cull_busy and cull_connected default to
+ * False, and the runner keeps the kernel busy for the whole run while this
+ * executor holds a websocket to it, so the culler leaves it alone; only a
+ * server set to cull busy kernels would cull it, and then the next experiment
+ * sees it gone (checked before each run) and starts a fresh one. The server's
+ * own shutdown_no_activity_timeout never fires while a kernel exists. Every
+ * iopub message updates the kernel's and the server's last_activity (what
+ * JupyterHub's idle culler reads from /api/status): output does while the
+ * script prints, and the runner sends a heartbeat report after HEARTBEAT_S of
+ * silence. Through a gateway the same rules apply on the gateway's side.
  */
 import { randomUUID } from 'node:crypto';
 import { KernelAPI, KernelConnection, ServerConnection, type Kernel, type KernelMessage } from '@jupyterlab/services';
 import WebSocket from 'ws';
+import { KernelCallError } from './kernel-call';
 import { reapCode, RUN_MIME, runnerCode, type KernelReport } from './kernel-code';
+import { sharesFilesystem, shipWorkspace } from './ship';
 import { watchForStop } from './stop-watch';
 import { KILL_GRACE_S } from './subprocess';
 import type { Executor, RunOutcome, RunRequest } from './types';
@@ -40,7 +57,15 @@ export interface KernelExecutorOptions {
   interruptMarginS?: number;
   /** Seconds to wait for a new kernel to answer kernel_info. */
   startTimeoutS?: number;
+  /** Run the first experiment in this existing kernel (its kernelspec then names the fresh ones). */
+  kernelId?: string;
+  /** Ship the workspace to the kernel: when it cannot see it (auto, the default), always, or never. */
+  ship?: ShipMode;
+  /** Seconds allowed for one probe or shipping exchange. */
+  shipTimeoutS?: number;
 }
+
+export type ShipMode = 'auto' | 'always' | 'never';
 
 /** Settings for @jupyterlab/services from Node: the `ws` WebSocket and Node's global fetch. */
 export function serverSettings(serverUrl: string, token = ''): ServerConnection.ISettings {
@@ -61,8 +86,18 @@ type Ending = { kind: 'report'; report: Extract<KernelReport, { event: 'exit' }>
 
 export class KernelExecutor implements Executor {
   readonly name = 'kernel';
-  readonly kernelName: string;
+  private kernelSpec: string;
   private readonly settings: ServerConnection.ISettings;
+  private readonly ship: ShipMode;
+  private readonly shipTimeoutS: number;
+  /** The kernel to attach to, until the first run has attached (or found it gone). */
+  private attachId: string | null;
+  /** Whether this engine started the kernel in use (and so shuts it down). */
+  private owned = true;
+  /** Probe results: kernel id + cwd → whether that kernel reads the cwd at the same path. */
+  private readonly shared = new Map<string, boolean>();
+  /** Where the last run's command ran on the kernel's side. */
+  lastWorkdir: string | null = null;
   private readonly graceS: number;
   private readonly marginS: number;
   private readonly startTimeoutS: number;
@@ -71,11 +106,19 @@ export class KernelExecutor implements Executor {
   private orphans: number[] = [];
 
   constructor(opts: KernelExecutorOptions) {
-    this.kernelName = opts.kernelName ?? 'python3';
+    this.kernelSpec = opts.kernelName ?? 'python3';
+    this.attachId = opts.kernelId ?? null;
+    this.ship = opts.ship ?? 'auto';
+    this.shipTimeoutS = opts.shipTimeoutS ?? 300;
     this.settings = serverSettings(opts.serverUrl, opts.token);
     this.graceS = opts.graceS ?? KILL_GRACE_S;
     this.marginS = opts.interruptMarginS ?? 10;
     this.startTimeoutS = opts.startTimeoutS ?? 120;
+  }
+
+  /** Kernelspec of the kernels this executor starts (an attached kernel's, once attached). */
+  get kernelName(): string {
+    return this.kernelSpec;
   }
 
   /** The id of the kernel in use, or null before the first run and after a loss. */
@@ -87,11 +130,21 @@ export class KernelExecutor implements Executor {
     const started = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
     const kernel = await this.ready();
+    let cwd: string;
+    try {
+      cwd = await this.workdir(kernel, req);
+    } catch (e) {
+      if (!(e instanceof KernelCallError)) throw e;
+      req.log.write(Buffer.from(`\n[autoresearch] kernel error: could not ship the workspace to the ${this.kernelName} kernel: ${e.message}${e.kernelLost ? '; a fresh kernel runs the next experiment' : ''}\n`));
+      if (e.kernelLost) await this.discard(kernel);
+      return { exitCode: null, signal: null, timedOut: false, interrupted: req.signal?.aborted ?? false, seconds: seconds() };
+    }
+    this.lastWorkdir = cwd;
     const nonce = randomUUID();
     // PATH from the engine names the engine's interpreter; the runner puts the kernel's first instead.
     const { PATH: _enginePath, ...env } = req.env ?? {};
     const future = kernel.requestExecute(
-      { code: runnerCode({ command: req.command, cwd: req.cwd, env, graceS: this.graceS, nonce }), silent: false, store_history: false, allow_stdin: false, stop_on_error: false },
+      { code: runnerCode({ command: req.command, cwd, env, graceS: this.graceS, nonce }), silent: false, store_history: false, allow_stdin: false, stop_on_error: false },
       true
     );
 
@@ -111,7 +164,7 @@ export class KernelExecutor implements Executor {
         if (!report || report.nonce !== nonce) return;
         if (report.event === 'spawn') {
           pgid = report.pgid;
-        } else {
+        } else if (report.event === 'exit') {
           settle({ kind: 'report', report });
         }
       } else if (type === 'error') {
@@ -166,23 +219,60 @@ export class KernelExecutor implements Executor {
     return { exitCode: null, signal: null, timedOut: stop.timedOut, interrupted: stop.interrupted, seconds: seconds() };
   }
 
-  /** Shuts the kernel down (the engine is stopping). */
+  /** Shuts the kernel down if this engine started it, else only lets go of it (the engine is stopping). */
   async dispose(): Promise<void> {
-    const kernel = this.kernel;
-    this.kernel = null;
-    if (kernel) await this.discard(kernel);
+    if (this.kernel) await this.discard(this.kernel);
   }
 
-  /** The kernel in use, started (and cleaned of orphans) if there is none. */
+  /** Where the command runs on the kernel's side: the cwd itself, or the folder the workspace was shipped to. */
+  private async workdir(kernel: Kernel.IKernelConnection, req: RunRequest): Promise<string> {
+    if (this.ship === 'never') return req.cwd;
+    const timeoutMs = this.shipTimeoutS * 1000;
+    if (this.ship === 'auto') {
+      const key = `${kernel.id}\0${req.cwd}`;
+      let shared = this.shared.get(key);
+      if (shared === undefined) {
+        shared = await sharesFilesystem(kernel, req.cwd, timeoutMs);
+        this.shared.set(key, shared);
+      }
+      if (shared) return req.cwd;
+    }
+    const r = await shipWorkspace(kernel, req.cwd, timeoutMs);
+    const size = r.bytes < 1024 * 1024 ? `${(r.bytes / 1024).toFixed(1)} KiB` : `${(r.bytes / 1024 / 1024).toFixed(1)} MiB`;
+    req.log.write(Buffer.from(`[autoresearch] workspace shipped to ${r.host}:${r.root} (${plural(r.sent, 'file')} sent, ${size}; ${r.removed} removed)\n`));
+    return r.root;
+  }
+
+  /** The kernel in use: attached, or started (and cleaned of orphans) if there is none or it has gone. */
   private async ready(): Promise<Kernel.IKernelConnection> {
     if (this.kernel && !this.kernel.isDisposed && this.kernel.status !== 'dead') {
-      return this.kernel;
+      // Culled, or shut down from JupyterLab, since the last run: the connection may not have noticed.
+      if (await this.known(this.kernel.id)) return this.kernel;
+      await this.discard(this.kernel);
     }
     let model: Kernel.IModel;
-    try {
-      model = await KernelAPI.startNew({ name: this.kernelName }, this.settings);
-    } catch (e) {
-      throw new UserError(`cannot start a "${this.kernelName}" kernel on ${this.settings.baseUrl}: ${(e as Error).message}`);
+    if (this.attachId !== null) {
+      const id = this.attachId;
+      let found: Kernel.IModel | undefined;
+      try {
+        found = await KernelAPI.getKernelModel(id, this.settings);
+      } catch (e) {
+        throw new UserError(`cannot reach the kernel ${id} on ${this.settings.baseUrl}: ${(e as Error).message}`);
+      }
+      if (!found) {
+        throw new UserError(`there is no kernel ${id} on ${this.settings.baseUrl}: pass the id of a running kernel (GET /api/kernels lists them) or drop --kernel-id to start one`);
+      }
+      model = found;
+      this.attachId = null;
+      this.kernelSpec = model.name;
+      this.owned = false;
+    } else {
+      try {
+        model = await KernelAPI.startNew({ name: this.kernelName }, this.settings);
+      } catch (e) {
+        throw new UserError(`cannot start a "${this.kernelName}" kernel on ${this.settings.baseUrl}: ${(e as Error).message}`);
+      }
+      this.owned = true;
     }
     const kernel = new KernelConnection({ model, serverSettings: this.settings, handleComms: false });
     this.kernel = kernel;
@@ -201,9 +291,23 @@ export class KernelExecutor implements Executor {
     return kernel;
   }
 
-  /** Shuts a kernel down on the server and drops its connection; errors (already gone) are ignored. */
+  /** Whether the server still lists the kernel; a failed look-up counts as yes (the run will tell). */
+  private async known(id: string): Promise<boolean> {
+    try {
+      return (await KernelAPI.getKernelModel(id, this.settings)) !== undefined;
+    } catch {
+      return true;
+    }
+  }
+
+  /** Drops a kernel's connection and shuts it down on the server if this engine started it; errors (already gone) are ignored. */
   private async discard(kernel: Kernel.IKernelConnection): Promise<void> {
-    if (this.kernel === kernel) this.kernel = null;
+    // Only the kernel in use can be an attached one; any other was started here.
+    const owned = this.kernel !== kernel || this.owned;
+    if (this.kernel === kernel) {
+      this.kernel = null;
+      this.owned = true;
+    }
     const id = kernel.id;
     if (!kernel.isDisposed) {
       // After an auto-restart the connection reconnects on its own; disposing it mid-way would
@@ -212,7 +316,8 @@ export class KernelExecutor implements Executor {
       await connectionSettled(kernel, 15_000);
       kernel.dispose();
     }
-    await Promise.race([KernelAPI.shutdownKernel(id, this.settings).catch(() => undefined), sleep(15_000)]);
+    // An attached kernel is the researcher's: dead or not, it is not ours to shut down.
+    if (owned) await Promise.race([KernelAPI.shutdownKernel(id, this.settings).catch(() => undefined), sleep(15_000)]);
   }
 }
 
@@ -229,6 +334,10 @@ function connectionSettled(kernel: Kernel.IKernelConnection, ms: number): Promis
     const timer = setTimeout(done, ms);
     kernel.connectionStatusChanged.connect(onChange);
   });
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,0 +1,145 @@
+/**
+ * A remote kernel host for tests, all on 127.0.0.1: Jupyter Kernel Gateway
+ * from the venv, in its own mount namespace where a tmpfs covers a folder
+ * (so it and the kernels it starts cannot see what is under it), and a
+ * `jupyter server` whose kernels live on that gateway (GatewayClient.url).
+ *
+ * Why a mount namespace and not another user: the venv's interpreter links
+ * into root's 0700 home on these machines, so an unprivileged user cannot run
+ * it; `unshare -m` needs root (CAP_SYS_ADMIN), which the tests have. Where it
+ * is missing the helper throws: the test fails, it does not skip.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { VENV_JUPYTER } from './jupyter-server';
+import { ROOT } from './workspace';
+
+const VENV_PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
+
+export interface Service {
+  url: string;
+  token: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export interface Gateway extends Service {
+  /** The folder the gateway and its kernels cannot see. */
+  hidden: string;
+  /** HOME of the gateway's kernels: the shipped workspaces and the prepared-data cache live under it. */
+  home: string;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts Kernel Gateway with a tmpfs over `hidden` in its mount namespace; resolves once its API answers. */
+export async function startHiddenGateway(hidden: string): Promise<Gateway> {
+  if (!fs.existsSync(VENV_PYTHON)) throw new Error(`${VENV_PYTHON} is missing: run make setup`);
+  try {
+    execFileSync(VENV_PYTHON, ['-c', 'import kernel_gateway'], { stdio: 'pipe' });
+  } catch {
+    throw new Error('jupyter_kernel_gateway is not installed in .venv: run make setup (it is in the test extra)');
+  }
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-kg-'));
+  const home = path.join(tmp, 'home');
+  fs.mkdirSync(home);
+  const token = randomBytes(16).toString('hex');
+  const port = await freePort();
+  const script = 'mount -t tmpfs -o size=4m,mode=0755 autoresearch-hidden "$1" && shift && exec "$@"';
+  const child = spawn(
+    'unshare',
+    ['--mount', '--propagation', 'private', '--', 'sh', '-c', script, 'sh', hidden, VENV_PYTHON, '-m', 'kernel_gateway', '--KernelGatewayApp.ip=127.0.0.1', `--KernelGatewayApp.port=${port}`, '--KernelGatewayApp.port_retries=0', `--KernelGatewayApp.auth_token=${token}`, '--JupyterWebsocketPersonality.list_kernels=True'],
+    {
+      cwd: home,
+      env: {
+        ...process.env,
+        HOME: home,
+        JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
+        JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
+        AUTORESEARCH_CACHE: '',
+        // The gateway hands its kernels only the variables listed here: HOME keeps their files in the temp home.
+        KG_ENV_PROCESS_WHITELIST: 'HOME,PATH,LANG,AUTORESEARCH_CACHE'
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true
+    }
+  );
+  const svc = await serve(child, `http://127.0.0.1:${port}/`, token, 'Kernel Gateway in a mount namespace (unshare -m, needs root)', () => fs.rmSync(tmp, { recursive: true, force: true }));
+  return { ...svc, hidden, home };
+}
+
+/** Starts a `jupyter server` whose kernels are the gateway's. */
+export async function startGatewayServer(gateway: Service): Promise<Service & { root: string }> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-gws-'));
+  const root = path.join(tmp, 'root');
+  fs.mkdirSync(root);
+  const token = randomBytes(16).toString('hex');
+  const port = await freePort();
+  const child = spawn(
+    VENV_JUPYTER,
+    [
+      'server', '--no-browser', '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0', `--ServerApp.root_dir=${root}`, `--IdentityProvider.token=${token}`,
+      `--GatewayClient.url=${gateway.url.replace(/\/$/, '')}`, `--GatewayClient.auth_token=${gateway.token}`,
+      ...(process.getuid?.() === 0 ? ['--allow-root'] : [])
+    ],
+    { cwd: root, env: { ...process.env, JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'), JUPYTER_CONFIG_DIR: path.join(tmp, 'config') }, stdio: ['ignore', 'pipe', 'pipe'], detached: true }
+  );
+  const svc = await serve(child, `http://127.0.0.1:${port}/`, token, 'jupyter server with GatewayClient.url', () => fs.rmSync(tmp, { recursive: true, force: true }));
+  return { ...svc, root };
+}
+
+/** Waits until GET api/kernelspecs lists python3; throws with the process's output if it exits or takes too long. */
+async function serve(child: ChildProcess, url: string, token: string, what: string, cleanup: () => void, timeoutMs = 90_000): Promise<Service> {
+  let out = '';
+  child.stdout?.on('data', d => (out += d));
+  child.stderr?.on('data', d => (out += d));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  const stop = async () => {
+    killGroup(child.pid as number, 'SIGTERM');
+    const t = Date.now() + 10_000;
+    while (!exited && Date.now() < t) await new Promise(r => setTimeout(r, 100));
+    killGroup(child.pid as number, 'SIGKILL');
+    cleanup();
+  };
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited) {
+      cleanup();
+      throw new Error(`${what} exited at start:\n${out}`);
+    }
+    if (Date.now() > until) {
+      await stop();
+      throw new Error(`${what} did not answer within ${timeoutMs} ms:\n${out}`);
+    }
+    try {
+      const r = await fetch(`${url}api/kernelspecs`, { headers: { Authorization: `token ${token}` } });
+      if (r.ok && ((await r.json()) as { kernelspecs: Record<string, unknown> }).kernelspecs.python3) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise(r => setTimeout(r, 200));
+  }
+  return { url, token, output: () => out, stop };
+}
+
+function killGroup(pgid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, sig);
+  } catch {
+    // already gone
+  }
+}
