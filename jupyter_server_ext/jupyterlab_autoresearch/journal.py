@@ -75,6 +75,11 @@ def problem(record) -> str | None:
         got = _json_type(record[name])
         if got not in allowed and not (got == INT and NUM in allowed):
             return f"{kind}.{name} is {got}, expected {' or '.join(allowed)}"
+    if kind in ("experiment", "experiment_start") and "worker" in record:
+        # Optional: present only in runs with several workers (1..N).
+        worker = record["worker"]
+        if _json_type(worker) != INT or worker < 1:
+            return f"{kind}.worker is {json.dumps(worker)}, expected a whole number of 1 or more"
     if kind == "experiment" and record["status"] not in STATUSES:
         return f"experiment.status {record['status']!r} is not one of {sorted(STATUSES)}"
     if kind == "run_end" and record["reason"] not in END_REASONS:
@@ -170,12 +175,16 @@ def read_journal(path: Path) -> list[dict]:
     return list(entry.records)
 
 
+def in_flight_all(records: list[dict]) -> list[dict]:
+    """Every experiment_start without an experiment record of its number: one per busy worker."""
+    done = {r["n"] for r in records if r["type"] == "experiment"}
+    return [r for r in records if r["type"] == "experiment_start" and r["n"] not in done]
+
+
 def in_flight(records: list[dict]) -> dict | None:
-    """The last experiment_start with no experiment record after it."""
-    for record in reversed(records):
-        if record["type"] in ("experiment", "experiment_start"):
-            return record if record["type"] == "experiment_start" else None
-    return None
+    """The latest experiment in flight (with several workers, see in_flight_all for each one's)."""
+    flights = in_flight_all(records)
+    return flights[-1] if flights else None
 
 
 def best_of(experiments: list[dict]) -> dict | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .journal import in_flight, read_journal, summarize
+from .journal import in_flight, in_flight_all, read_journal, summarize
 from .supervisor import Supervisor
 from .workspaces import EngineInfo, api_path, engine_log_path, journal_path, log_path
 
@@ -45,6 +45,17 @@ def run_status(sup: Supervisor, ws: Path, tag: str, records: list[dict] | None =
             if flight is not None
             else None
         ),
+        # With several workers: what each one is running (the record's worker, absent with one).
+        "in_flight_all": [
+            {
+                "n": f["n"],
+                "worker": f.get("worker"),
+                "description": f["description"],
+                "ts": f["ts"],
+                "log": api_path(sup.root, log_path(ws, tag, f["n"])),
+            }
+            for f in in_flight_all(records)
+        ],
         "engine_log": api_path(sup.root, engine_log) if engine_log.exists() else None,
         **summarize(records),
     }

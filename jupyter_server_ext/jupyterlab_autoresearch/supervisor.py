@@ -181,7 +181,7 @@ class Supervisor:
         for key, flag in (
             ("proposer", "--proposer"), ("model", "--model"), ("budget_s", "--budget"),
             ("timeout_s", "--timeout"), ("max_experiments", "--max-experiments"), ("hours", "--hours"),
-            ("max_dollars", "--max-dollars"), ("python", "--python"),
+            ("max_dollars", "--max-dollars"), ("python", "--python"), ("workers", "--workers"),
         ):
             if opts.get(key) is not None:
                 flags += [flag, str(opts[key])]

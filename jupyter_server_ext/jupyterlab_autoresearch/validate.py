@@ -101,6 +101,7 @@ RUN_FIELDS: dict[str, tuple[Callable[[str, Any], Any], bool]] = {
     "pipeline": (boolean, False),
     "python": (text, False),
     "kernel": (text, False),
+    "workers": (positive_int, False),
 }
 RESUME_FIELDS = {k: RUN_FIELDS[k] for k in RUN_FIELDS if k != "resume"}
 STOP_FIELDS = {"path": (path, True)}

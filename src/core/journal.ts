@@ -27,6 +27,8 @@ export const ZERO_USAGE: Usage = {
 
 const isoTime = z.string().min(1);
 const commitHash = z.string().regex(/^[0-9a-f]{7,64}$/);
+/** Which worker (1..N) ran an experiment; present only in runs with several workers. */
+const worker = z.number().int().min(1).optional();
 
 /** The resolved configuration a run uses (front matter merged over defaults and CLI flags). */
 export const RunConfig = z.object({
@@ -40,7 +42,9 @@ export const RunConfig = z.object({
   /** claude proposer: the model, a spending cap for the run, and price overrides ($/MTok by model id). */
   model: z.string().optional(),
   max_dollars: z.number().positive().optional(),
-  prices: z.record(z.string(), PriceRow).optional()
+  prices: z.record(z.string(), PriceRow).optional(),
+  /** Experiments run at once (--workers); absent in journals from before workers existed, meaning 1. */
+  workers: z.number().int().min(1).optional()
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 
@@ -66,7 +70,8 @@ export const ExperimentStartRecord = z.object({
   ts: isoTime,
   n: z.number().int().nonnegative(),
   parent_commit: commitHash,
-  description: z.string()
+  description: z.string(),
+  worker
 });
 export type ExperimentStartRecord = z.infer<typeof ExperimentStartRecord>;
 
@@ -106,7 +111,8 @@ export const ExperimentRecord = z.object({
   usage: Usage,
   cost_usd: z.number().nonnegative(),
   /** Proposer-specific state (the offline proposer stores the constants it set). */
-  proposal_meta: z.unknown().optional()
+  proposal_meta: z.unknown().optional(),
+  worker
 });
 export type ExperimentRecord = z.infer<typeof ExperimentRecord>;
 

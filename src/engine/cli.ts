@@ -29,6 +29,11 @@ function positiveInt(v: string): number {
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number ≥ 0');
   return n;
 }
+function atLeastOne(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
 function abs(dir: string): string {
   return path.resolve(dir);
 }
@@ -110,7 +115,13 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
   }
   // program.md's front matter may set the model, a spending cap and prices; flags win over it.
   const { config } = loadProgram(dir, overrides);
-  const executor = createExecutor(o);
+  const workers = (o.workers as number | undefined) ?? 1;
+  if (workers > 1 && o.kernelId !== undefined) {
+    throw new UserError(`--kernel-id attaches one kernel, but each of --workers ${workers} needs its own: pass --kernel NAME instead`);
+  }
+  // One executor per worker (each kernel executor starts its own kernel); all of them are disposed at the end.
+  const executors: Executor[] = [createExecutor(o)];
+  const executor = executors[0];
   const proposer = createProposer(proposerName, { seed, python, model: config.model, prices: config.prices });
   // The proposer holds its key now; training runs inherit this environment and must not see it (a print would log it).
   delete process.env.ANTHROPIC_API_KEY;
@@ -128,7 +139,13 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
     hours: o.hours as number | undefined,
     pipeline: o.pipeline !== false,
     overrides,
-    signal: controller.signal
+    signal: controller.signal,
+    workers,
+    executorFor: () => {
+      const e = createExecutor(o);
+      executors.push(e);
+      return e;
+    }
   });
   const reporter = new TerminalReporter(process.stdout);
   if (proposer instanceof ClaudeProposer) {
@@ -145,7 +162,7 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
   } finally {
     reporter.close();
     // The kernel the engine started goes with it (its memory, a GPU's included, is freed).
-    if (executor instanceof KernelExecutor) await executor.dispose();
+    await Promise.all(executors.map(e => (e instanceof KernelExecutor ? e.dispose() : undefined)));
   }
 }
 
@@ -196,6 +213,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--max-dollars <x>', 'stop before a proposal would take the run\'s API spending past x dollars', positiveNumber)
     .option('--max-experiments <n>', 'stop after n experiments (the baseline not counted)', positiveInt)
     .option('--hours <h>', 'stop starting experiments after h hours', positiveNumber)
+    .option('--workers <n>', 'experiments at once, each in its own git worktree and executor (a GPU each: CUDA_VISIBLE_DEVICES)', atLeastOne, 1)
     .option('--resume', 'continue the run of --tag (default: the latest run)')
     .option('--seed <n>', 'seed for the offline proposer', positiveInt)
     .option('--python <path>', 'Python interpreter for the syntax check and the run (default: python3 on PATH)')

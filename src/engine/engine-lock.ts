@@ -13,7 +13,9 @@ const EngineInfo = z.object({
   pid: z.number().int(),
   tag: z.string(),
   started: z.string(),
-  run_pgid: z.number().int().nullable()
+  run_pgid: z.number().int().nullable(),
+  /** With several workers: the process group of each training run in progress (run_pgid is the first). */
+  run_pgids: z.array(z.number().int()).optional()
 });
 export type EngineInfo = z.infer<typeof EngineInfo>;
 
@@ -76,11 +78,13 @@ export function acquireEngineLock(dir: string, tag: string): void {
     }
     assertNoOtherEngine(dir);
     const stale = readEngineInfo(dir);
-    if (stale?.run_pgid) {
-      try {
-        process.kill(-stale.run_pgid, 'SIGKILL');
-      } catch {
-        // Already gone.
+    for (const pgid of new Set([stale?.run_pgid ?? 0, ...(stale?.run_pgids ?? [])])) {
+      if (pgid > 0) {
+        try {
+          process.kill(-pgid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
       }
     }
     fs.rmSync(file, { force: true });
@@ -88,12 +92,25 @@ export function acquireEngineLock(dir: string, tag: string): void {
   throw new UserError(`could not claim ${file}; another engine may be starting — try again`);
 }
 
-/** Records the process group of the training run in progress (null when none). */
-export function setRunningGroup(dir: string, pgid: number | null): void {
+/** Each worker's training run in progress, by workspace and worker number (this process's own). */
+const groupsByDir = new Map<string, Map<number, number>>();
+
+/** Records the process group of the training run in progress (null when none); `worker` with several workers. */
+export function setRunningGroup(dir: string, pgid: number | null, worker?: number): void {
   const info = readEngineInfo(dir);
-  if (info && info.pid === process.pid) {
-    write(dir, { ...info, run_pgid: pgid });
+  if (!info || info.pid !== process.pid) {
+    return;
   }
+  if (worker === undefined) {
+    write(dir, { ...info, run_pgid: pgid });
+    return;
+  }
+  const groups = groupsByDir.get(dir) ?? new Map<number, number>();
+  groupsByDir.set(dir, groups);
+  if (pgid === null) groups.delete(worker);
+  else groups.set(worker, pgid);
+  const all = [...groups.values()];
+  write(dir, { ...info, run_pgid: all[0] ?? null, run_pgids: all });
 }
 
 /** Gives the workspace up. */

@@ -14,7 +14,7 @@ import { countDiffLines, type Repo } from './git';
 import { LogCapture } from './log-capture';
 import type { Proposal } from './proposers/types';
 import { pathWithPython, syntaxCheck } from './python';
-import { changedReadonly, checkEditablePath } from './workspace';
+import { changedReadonly, checkEditablePath, PROGRAM_FILE } from './workspace';
 
 export interface ExperimentEnv {
   dir: string;
@@ -32,6 +32,8 @@ export interface ExperimentEnv {
   onRunStart?: (log: LogCapture, startedAt: number, diff: string) => void;
   onPhase?: (phase: string) => void;
   onSpawn?: (pgid: number | null) => void;
+  /** Extra environment for the run (a worker's CUDA_VISIBLE_DEVICES). */
+  runEnv?: Record<string, string>;
 }
 
 export interface ExperimentInput {
@@ -110,7 +112,7 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
       cwd: env.dir,
       command: env.config.run,
       timeoutS: env.config.timeout_s,
-      env: { ...pathWithPython(env.python), AUTORESEARCH_BUDGET_S: String(env.config.budget_s) },
+      env: { ...pathWithPython(env.python), AUTORESEARCH_BUDGET_S: String(env.config.budget_s), ...env.runEnv },
       log,
       signal: env.signal,
       onSpawn: env.onSpawn
@@ -147,9 +149,13 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
   if ('error' in metric) {
     return finish({ status: 'crash', reason: metric.error });
   }
-  const best = input.best?.metric ?? null;
-  const keep = isImprovement(metric.value, best, env.config.direction);
-  return finish({ metric: metric.value, delta: deltaOf(metric.value, best), status: keep ? 'keep' : 'discard' });
+  return finish(judge(metric.value, input.best?.metric ?? null, env.config.direction));
+}
+
+/** Keep or discard a measured result against a best, with the delta and the best it was judged against. */
+export function judge(metric: number, best: number | null, direction: RunConfig['direction']): Pick<ExperimentRecord, 'metric' | 'delta' | 'status' | 'best_before'> {
+  const keep = isImprovement(metric, best, direction);
+  return { metric, delta: deltaOf(metric, best), status: keep ? 'keep' : 'discard', best_before: best };
 }
 
 /** Writes the proposal's files after the guards; returns the diff and why it was rejected, or null. */
@@ -180,7 +186,8 @@ function changedReadonlyOrStray(changed: string[], editable: string[], touchedRe
   if (touchedReadonly.length) {
     return `read-only ${touchedReadonly.join(', ')} changed`;
   }
-  const stray = changed.filter(f => !editable.includes(f));
+  // program.md is the researcher's to edit at any time (see PROGRAM_FILE), never a stray change.
+  const stray = changed.filter(f => !editable.includes(f) && f !== PROGRAM_FILE);
   return stray.length ? `files outside the editable list changed: ${stray.join(', ')}` : null;
 }
 

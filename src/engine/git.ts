@@ -6,15 +6,28 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { exec } from './exec';
+import type { Mutex } from './mutex';
 
 /** Files the engine writes that must never be committed nor count as a dirty tree. */
 export const ENGINE_IGNORES = ['.autoresearch/', 'results.tsv'];
 
 export class Repo {
-  constructor(readonly dir: string) {}
+  /**
+   * `lock`: shared by the work trees of one repository when several workers use
+   * it at once, so their git commands (which update shared refs and may start
+   * an automatic gc) run one at a time. A single worker needs none.
+   */
+  constructor(
+    readonly dir: string,
+    private readonly lock?: Mutex
+  ) {}
 
   /** Runs git with the given arguments in the work tree; rejects with git's own message. */
-  async raw(args: string[]): Promise<string> {
+  raw(args: string[]): Promise<string> {
+    return this.lock ? this.lock.run(() => this.rawUnlocked(args)) : this.rawUnlocked(args);
+  }
+
+  private async rawUnlocked(args: string[]): Promise<string> {
     const r = await exec('git', args, { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
     if (r.code !== 0) {
       throw new Error(`git ${args[0]} failed: ${r.stderr.trim() || (r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`)}`);
@@ -107,9 +120,50 @@ export class Repo {
     return this.head();
   }
 
-  /** Resets the work tree and the branch to a commit. */
+  /**
+   * Resets the work tree and the branch to a commit, except program.md: the researcher may have
+   * edited it since the last commit (the panel saves it mid-run), and a discarded experiment must
+   * not throw that away. Its text is put back when it differs from what the reset left.
+   */
   async resetHard(commit: string): Promise<void> {
+    const program = path.join(this.dir, 'program.md');
+    const edited = fs.existsSync(program) ? fs.readFileSync(program) : null;
     await this.raw(['reset', '-q', '--hard', commit]);
+    if (edited !== null && (!fs.existsSync(program) || !fs.readFileSync(program).equals(edited))) {
+      fs.writeFileSync(program, edited);
+    }
+  }
+
+  /** The commit a ref names, or null when there is no such ref. */
+  async revParse(ref: string): Promise<string | null> {
+    try {
+      return (await this.raw(['rev-parse', '--verify', '-q', `${ref}^{commit}`])).trim() || null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** A file's text at a commit. */
+  async showFile(commit: string, file: string): Promise<string> {
+    return this.raw(['show', `${commit}:${file}`]);
+  }
+
+  /** Files git tracks among the given paths. */
+  async trackedAmong(paths: string[]): Promise<string[]> {
+    const out = await this.raw(['ls-files', '-z', '--', ...paths]);
+    return out.split('\0').filter(Boolean);
+  }
+
+  /** Creates a work tree at `where` on `branch`, (re)set to `commit`. */
+  async addWorktree(where: string, branch: string, commit: string): Promise<void> {
+    await this.raw(['worktree', 'add', '-q', '-f', '-B', branch, where, commit]);
+  }
+
+  /** Removes a work tree (its folder too), and forgets any whose folder is gone. */
+  async removeWorktree(where: string): Promise<void> {
+    await this.raw(['worktree', 'remove', '--force', '--force', where]).catch(() => undefined);
+    fs.rmSync(where, { recursive: true, force: true });
+    await this.raw(['worktree', 'prune']);
   }
 
   private identityKnown: boolean | null = null;

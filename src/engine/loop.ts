@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
+import type { ExperimentStartRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
 import { experimentsOf } from '../core/journal';
 import { ENGINE_VERSION } from './version';
 import { locatePython } from './python';
@@ -17,9 +17,13 @@ import type { Repo } from './git';
 import { JournalStore } from './journal-store';
 import type { LogCapture } from './log-capture';
 import { ProposalAbandoned, type Proposer } from './proposers/types';
+import { abandonedRecord, bestOf, findInFlight, interruptedRecord, stopReason } from './loop-records';
+import { checkWorkerFiles, deviceEnvs, runWorkers } from './workers';
+
+export { bestOf, type Best } from './loop-records';
 import { appendResult, reconcileResults } from './results-file';
 import { acquireEngineLock, assertNoOtherEngine, releaseEngineLock, setRunningGroup } from './engine-lock';
-import { checkWorkspace, defaultTag, hashFiles, latestTag, loadProgram, runPaths, UserError } from './workspace';
+import { checkWorkspace, currentProgramBody, defaultTag, hashFiles, latestTag, loadProgram, runPaths, UserError } from './workspace';
 
 export interface LoopOptions {
   dir: string;
@@ -41,14 +45,16 @@ export interface LoopOptions {
   signal: AbortSignal;
   logHeadBytes?: number;
   logTailBytes?: number;
+  /** Experiments at once, each in its own git worktree with its own executor; default 1. */
+  workers?: number;
+  /** A new executor for another worker (workers 2..N; worker 1 uses `executor`). */
+  executorFor?: (worker: number) => Executor;
 }
 
-export interface Best {
-  commit: string;
-  metric: number;
-}
-
-/** Events: 'phase' (n, phase, description), 'run-start' (n, log, startedAt, budgetS), 'experiment' (record), 'note' (text). */
+/**
+ * Events: 'phase' (n, phase, description[, worker]), 'run-start' (n, log, startedAt, budgetS[, worker]),
+ * 'experiment' (record), 'note' (text). The worker argument comes with several workers only.
+ */
 export class Loop extends EventEmitter {
   tag = '';
   branch = '';
@@ -73,12 +79,19 @@ export class Loop extends EventEmitter {
     const python = await locatePython(this.opts.python).catch(e => {
       throw new UserError((e as Error).message);
     });
+    const workers = this.opts.workers ?? 1;
+    const executors = workers > 1 ? this.executors(workers) : [this.opts.executor];
+    const devices = deviceEnvs(executors);
     // Checks that only read come before the lock, so a refused run leaves no trace.
     assertNoOtherEngine(dir);
     const records = journal.read();
-    const inFlight = this.opts.resume ? findInFlight(records) : null;
+    const inFlight = this.opts.resume ? findInFlight(records) : [];
     // An experiment left in flight may have left its edit uncommitted: resume resets it.
-    const repo = await checkWorkspace(dir, this.config, { allowDirty: inFlight ? this.config.editable : [] });
+    const repo = await checkWorkspace(dir, this.config, { allowDirty: inFlight.length ? this.config.editable : [] });
+    if (workers > 1) {
+      await checkWorkerFiles(repo, this.config);
+      this.config = { ...this.config, workers };
+    }
     acquireEngineLock(dir, this.tag);
     try {
       if (this.opts.resume) {
@@ -86,10 +99,49 @@ export class Loop extends EventEmitter {
       } else {
         await this.setUp(repo, records);
       }
+      if (workers > 1) {
+        const history = experimentsOf(journal.read());
+        await this.writeRunStart(repo, journal);
+        return await runWorkers({
+          dir, tag: this.tag, branch: this.branch, config: this.config, journal, python, proposer: this.opts.proposer,
+          programBody: program.body, readonlyHashes: hashFiles(dir, this.config.readonly), seed: this.opts.seed ?? 0,
+          executors, devices, signal: this.opts.signal, maxExperiments: this.opts.maxExperiments,
+          deadline: this.opts.hours ? Date.now() + this.opts.hours * 3600_000 : Infinity,
+          maxDollars: this.opts.maxDollars ?? this.config.max_dollars,
+          logHeadBytes: this.opts.logHeadBytes, logTailBytes: this.opts.logTailBytes,
+          emit: (event, ...args) => this.emit(event, ...args)
+        }, history);
+      }
       return await this.iterate(repo, journal, program.body, python);
     } finally {
       releaseEngineLock(dir);
     }
+  }
+
+  /** One executor per worker: the one given for worker 1, new ones for the others. */
+  private executors(workers: number): Executor[] {
+    const make = this.opts.executorFor;
+    if (!make) {
+      throw new UserError('several workers need an executor each: pass executorFor with workers > 1');
+    }
+    return [this.opts.executor, ...Array.from({ length: workers - 1 }, (_, i) => make(i + 2))];
+  }
+
+  private async writeRunStart(repo: Repo, journal: JournalStore): Promise<void> {
+    journal.append({
+      type: 'run_start',
+      ts: new Date().toISOString(),
+      tag: this.tag,
+      branch: this.branch,
+      resume: Boolean(this.opts.resume),
+      base_commit: await repo.head(),
+      proposer: this.opts.proposer.name,
+      seed: this.opts.seed ?? 0,
+      config: this.config,
+      readonly_hashes: hashFiles(this.opts.dir, this.config.readonly),
+      engine_version: ENGINE_VERSION,
+      pid: process.pid
+    });
   }
 
   private async setUp(repo: Repo, records: JournalRecord[]): Promise<void> {
@@ -102,7 +154,7 @@ export class Loop extends EventEmitter {
     await repo.createBranch(this.branch);
   }
 
-  private async resume(repo: Repo, records: JournalRecord[], inFlight: ExperimentStartRecord | null, journal: JournalStore): Promise<void> {
+  private async resume(repo: Repo, records: JournalRecord[], inFlight: ExperimentStartRecord[], journal: JournalStore): Promise<void> {
     const { dir } = this.opts;
     if (!(await repo.branchExists(this.branch))) {
       throw new UserError(`there is no run to resume: branch ${this.branch} does not exist; start one without --resume`);
@@ -111,15 +163,26 @@ export class Loop extends EventEmitter {
       await repo.checkout(this.branch);
     }
     const best = bestOf(experimentsOf(records));
-    if (inFlight) {
-      // The engine died mid-experiment: if it had committed, HEAD is that commit, one past the best.
+    if (inFlight.length) {
       const head = await repo.head();
-      const committed = best && head !== best.commit ? head : null;
-      const target = best?.commit ?? inFlight.parent_commit;
-      await repo.resetHard(target);
-      const record = interruptedRecord(inFlight, committed, best, 'the engine stopped (killed or crashed) during this experiment; recorded on --resume');
-      journal.append(record);
-      appendResult(dir, record);
+      const committed: Array<string | null> = [];
+      for (const start of inFlight) {
+        if (start.worker === undefined) {
+          // The engine died mid-experiment: if it had committed, HEAD is that commit, one past the best.
+          committed.push(best && head !== best.commit ? head : null);
+        } else {
+          // A worker commits on its own branch, which starts at the experiment's parent.
+          const tip = await repo.revParse(`${this.branch}-w${start.worker}`);
+          const ownCommit = tip && tip !== start.parent_commit && (await repo.revParse(`${tip}^`)) === start.parent_commit;
+          committed.push(ownCommit ? tip : null);
+        }
+      }
+      await repo.resetHard(best?.commit ?? inFlight[0].parent_commit);
+      inFlight.forEach((start, i) => {
+        const record = interruptedRecord(start, committed[i], best, 'the engine stopped (killed or crashed) during this experiment; recorded on --resume');
+        journal.append(record);
+        appendResult(dir, record);
+      });
     } else if (best) {
       await repo.resetHard(best.commit);
     }
@@ -132,20 +195,7 @@ export class Loop extends EventEmitter {
     const history = experimentsOf(records);
     const readonlyHashes = hashFiles(dir, this.config.readonly);
     const seed = this.opts.seed ?? 0;
-    journal.append({
-      type: 'run_start',
-      ts: new Date().toISOString(),
-      tag: this.tag,
-      branch: this.branch,
-      resume: Boolean(this.opts.resume),
-      base_commit: await repo.head(),
-      proposer: proposer.name,
-      seed,
-      config: this.config,
-      readonly_hashes: readonlyHashes,
-      engine_version: ENGINE_VERSION,
-      pid: process.pid
-    });
+    await this.writeRunStart(repo, journal);
     let best = bestOf(history);
     let n = history.length ? Math.max(...history.map(r => r.n)) + 1 : 0;
     const deadline = this.opts.hours ? Date.now() + this.opts.hours * 3600_000 : Infinity;
@@ -167,7 +217,8 @@ export class Loop extends EventEmitter {
       if (Date.now() >= deadline) return end('hours');
 
       const files = Object.fromEntries(this.config.editable.map(f => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
-      const ctx = { workdir: dir, files, history: [...history], program: programBody, metric: this.config.metric, direction: this.config.direction, seed, signal };
+      // program.md is read afresh: the researcher may have edited it since the last proposal.
+      const ctx = { workdir: dir, files, history: [...history], program: currentProgramBody(dir, programBody), metric: this.config.metric, direction: this.config.direction, seed, signal };
       if (best && maxDollars !== undefined) {
         const next = proposer.estimateNextCost?.(ctx) ?? 0;
         if (spent() + next > maxDollars) {
@@ -247,46 +298,4 @@ export class Loop extends EventEmitter {
       }
     }
   }
-}
-
-/** The best kept experiment of a history, or null before a baseline succeeded. */
-export function bestOf(history: ExperimentRecord[]): Best | null {
-  let best: Best | null = null;
-  for (const r of history) {
-    if (r.status === 'keep' && r.commit && r.metric !== null) {
-      best = { commit: r.commit, metric: r.metric };
-    }
-  }
-  return best;
-}
-
-/** The last experiment_start with no experiment record after it: one left in flight. */
-function findInFlight(records: JournalRecord[]): ExperimentStartRecord | null {
-  const last = [...records].reverse().find(r => r.type === 'experiment_start' || r.type === 'experiment');
-  return last?.type === 'experiment_start' ? last : null;
-}
-
-function interruptedRecord(start: ExperimentStartRecord, commit: string | null, best: Best | null, reason: string): ExperimentRecord {
-  return {
-    type: 'experiment', ts: new Date().toISOString(), n: start.n, parent_commit: start.parent_commit, commit,
-    description: start.description, rationale: '', diff: '', lines_added: 0, lines_removed: 0, summary: {},
-    metric: null, best_before: best?.metric ?? null, delta: null, status: 'interrupted', reason, memory_gb: 0,
-    timings: { propose_s: 0, run_s: 0, total_s: 0 }, exit_code: null, signal: null, log_path: null, log_truncated: false,
-    proposer: 'unknown', usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, cost_usd: 0
-  };
-}
-
-/** A proposal given up before it made an edit worth running: rejected, never committed. */
-function abandonedRecord(n: number, best: Best, e: ProposalAbandoned, proposer: string, proposeS: number): ExperimentRecord {
-  return {
-    type: 'experiment', ts: new Date().toISOString(), n, parent_commit: best.commit, commit: null,
-    description: 'proposal abandoned', rationale: '', diff: '', lines_added: 0, lines_removed: 0, summary: {},
-    metric: null, best_before: best.metric, delta: null, status: 'rejected', reason: e.message, memory_gb: 0,
-    timings: { propose_s: proposeS, run_s: 0, total_s: proposeS }, exit_code: null, signal: null, log_path: null, log_truncated: false,
-    proposer, usage: e.usage, cost_usd: e.cost_usd, ...(e.meta !== undefined ? { proposal_meta: e.meta } : {})
-  };
-}
-
-function stopReason(signal: AbortSignal): RunEndRecord['reason'] {
-  return signal.reason === 'stop' ? 'stop' : 'signal';
 }

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { experimentsOf, type JournalRecord } from '../core/journal';
 import { isAlive, readEngineInfo } from './engine-lock';
 import { JournalStore } from './journal-store';
-import { bestOf } from './loop';
+import { bestOf, findInFlight } from './loop-records';
 import { experimentLine, fmtDelta, fmtMetric } from './terminal';
 import { latestTag, runPaths, UserError } from './workspace';
 
@@ -44,9 +44,12 @@ export function statusText(dir: string, tag?: string): string {
     `best:        ${fmtMetric(best?.metric ?? null)}${best && baseline?.metric != null ? ` (${fmtDelta(best.metric - baseline.metric)} vs baseline) at ${best.commit.slice(0, 7)}` : ''}`,
     `cost:        $${cost.toFixed(4)} (${tokens} tokens)`
   ];
-  const start = [...records].reverse().find(r => r.type === 'experiment_start' || r.type === 'experiment');
-  if (running && start?.type === 'experiment_start') {
-    lines.push(`in flight:   #${start.n} ${start.description} (for ${Math.round((Date.now() - Date.parse(start.ts)) / 1000)} s)`);
+  if (running) {
+    // One line per experiment in flight: one per worker when there are several.
+    for (const start of findInFlight(records)) {
+      const who = start.worker !== undefined ? `worker ${start.worker}: ` : '';
+      lines.push(`in flight:   ${who}#${start.n} ${start.description} (for ${Math.round((Date.now() - Date.parse(start.ts)) / 1000)} s)`);
+    }
   }
   if (exps.length) {
     lines.push(`last:        ${experimentLine(exps[exps.length - 1])}`);
@@ -68,7 +71,9 @@ export function resultsText(dir: string, opts: { tag?: string; tsv?: boolean; js
   if (opts.json) {
     return JSON.stringify(exps, null, 2);
   }
-  const header = `   #  ${'status'.padEnd(11)} ${'metric'.padStart(10)}  ${'delta'.padStart(10)}  ${'cost'.padStart(8)}  description`;
+  // experimentLine puts `wK` before the description of a worker's experiment.
+  const workers = exps.some(e => e.worker !== undefined) ? 'w   ' : '';
+  const header = `   #  ${'status'.padEnd(11)} ${'metric'.padStart(10)}  ${'delta'.padStart(10)}  ${'cost'.padStart(8)}  ${workers}description`;
   const rows = exps.map(e => {
     const line = experimentLine(e);
     // The cost goes between the delta and the description: experimentLine's columns are fixed-width.

@@ -23,7 +23,9 @@ export function fmtDelta(v: number | null): string {
 /** One line for a finished experiment: number, status, metric, delta vs best, description. */
 export function experimentLine(r: ExperimentRecord): string {
   const what = r.status === 'crash' || r.status === 'rejected' || r.status === 'interrupted' ? `${r.description} (${r.reason ?? ''})` : r.description;
-  return `#${String(r.n).padStart(3)}  ${r.status.padEnd(11)} ${fmtMetric(r.metric).padStart(10)}  ${fmtDelta(r.delta).padStart(10)}  ${what}`;
+  // With several workers, which one ran it, as a column of its own before the description.
+  const worker = r.worker !== undefined ? `w${r.worker}`.padEnd(4) : '';
+  return `#${String(r.n).padStart(3)}  ${r.status.padEnd(11)} ${fmtMetric(r.metric).padStart(10)}  ${fmtDelta(r.delta).padStart(10)}  ${worker}${what}`;
 }
 
 /** Renders a loop's events to a stream. */

@@ -69,6 +69,8 @@ BAD_RUN_BODIES = [
     ({"path": "ws", "resume": "yes"}, "resume"),
     ({"path": "ws", "pipeline": 1}, "pipeline"),
     ({"path": "ws", "kernel": "no-such-kernel"}, "kernel"),
+    ({"path": "ws", "workers": 0}, "workers"),
+    ({"path": "ws", "workers": 1.5}, "workers"),
     ({"path": "ws", "budget": 60}, "budget"),
 ]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import alive, git_status, journal, make_workspace, wait_for
 
-from jupyterlab_autoresearch.journal import JournalError, JournalTail
+from jupyterlab_autoresearch.journal import JournalError, JournalTail, in_flight, in_flight_all, problem
 from jupyterlab_autoresearch.node import engine_path
 from jupyterlab_autoresearch.supervisor import Supervisor
 
@@ -171,3 +171,24 @@ def test_the_supervisor_timers_come_from_the_server_config(jp_serverapp):
     sup = jp_serverapp.web_app.settings["autoresearch_supervisor"]
     assert (sup.stop_grace_s, sup.start_wait_s) == (3.0, 0.5)
     assert sup.root == Path(jp_serverapp.root_dir).resolve()
+
+
+def test_run_options_become_engine_flags():
+    flags = Supervisor._flags({"proposer": "offline", "workers": 2, "max_experiments": 6, "pipeline": False})
+    assert flags[flags.index("--workers") + 1] == "2"
+    assert flags[flags.index("--max-experiments") + 1] == "6"
+    assert "--workers" not in Supervisor._flags({"proposer": "offline"})
+
+
+def test_journal_records_of_several_workers():
+    start = {"type": "experiment_start", "ts": "t", "n": 1, "parent_commit": "abcdef0", "description": "a", "worker": 2}
+    assert problem(start) is None
+    assert problem({k: v for k, v in start.items() if k != "worker"}) is None  # one worker: no field
+    assert "experiment_start.worker is 0" in problem({**start, "worker": 0})
+    assert "worker is \"2\"" in problem({**start, "worker": "2"})
+    # Each worker's experiment in flight, whatever finished after it.
+    other = {**start, "n": 2, "worker": 1, "description": "b"}
+    done = {"type": "experiment", "n": 3}
+    records = [start, other, {**other, "n": 3}, done]
+    assert [r["n"] for r in in_flight_all(records)] == [1, 2]
+    assert in_flight(records)["n"] == 2

@@ -103,6 +103,12 @@ export function userContent(ctx: ProposalContext, opts: { fix: FixOffer | null; 
         'Propose a different experiment: if this one is kept, your edit will be re-applied on top of it.'
     );
   }
+  const others = (ctx.inFlight ?? []).filter(e => e.n !== ctx.running?.n);
+  if (others.length) {
+    // Several workers: these run on other accelerators now; a duplicate would waste one of them.
+    const lines = others.map(e => `- #${e.n} (worker ${e.worker}): ${e.description}`);
+    parts.push(`## Experiments other workers are running right now (not in the results yet)\n${lines.join('\n')}\n\nPropose something different from each of them.`);
+  }
   parts.push(`# The editable files at the best commit\n\n${Object.entries(ctx.files).map(([f, text]) => `## ${f}\n\`\`\`${f.endsWith('.py') ? 'python' : ''}\n${text}\n\`\`\``).join('\n\n')}`);
   parts.push(`# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH}.`);
   blocks.push({ type: 'text', text: parts.join('\n\n') });

@@ -190,6 +190,9 @@ export class ClaudeProposer implements Proposer {
   private async loadFix(ctx: ProposalContext): Promise<{ offer: FixOffer; files: Record<string, string> } | null> {
     const offer = fixOffer(ctx.history);
     if (!offer?.record.commit) return null;
+    // With several workers the best may have moved since the crash started: a fix made from its
+    // files would undo the newer keep, so it is proposed afresh instead.
+    if (ctx.bestCommit !== undefined && offer.record.parent_commit !== ctx.bestCommit) return null;
     try {
       const files: Record<string, string> = {};
       for (const f of Object.keys(ctx.files)) files[f] = await gitShow(ctx.workdir, `${offer.record.commit}:${f}`);

@@ -22,7 +22,7 @@ import {
   mulberry32,
   NEIGHBOURHOOD_LEVELS,
   offlineRecords,
-  type OfflineMeta,
+  OfflineMeta,
   parentState,
   singleMoves,
   stateKey,
@@ -155,6 +155,14 @@ export class OfflineProposer implements Proposer {
         nearMisses.push({ change: meta.change, delta: record.delta });
       }
     });
+
+    // Other workers' experiments in flight: their states are taken, though they have no result yet.
+    for (const pending of ctx.inFlight ?? []) {
+      const meta = OfflineMeta.safeParse(pending.meta);
+      if (meta.success) {
+        tried.add(stateKey(meta.data.constants));
+      }
+    }
 
     const rng = mulberry32((this.seed ?? ctx.seed) ^ Math.imul(ctx.history.length + 1, 0x9e3779b1));
     const ranked: Ranked[] = [];

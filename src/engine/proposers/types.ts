@@ -21,6 +21,23 @@ export interface ProposalContext {
   signal?: AbortSignal;
   /** The experiment training while this proposal is drafted (pipelining), so it proposes something else. */
   running?: { n: number; description: string; diff: string };
+  /**
+   * With several workers: the experiments proposed and not finished yet (each
+   * worker's), so a proposal does not repeat one of them. `meta` is their proposal's meta.
+   */
+  inFlight?: InFlight[];
+  /** With several workers: the best commit the files come from (it may have moved since an experiment started). */
+  bestCommit?: string;
+}
+
+/** An experiment another worker is running (or about to run). */
+export interface InFlight {
+  n: number;
+  worker: number;
+  description: string;
+  /** Unified diff against the commit it started from; empty before it was applied. */
+  diff: string;
+  meta?: unknown;
 }
 
 export interface Proposal {

@@ -1,0 +1,66 @@
+/**
+ * Journal records the loop writes on its own (an experiment left in flight, a
+ * proposal given up), and what it reads back from a journal: the best so far
+ * and the experiments a dead engine left in flight. Shared by one worker and several.
+ */
+import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunEndRecord } from '../core/journal';
+import type { ProposalAbandoned } from './proposers/types';
+
+export interface Best {
+  commit: string;
+  metric: number;
+}
+
+/** The best kept experiment of a history, or null before a baseline succeeded. */
+export function bestOf(history: ExperimentRecord[]): Best | null {
+  let best: Best | null = null;
+  for (const r of history) {
+    if (r.status === 'keep' && r.commit && r.metric !== null) {
+      best = { commit: r.commit, metric: r.metric };
+    }
+  }
+  return best;
+}
+
+/**
+ * The experiment_start records with no experiment record of the same number:
+ * those left in flight (one with a single worker, up to one per worker with several), in order.
+ */
+export function findInFlight(records: JournalRecord[]): ExperimentStartRecord[] {
+  const done = new Set(records.filter(r => r.type === 'experiment').map(r => r.n));
+  const open = new Map<number, ExperimentStartRecord>();
+  for (const r of records) {
+    if (r.type === 'experiment_start' && !done.has(r.n)) {
+      open.set(r.n, r);
+    }
+  }
+  return [...open.values()].sort((a, b) => a.n - b.n);
+}
+
+/** The record of an experiment that never finished (the engine stopped or failed under it). */
+export function interruptedRecord(start: ExperimentStartRecord, commit: string | null, best: Best | null, reason: string): ExperimentRecord {
+  return {
+    type: 'experiment', ts: new Date().toISOString(), n: start.n, parent_commit: start.parent_commit, commit,
+    description: start.description, rationale: '', diff: '', lines_added: 0, lines_removed: 0, summary: {},
+    metric: null, best_before: best?.metric ?? null, delta: null, status: 'interrupted', reason, memory_gb: 0,
+    timings: { propose_s: 0, run_s: 0, total_s: 0 }, exit_code: null, signal: null, log_path: null, log_truncated: false,
+    proposer: 'unknown', usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, cost_usd: 0,
+    ...(start.worker !== undefined ? { worker: start.worker } : {})
+  };
+}
+
+/** A proposal given up before it made an edit worth running: rejected, never committed. */
+export function abandonedRecord(n: number, best: Best, e: ProposalAbandoned, proposer: string, proposeS: number): ExperimentRecord {
+  return {
+    type: 'experiment', ts: new Date().toISOString(), n, parent_commit: best.commit, commit: null,
+    description: 'proposal abandoned', rationale: '', diff: '', lines_added: 0, lines_removed: 0, summary: {},
+    metric: null, best_before: best.metric, delta: null, status: 'rejected', reason: e.message, memory_gb: 0,
+    timings: { propose_s: proposeS, run_s: 0, total_s: proposeS }, exit_code: null, signal: null, log_path: null, log_truncated: false,
+    proposer, usage: e.usage, cost_usd: e.cost_usd, ...(e.meta !== undefined ? { proposal_meta: e.meta } : {})
+  };
+}
+
+/** How an aborted run ended: `autoresearch stop` or a signal. */
+export function stopReason(signal: AbortSignal): RunEndRecord['reason'] {
+  return signal.reason === 'stop' ? 'stop' : 'signal';
+}

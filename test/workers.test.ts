@@ -1,0 +1,328 @@
+/**
+ * Several workers on real git repositories: two experiments at once, each in
+ * its own worktree, with the global best consistent in git, the journal and
+ * results.tsv; stop; and resume after kill -9 of the engine.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunStartRecord } from '../src/core/journal';
+import { parseResults, RESULTS_HEADER, RESULTS_HEADER_WORKERS } from '../src/core/results';
+import { SubprocessExecutor } from '../src/engine/executor/subprocess';
+import { Loop, type LoopOptions } from '../src/engine/loop';
+import { ClaudeProposer } from '../src/engine/proposers/claude';
+import { OfflineProposer } from '../src/engine/proposers/offline';
+import type { Proposer } from '../src/engine/proposers/types';
+import { resolvePython } from '../src/engine/python';
+import { appendResult } from '../src/engine/results-file';
+import { deviceEnvs } from '../src/engine/worktrees';
+import { MessagesApiServer } from './stand-ins/messages-api';
+import { alive, cli, experiments, finished, git, journal, makeWorkspace, ScriptedProposer, standInTrain, startCli, trainProposal, waitFor } from './helpers/workspace';
+
+/**
+ * A stand-in whose metric follows its constants (so the offline proposer makes
+ * real progress) and whose run time varies with them (so results land out of
+ * order); it prints where it ran and which GPU it was given.
+ */
+function workerTrain(sleep = '0.3 + (N_LAYER % 3) * 0.4'): string {
+  const where = `print("ran in " + os.getcwd() + " cuda=" + str(os.environ.get("CUDA_VISIBLE_DEVICES")), flush=True)\ntime.sleep(${sleep})\n`;
+  return standInTrain().replace('print("step 1', `${where}print("step 1`);
+}
+
+function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {}): Loop {
+  return new Loop({
+    dir, tag: 't1', proposer, executor: new SubprocessExecutor(1), python: resolvePython(), signal: new AbortController().signal,
+    workers: 2, executorFor: () => new SubprocessExecutor(1), ...extra
+  });
+}
+
+/**
+ * Replays a journal in order, checking the rules of several workers: each
+ * proposal starts from the best of its moment, each result is judged against
+ * the best when it lands. Returns the best at the end.
+ */
+function replay(records: JournalRecord[], initial: string): { commit: string; metric: number } | null {
+  let best: { commit: string; metric: number } | null = null;
+  const open = new Map<number, ExperimentStartRecord>();
+  for (const r of records) {
+    if (r.type === 'experiment_start') {
+      expect(open.has(r.n)).toBe(false);
+      expect(r.parent_commit).toBe(best?.commit ?? initial);
+      open.set(r.n, r);
+    } else if (r.type === 'experiment') {
+      const start = open.get(r.n);
+      if (start) {
+        expect(r.worker).toBe(start.worker);
+        expect(r.parent_commit).toBe(start.parent_commit);
+        open.delete(r.n);
+      }
+      if (r.metric !== null && (r.status === 'keep' || r.status === 'discard')) {
+        expect(r.best_before).toBe(best?.metric ?? null);
+        expect(r.status).toBe(best === null || r.metric < best.metric ? 'keep' : 'discard');
+      }
+      if (r.status === 'keep' && r.commit && r.metric !== null) {
+        best = { commit: r.commit, metric: r.metric };
+      }
+    }
+  }
+  return best;
+}
+
+/** The most experiments ever in flight at once, from the order of the journal. */
+function peakConcurrency(records: JournalRecord[]): number {
+  let now = 0;
+  let peak = 0;
+  for (const r of records) {
+    if (r.type === 'experiment_start') peak = Math.max(peak, ++now);
+    if (r.type === 'experiment' && records.some(s => s.type === 'experiment_start' && s.n === r.n)) now--;
+  }
+  return peak;
+}
+
+/** What the best commit's train.py prints as its metric, run afresh. */
+function metricOf(dir: string, commit: string): number {
+  const source = git(dir, 'show', `${commit}:train.py`);
+  const out = execFileSync(resolvePython(), ['-c', `import time\ntime.sleep = lambda s: None\n${source}`], { cwd: dir, encoding: 'utf8' });
+  return Number(/val_bpb:\s+(\S+)/.exec(out)?.[1]);
+}
+
+function rows(dir: string) {
+  return parseResults(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8'));
+}
+
+let savedCuda: string | undefined;
+beforeEach(() => {
+  savedCuda = process.env.CUDA_VISIBLE_DEVICES;
+  delete process.env.CUDA_VISIBLE_DEVICES;
+});
+afterEach(() => {
+  if (savedCuda === undefined) delete process.env.CUDA_VISIBLE_DEVICES;
+  else process.env.CUDA_VISIBLE_DEVICES = savedCuda;
+});
+
+describe('two workers', () => {
+  it('run 6 experiments at once with the global best consistent in git, journal and results.tsv', async () => {
+    const dir = makeWorkspace({ train: workerTrain() });
+    const initial = git(dir, 'rev-parse', 'HEAD').trim();
+    const end = await loop(dir, new OfflineProposer({ seed: 3 }), { maxExperiments: 6 }).run();
+    expect(end.reason).toBe('max-experiments');
+
+    const records = journal(dir, 't1');
+    const exps = experiments(dir, 't1');
+    // Numbers unique and continuous; the baseline and 6 proposals, each once.
+    expect(exps.map(e => e.n).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(new Set(exps.map(e => e.description)).size).toBe(exps.length);
+    expect(new Set(exps.map(e => e.worker))).toEqual(new Set([1, 2]));
+    expect(exps.every(e => e.status === 'keep' || e.status === 'discard')).toBe(true);
+    expect(peakConcurrency(records)).toBe(2);
+    expect((records[0] as RunStartRecord).config.workers).toBe(2);
+
+    // Every proposal started from the best of its moment; every result was judged against the best when it landed.
+    const best = replay(records, initial);
+    expect(best).not.toBeNull();
+    expect(end).toMatchObject({ best_commit: best?.commit, best_metric: best?.metric });
+
+    // git: the best branch's tip is the best commit, checked out in the workspace, clean; its code measures the best metric.
+    expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(best?.commit);
+    expect(git(dir, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('autoresearch/t1');
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+    expect(metricOf(dir, best?.commit as string)).toBe(best?.metric);
+    expect(fs.readFileSync(path.join(dir, 'train.py'), 'utf8')).toBe(git(dir, 'show', `${best?.commit}:train.py`));
+    // The worktrees are gone after a clean end; each worker's branch stays.
+    expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+    expect(git(dir, 'branch', '--list', 'autoresearch/t1-w*').trim().split('\n').map(b => b.trim())).toEqual(['autoresearch/t1-w1', 'autoresearch/t1-w2']);
+
+    // results.tsv: the original columns plus the worker, one row per experiment in journal order.
+    expect(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8').split('\n')[0]).toBe(RESULTS_HEADER_WORKERS);
+    const table = rows(dir);
+    expect(table.map(r => [r.commit, r.status, r.worker])).toEqual(exps.map(e => [(e.commit as string).slice(0, 7), e.status, e.worker]));
+    const lastKeep = table.filter(r => r.status === 'keep').at(-1);
+    expect(lastKeep?.commit).toBe(best?.commit.slice(0, 7));
+    expect(lastKeep?.metric).toBe(best?.metric);
+
+    // Each worker ran in its own worktree with its own GPU index.
+    for (const e of exps) {
+      const log = fs.readFileSync(e.log_path as string, 'utf8');
+      expect(log).toContain(`${path.join('.autoresearch', 't1', 'worktrees', `w${e.worker}`)} cuda=${(e.worker as number) - 1}`);
+    }
+
+    // status and results show the worker.
+    const results = await cli(['results', dir]);
+    expect(results.stdout.split('\n')[0]).toMatch(/w {3}description$/);
+    expect(results.stdout).toMatch(/#\s+1\s+\w+.*\bw[12]\s+\S/);
+  });
+
+  it('keeps a result only if it beats the best when it lands, and moves the branch to it', async () => {
+    // Worker 1 starts a slow, very good change from the baseline; worker 2 a fast, good one, kept
+    // first, then a slow one from that. The slow, very good one lands next and beats the new best:
+    // the branch moves sideways to it. The last beats its parent but not the best when it lands.
+    const dir = makeWorkspace({ train: standInTrain({ metric: '1.000000' }) });
+    const proposer = new ScriptedProposer([
+      trainProposal('slow and best', { metric: '0.700000', sleep: 2 }),
+      trainProposal('fast and better', { metric: '0.800000' }),
+      trainProposal('slower, better than its parent', { metric: '0.750000', sleep: 3.5 })
+    ]);
+    const end = await loop(dir, proposer).run();
+    expect(end.reason).toBe('exhausted');
+    const exps = experiments(dir, 't1');
+    const by = (d: string) => exps.find(e => e.description === d) as ExperimentRecord;
+    const [baseline, fast, best, late] = [exps[0], by('fast and better'), by('slow and best'), by('slower, better than its parent')];
+    expect(fast).toMatchObject({ status: 'keep', best_before: 1, parent_commit: baseline.commit });
+    expect(best).toMatchObject({ status: 'keep', best_before: 0.8, parent_commit: baseline.commit });
+    expect(late).toMatchObject({ status: 'discard', best_before: 0.7, parent_commit: fast.commit });
+    expect(late.delta).toBeCloseTo(0.05, 9);
+    // The branch holds the measured commit itself, whose code produced the best metric.
+    expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(best.commit);
+    expect(git(dir, 'show', 'autoresearch/t1:train.py')).toContain('0.700000');
+    expect(end).toMatchObject({ best_commit: best.commit, best_metric: 0.7 });
+    expect(rows(dir).filter(r => r.status === 'keep').at(-1)).toMatchObject({ commit: (best.commit as string).slice(0, 7), metric: 0.7 });
+    replay(journal(dir, 't1'), baseline.parent_commit);
+  });
+
+  it('stop interrupts every worker and leaves the workspace clean on the best', async () => {
+    const dir = makeWorkspace({ train: workerTrain('0.2') });
+    const controller = new AbortController();
+    const proposer = new ScriptedProposer([trainProposal('slow a', { sleep: 30 }), trainProposal('slow b', { sleep: 30 })]);
+    const l = loop(dir, proposer, { signal: controller.signal });
+    let running = 0;
+    l.on('run-start', (n: number) => n > 0 && ++running === 2 && setTimeout(() => controller.abort('signal'), 300));
+    const started = Date.now();
+    const end = await l.run();
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(end.reason).toBe('signal');
+    const exps = experiments(dir, 't1');
+    expect(exps.slice(1).map(e => [e.status, e.worker]).sort()).toEqual([['interrupted', 1], ['interrupted', 2]]);
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(exps[0].commit);
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+  });
+});
+
+describe('two workers with the claude proposer', () => {
+  it('proposes one at a time, each proposal told what the other worker is running', async () => {
+    const server = await MessagesApiServer.start({ apiKey: 'sk-ant-test-key-0123456789' });
+    try {
+      const call = (name: string, input: unknown) => ({ type: 'tool_use' as const, name, input });
+      const proposal = (old: string, now: string, description: string) => ({
+        type: 'message' as const,
+        content: [call('str_replace_based_edit_tool', { command: 'str_replace', path: 'train.py', old_str: old, new_str: now }), call('finish_experiment', { description, rationale: 'test' })]
+      });
+      server.enqueue(
+        proposal('LEARNING_RATE = 0.001', 'LEARNING_RATE = 0.002', 'double the learning rate'),
+        proposal('LEARNING_RATE = 0.001', 'LEARNING_RATE = 0.004', 'quadruple the learning rate'),
+        proposal('N_LAYER = 4', 'N_LAYER = 5', 'one more layer')
+      );
+      const dir = makeWorkspace({ train: standInTrain({ sleep: 1 }) });
+      const claude = new ClaudeProposer({ apiKey: server.apiKey, baseURL: server.url, python: resolvePython() });
+      const end = await loop(dir, claude, { maxExperiments: 3 }).run();
+      expect(end.reason).toBe('max-experiments');
+      const exps = experiments(dir, 't1');
+      expect(exps.map(e => e.n).sort()).toEqual([0, 1, 2, 3]);
+      expect(exps.every(e => e.status === 'keep' || e.status === 'discard')).toBe(true);
+      expect(exps.filter(e => e.n > 0).every(e => e.cost_usd > 0 && e.proposer === 'claude')).toBe(true);
+      // The second proposal was made while #1 trained on worker 1, and the prompt said so.
+      const prompts = server.requests.filter(r => r.path.startsWith('/v1/messages')).map(r => JSON.stringify(r.body.messages[0].content));
+      expect(prompts[0]).not.toContain('other workers are running');
+      expect(prompts[1]).toContain('Experiments other workers are running right now');
+      expect(prompts[1]).toContain('#1 (worker 1): double the learning rate');
+      replay(journal(dir, 't1'), exps[0].parent_commit);
+      expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(end.best_commit);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('two workers through the command line', () => {
+  it('resume after kill -9 mid-run: every in-flight experiment interrupted once, nothing counted twice', async () => {
+    const dir = makeWorkspace({ train: workerTrain('1.5') });
+    const child = startCli(['run', dir, '--tag', 't1', '--workers', '2', '--seed', '1']);
+    const done = finished(child);
+    // Both workers busy with proposals (the baseline is done).
+    await waitFor(() => inFlightOf(dir).length === 2 && inFlightOf(dir).every(s => s.n > 0), 60_000, 'two experiments in flight');
+    await waitFor(() => runGroups(dir).length === 2, 20_000, 'both training runs to start');
+    const orphans = runGroups(dir);
+    child.kill('SIGKILL');
+    await done;
+    const left = inFlightOf(dir);
+    expect(orphans.some(alive)).toBe(true);
+
+    const r = await cli(['run', dir, '--resume', '--workers', '2', '--max-experiments', '2']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(orphans.filter(alive)).toEqual([]);
+    const exps = experiments(dir, 't1');
+    expect(exps.map(e => e.n).sort((a, b) => a - b)).toEqual(exps.map((_, i) => i));
+    for (const start of left) {
+      const recs = exps.filter(e => e.n === start.n);
+      expect(recs).toHaveLength(1);
+      expect(recs[0]).toMatchObject({ status: 'interrupted', worker: start.worker, reason: expect.stringMatching(/recorded on --resume/) });
+    }
+    const records = journal(dir, 't1');
+    const best = replay(records.filter(r => r.type !== 'experiment' || r.status !== 'interrupted' || !left.some(s => s.n === r.n)), exps[0].parent_commit);
+    expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(best?.commit);
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+    expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+    const table = rows(dir);
+    const counted = exps.filter(e => ['keep', 'discard', 'crash'].includes(e.status));
+    expect(table.map(t => [t.commit, t.worker])).toEqual(counted.map(e => [(e.commit as string).slice(0, 7), e.worker]));
+    expect(new Set(table.map(t => t.commit)).size).toBe(table.length);
+  });
+});
+
+describe('worker plumbing', () => {
+  const sub = new SubprocessExecutor();
+  it('gives subprocess worker K the K-th GPU', () => {
+    expect(deviceEnvs([sub, sub], {})).toEqual([{ CUDA_VISIBLE_DEVICES: '0' }, { CUDA_VISIBLE_DEVICES: '1' }]);
+    expect(deviceEnvs([sub, sub], { CUDA_VISIBLE_DEVICES: '3, 5,7' })).toEqual([{ CUDA_VISIBLE_DEVICES: '3' }, { CUDA_VISIBLE_DEVICES: '5' }]);
+    expect(deviceEnvs([sub, sub], { CUDA_VISIBLE_DEVICES: '' })).toEqual([{}, {}]);
+    expect(deviceEnvs([sub], { CUDA_VISIBLE_DEVICES: '4' })).toEqual([{}]);
+    expect(() => deviceEnvs([sub, sub, sub], { CUDA_VISIBLE_DEVICES: '0,1' })).toThrow(/--workers 3 needs one GPU per worker, but CUDA_VISIBLE_DEVICES lists 2/);
+  });
+
+  it('adds the worker column to a results.tsv of the original five, blank for the old rows', () => {
+    const dir = makeWorkspace();
+    const record = (n: number, worker?: number) => ({ ...experiments0(), n, worker });
+    appendResult(dir, record(0));
+    expect(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8').split('\n')[0]).toBe(RESULTS_HEADER);
+    appendResult(dir, record(1, 2));
+    const text = fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8');
+    expect(text).toBe(`${RESULTS_HEADER_WORKERS}\nabcdef1\t0.900000\t2.0\tkeep\tx\t\nabcdef1\t0.900000\t2.0\tkeep\tx\t2\n`);
+    expect(parseResults(text).map(r => r.worker)).toEqual([null, 2]);
+  });
+
+  it('refuses several workers when an editable file is not committed', async () => {
+    const dir = makeWorkspace({ extra: { 'model.py': 'X = 1\n' }, program: '---\nbudget_s: 1\neditable: [train.py, model.py]\n---\nGo.\n' });
+    git(dir, 'rm', '-q', '--cached', 'model.py');
+    git(dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'untrack');
+    await expect(loop(dir, new ScriptedProposer([])).run()).rejects.toThrow(/every editable and read-only file must be committed .*git add model.py/);
+  });
+});
+
+function experiments0(): ExperimentRecord {
+  return {
+    type: 'experiment', ts: 't', n: 0, parent_commit: 'abcdef1234', commit: 'abcdef1234', description: 'x', rationale: '', diff: '',
+    lines_added: 0, lines_removed: 0, summary: {}, metric: 0.9, best_before: null, delta: null, status: 'keep', reason: null, memory_gb: 2,
+    timings: { propose_s: 0, run_s: 0, total_s: 0 }, exit_code: 0, signal: null, log_path: null, log_truncated: false, proposer: 'p',
+    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, cost_usd: 0
+  };
+}
+
+function inFlightOf(dir: string): ExperimentStartRecord[] {
+  try {
+    const records = journal(dir, 't1');
+    const done = new Set(records.filter(r => r.type === 'experiment').map(r => r.n));
+    return records.filter((r): r is ExperimentStartRecord => r.type === 'experiment_start' && !done.has(r.n));
+  } catch {
+    return [];
+  }
+}
+
+function runGroups(dir: string): number[] {
+  try {
+    const info = JSON.parse(fs.readFileSync(path.join(dir, '.autoresearch', 'engine.json'), 'utf8'));
+    return (info.run_pgids ?? []) as number[];
+  } catch {
+    return [];
+  }
+}
