@@ -46,6 +46,19 @@ def _scrub(text: str) -> str:
     return text
 
 
+def _run_groups(ws: Path, first: int | None) -> list[int]:
+    """The process groups of the training runs in progress: run_pgid, and run_pgids with several workers."""
+    groups = [first] if first else []
+    try:
+        extra = json.loads((ws / STATE_DIR / "engine.json").read_text()).get("run_pgids") or []
+    except (OSError, ValueError, AttributeError):
+        extra = []
+    if not isinstance(extra, list):
+        extra = []
+    groups += [g for g in extra if type(g) is int and g > 0 and g not in groups]
+    return groups
+
+
 def _signal_engine(pid: int, sig: int) -> None:
     """SIGTERM to the engine alone; SIGKILL to its whole process group when it leads one."""
     try:
@@ -248,12 +261,14 @@ class Supervisor:
         if self.log:
             self.log.warning("autoresearch: engine %s outlived SIGTERM by %s s; sending SIGKILL", pid, self.stop_grace_s)
         _signal_engine(pid, signal.SIGKILL)
-        if info is not None and info.pid == pid and info.run_pgid:
-            # The training run has its own group, which only the engine would have killed.
-            try:
-                os.killpg(info.run_pgid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if info is not None and info.pid == pid:
+            # Each training run has its own group, which only the engine would have killed
+            # (one per worker with several: engine.json's run_pgids).
+            for pgid in _run_groups(ws, info.run_pgid):
+                try:
+                    os.killpg(pgid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         self._forget_stop_request(ws)
         IOLoop.current().call_later(0.5, self.reap)
 

@@ -11,7 +11,7 @@ from conftest import alive, git_status, journal, make_workspace, wait_for
 
 from jupyterlab_autoresearch.journal import JournalError, JournalTail, in_flight, in_flight_all, problem
 from jupyterlab_autoresearch.node import engine_path
-from jupyterlab_autoresearch.supervisor import Supervisor
+from jupyterlab_autoresearch.supervisor import Supervisor, _run_groups
 
 
 async def experiments(api, path, tag):
@@ -192,3 +192,12 @@ def test_journal_records_of_several_workers():
     records = [start, other, {**other, "n": 3}, done]
     assert [r["n"] for r in in_flight_all(records)] == [1, 2]
     assert in_flight(records)["n"] == 2
+
+
+def test_every_worker_s_training_run_is_found_for_the_sigkill(tmp_path):
+    state = tmp_path / ".autoresearch"
+    state.mkdir()
+    (state / "engine.json").write_text(json.dumps({"pid": 1, "tag": "t", "started": "s", "run_pgid": 40, "run_pgids": [40, 41]}))
+    assert _run_groups(tmp_path, 40) == [40, 41]
+    (state / "engine.json").write_text(json.dumps({"pid": 1, "tag": "t", "started": "s", "run_pgid": None}))
+    assert _run_groups(tmp_path, None) == []
