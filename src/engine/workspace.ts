@@ -55,6 +55,26 @@ export function loadProgram(dir: string, overrides: Partial<RunConfig> = {}): { 
   return { program, config };
 }
 
+/**
+ * program.md as it is on disk now, for the next proposal: the researcher may edit it (in the
+ * panel's cell, or any editor) while a run goes on. Front matter settings are fixed at the run's
+ * start; only the prose is re-read. A file made unreadable or empty mid-run keeps the last text.
+ */
+export function currentProgramBody(dir: string, fallback: string): string {
+  try {
+    const body = parseProgram(fs.readFileSync(path.join(dir, PROGRAM_FILE), 'utf8')).body;
+    return body.trim() ? body : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/**
+ * The researcher's file: its edits may stay uncommitted in the work tree. A run starts with them,
+ * resets keep them (Repo.resetHard), experiment commits never sweep them in.
+ */
+export const PROGRAM_FILE = 'program.md';
+
 /** Checks everything a run needs before it touches the repository. */
 export async function checkWorkspace(dir: string, config: RunConfig, opts: { allowDirty?: string[] } = {}): Promise<Repo> {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
@@ -74,7 +94,8 @@ export async function checkWorkspace(dir: string, config: RunConfig, opts: { all
     }
   }
   repo.ensureEngineIgnores();
-  const dirty = (await repo.changedTrackedFiles()).filter(f => !(opts.allowDirty ?? []).includes(f));
+  const allowed = [PROGRAM_FILE, ...(opts.allowDirty ?? [])];
+  const dirty = (await repo.changedTrackedFiles()).filter(f => !allowed.includes(f));
   if (dirty.length) {
     throw new UserError(`the work tree of ${dir} has uncommitted changes (${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}); commit or stash them first`);
   }

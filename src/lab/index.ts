@@ -1,33 +1,105 @@
 /**
- * The JupyterLab front end of autoresearch. For now it checks that the server extension
- * answers and that the server host can run the engine; the panel comes later. The experiment
- * MIME renderer is the labextension's `mimeExtension` (./renderer); a plugin here lends it
- * JupyterLab's CodeMirror highlighter for the Python in diffs.
+ * The JupyterLab front end of autoresearch: the panel (commands, launcher, file-browser menu,
+ * status bar, settings, restoring panels after a reload), and a plugin that lends JupyterLab's
+ * CodeMirror highlighter to the experiment renderer. The renderer itself is the labextension's
+ * `mimeExtension` (./renderer), so notebooks render experiments without the panel.
  */
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ILayoutRestorer, type JupyterFrontEnd, type JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette, WidgetTracker } from '@jupyterlab/apputils';
+import { IEditorServices } from '@jupyterlab/codeeditor';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
+import { ILauncher } from '@jupyterlab/launcher';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStatusBar } from '@jupyterlab/statusbar';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
 import { fetchStatus } from './api';
+import { addCommands, CommandIDs } from './commands';
+import { AutoresearchPanel, type IRunDefaults } from './panel/panel';
 import { setLineHighlighter } from './renderer/highlight';
+import { RunStatusItem } from './status-item';
 
 const PLUGIN_ID = 'jupyterlab-autoresearch:plugin';
+
+const DEFAULTS: IRunDefaults = {
+  proposer: 'offline',
+  model: '',
+  budget_s: 300,
+  timeout_s: null,
+  kernel: '',
+  max_dollars: null,
+  workers: 1
+};
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: "Karpathy's autoresearch method inside JupyterLab.",
   autoStart: true,
-  optional: [ISettingRegistry],
-  activate: (app: JupyterFrontEnd, settingRegistry: ISettingRegistry | null): void => {
+  requires: [IRenderMimeRegistry, IEditorServices],
+  optional: [ISettingRegistry, ITranslator, ICommandPalette, ILauncher, ILayoutRestorer, IDefaultFileBrowser, IStatusBar],
+  activate: (
+    app: JupyterFrontEnd,
+    rendermime: IRenderMimeRegistry,
+    editorServices: IEditorServices,
+    settingRegistry: ISettingRegistry | null,
+    translator: ITranslator | null,
+    palette: ICommandPalette | null,
+    launcher: ILauncher | null,
+    restorer: ILayoutRestorer | null,
+    browser: IDefaultFileBrowser | null,
+    statusBar: IStatusBar | null
+  ): void => {
+    const trans = (translator ?? nullTranslator).load('jupyterlab_autoresearch');
+    let defaults: IRunDefaults = { ...DEFAULTS };
     if (settingRegistry) {
       settingRegistry
         .load(PLUGIN_ID)
-        .then(settings => console.debug('autoresearch settings:', settings.composite))
+        .then(settings => {
+          const read = () => (defaults = { ...DEFAULTS, ...(settings.composite as Partial<IRunDefaults>) });
+          read();
+          settings.changed.connect(read);
+        })
         .catch(reason => console.error('autoresearch: could not load settings.', reason));
     }
+
+    const tracker = new WidgetTracker<AutoresearchPanel>({ namespace: 'autoresearch' });
+    const createPanel = (path: string) =>
+      new AutoresearchPanel({
+        path,
+        services: app.serviceManager,
+        rendermime,
+        editorServices,
+        trans,
+        defaults: () => defaults,
+        openFile: file => app.commands.execute('docmanager:open', { path: file })
+      });
+    addCommands({ app, trans, tracker, browser, createPanel });
+
+    palette?.addItem({ command: CommandIDs.open, category: trans.__('Autoresearch'), args: { isPalette: true } });
+    palette?.addItem({ command: CommandIDs.newWorkspace, category: trans.__('Autoresearch'), args: { isPalette: true } });
+    launcher?.add({ command: CommandIDs.open, category: trans.__('Other'), rank: 1 });
+    launcher?.add({ command: CommandIDs.newWorkspace, category: trans.__('Other'), rank: 2 });
+    app.contextMenu.addItem({ command: CommandIDs.open, selector: '.jp-DirListing-item[data-isdir]', rank: 3, args: { isContextMenu: true } });
+    restorer?.restore(tracker, {
+      command: CommandIDs.open,
+      args: panel => ({ path: panel.path }),
+      name: panel => panel.path
+    });
+    if (statusBar) {
+      const item = new RunStatusItem(app, tracker, trans);
+      statusBar.registerStatusItem('jupyterlab-autoresearch:status', {
+        item,
+        align: 'left',
+        rank: 4,
+        isActive: () => item.active,
+        activeStateChanged: item.activeChanged
+      });
+    }
+
     fetchStatus(app.serviceManager.serverSettings)
       .then(status => {
-        console.log('autoresearch server extension:', status);
         if (!status.node.ok) {
           console.warn(`autoresearch: ${status.node.message}`);
         }

@@ -1,0 +1,48 @@
+/**
+ * program.md's YAML front matter, split from its prose: the panel's cell edits the prose, the
+ * settings block is kept byte for byte and shown beside it. No YAML parser in the browser: the
+ * engine validates the front matter; the panel only shows its lines.
+ */
+
+export interface IProgramText {
+  /** The front matter block including its `---` fences and trailing newline; '' when there is none. */
+  frontMatter: string;
+  body: string;
+}
+
+const FENCED = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+
+export function splitProgram(text: string): IProgramText {
+  const match = FENCED.exec(text);
+  if (!match) {
+    return { frontMatter: '', body: text };
+  }
+  return { frontMatter: match[0], body: text.slice(match[0].length).replace(/^\r?\n/, '') };
+}
+
+export function joinProgram(parts: IProgramText): string {
+  if (!parts.frontMatter) {
+    return parts.body;
+  }
+  const fm = parts.frontMatter.endsWith('\n') ? parts.frontMatter : `${parts.frontMatter}\n`;
+  return `${fm}\n${parts.body}`;
+}
+
+/** The front matter's top-level `key: value` lines, for display. */
+export function frontMatterEntries(frontMatter: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const line of frontMatter.split(/\r?\n/)) {
+    const m = /^([A-Za-z_][\w-]*):\s*(.*)$/.exec(line);
+    if (m) {
+      out.push([m[1], m[2]]);
+    }
+  }
+  return out;
+}
+
+/** A top-level number in the front matter (budget_s, say), or null. */
+export function frontMatterNumber(frontMatter: string, key: string): number | null {
+  const entry = frontMatterEntries(frontMatter).find(([k]) => k === key);
+  const value = entry ? Number(entry[1]) : NaN;
+  return Number.isFinite(value) ? value : null;
+}

@@ -1,0 +1,67 @@
+/**
+ * The experiments in flight: for each, its number, worker and description, and for the one the
+ * stream follows, the training log as it is written (the last lines, scrolled to the end).
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Widget } from '@lumino/widgets';
+import type { RunModel } from './run-model';
+
+export class LiveView extends Widget {
+  private readonly list: HTMLElement;
+  private readonly log: HTMLPreElement;
+
+  constructor(
+    private readonly model: RunModel,
+    private readonly trans: TranslationBundle
+  ) {
+    super();
+    this.addClass('jp-AutoresearchLive');
+    this.list = document.createElement('div');
+    this.list.className = 'jp-AutoresearchLive-list';
+    this.log = document.createElement('pre');
+    this.log.className = 'jp-AutoresearchLive-log jp-OutputArea-output';
+    this.node.append(this.list, this.log);
+    model.changed.connect(this.update, this);
+    model.logChanged.connect(this.updateLog, this);
+    this.update();
+  }
+
+  update(): void {
+    const starts = [...this.model.inFlight.values()].sort((a, b) => a.n - b.n);
+    this.setHidden(starts.length === 0);
+    this.list.replaceChildren(
+      ...starts.map(start => {
+        const row = document.createElement('div');
+        row.className = 'jp-AutoresearchLive-item';
+        row.dataset.n = String(start.n);
+        const worker = (start as { worker?: number }).worker;
+        const who = worker ? this.trans.__('worker %1', worker) : '';
+        const head = document.createElement('span');
+        head.className = 'jp-AutoresearchLive-number';
+        head.textContent = `#${start.n}`;
+        const badge = document.createElement('span');
+        badge.className = 'jp-AutoresearchLive-badge';
+        badge.textContent = this.trans.__('running');
+        const text = document.createElement('span');
+        text.className = 'jp-AutoresearchLive-description';
+        text.textContent = [who, start.description].filter(Boolean).join(' · ');
+        row.append(head, badge, text);
+        return row;
+      })
+    );
+    this.updateLog();
+  }
+
+  private updateLog(): void {
+    const lines = this.model.liveLog;
+    this.log.hidden = this.model.liveLogN === null || !this.model.inFlight.has(this.model.liveLogN);
+    this.log.textContent = lines.join('\n');
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  dispose(): void {
+    this.model.changed.disconnect(this.update, this);
+    this.model.logChanged.disconnect(this.updateLog, this);
+    super.dispose();
+  }
+}

@@ -1,0 +1,354 @@
+/**
+ * The Autoresearch panel of one workspace: program.md as a markdown cell, the progress chart,
+ * the experiments in flight with their live log, and every finished experiment as a notebook
+ * output. It follows one run at a time over the event stream; reloading JupyterLab rebuilds it
+ * from the journal, since the stream replays the journal before following it.
+ */
+import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
+import type { IEditorServices } from '@jupyterlab/codeeditor';
+import { PathExt } from '@jupyterlab/coreutils';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { ServiceManager } from '@jupyterlab/services';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Panel, Widget } from '@lumino/widgets';
+import type { ExperimentRecord } from '../../core/journal';
+import * as api from '../api';
+import { ChartView } from './chart-view';
+import { ExperimentList } from './experiment-list';
+import { frontMatterNumber } from './front-matter';
+import { LiveView } from './live-view';
+import { ProgramCell } from './program-cell';
+import { RunEvents } from './run-events';
+import { RunModel } from './run-model';
+import { RunToolbar, type ToolbarAction } from './run-toolbar';
+
+/** The settings of schema/plugin.json the panel reads (defaults for new runs). */
+export interface IRunDefaults {
+  proposer: 'offline' | 'claude';
+  model: string;
+  budget_s: number;
+  timeout_s: number | null;
+  kernel: string;
+  max_dollars: number | null;
+  workers: number;
+}
+
+export interface IPanelOptions {
+  /** The workspace folder, relative to the server root. */
+  path: string;
+  services: ServiceManager.IManager;
+  rendermime: IRenderMimeRegistry;
+  editorServices: IEditorServices;
+  trans: TranslationBundle;
+  defaults: () => IRunDefaults;
+  /** Opens a file in JupyterLab (the exported notebook). */
+  openFile: (path: string) => Promise<unknown>;
+}
+
+const POLL_MS = 5000;
+
+export class AutoresearchPanel extends MainAreaWidget<Panel> {
+  readonly path: string;
+  readonly model = new RunModel();
+  readonly program: ProgramCell;
+  readonly chart: ChartView;
+  readonly list: ExperimentList;
+  private readonly bar: RunToolbar;
+  private readonly notice = new Widget();
+  private events: RunEvents | null = null;
+  private readonly tick: ReturnType<typeof setInterval>;
+  private readonly poll: ReturnType<typeof setInterval>;
+  private busy = false;
+  private tags: string[] = [];
+  private readonly ready: Promise<void>;
+
+  constructor(private readonly opts: IPanelOptions) {
+    const content = new Panel();
+    super({ content });
+    const { trans } = opts;
+    this.path = opts.path;
+    this.id = `autoresearch-${opts.path || 'root'}`;
+    this.title.label = trans.__('Autoresearch: %1', PathExt.basename(opts.path) || '/');
+    this.title.caption = trans.__('Autoresearch workspace %1', opts.path || '/');
+    this.title.closable = true;
+    this.addClass('jp-AutoresearchPanel');
+    content.addClass('jp-AutoresearchPanel-content');
+
+    this.bar = new RunToolbar(trans, action => void this.act(action));
+    this.notice.addClass('jp-AutoresearchPanel-notice');
+    this.notice.setHidden(true);
+    const programPath = PathExt.join(opts.path, 'program.md');
+    this.program = new ProgramCell(opts.services.contents, programPath, opts.rendermime, opts.editorServices, trans);
+    this.chart = new ChartView(opts.rendermime, trans, () => ({
+      experiments: this.model.experiments,
+      metric: this.model.metric,
+      direction: this.model.direction
+    }));
+    const live = new LiveView(this.model, trans);
+    this.list = new ExperimentList({
+      rendermime: opts.rendermime,
+      trans,
+      scroller: () => content.node,
+      fetchLog: n => this.fetchLog(n),
+      metric: () => this.model.metric,
+      direction: () => this.model.direction
+    });
+    for (const w of [this.bar.runStrip, this.notice, this.program, this.chart, live, this.list]) {
+      content.addWidget(w);
+    }
+
+    for (const [name, widget] of this.bar.items) {
+      this.toolbar.addItem(name, widget);
+    }
+    this.program.loaded.connect((_, text) => {
+      const budget = frontMatterNumber(text.frontMatter, 'budget_s');
+      if (budget !== null && !this.bar.budget.dataset.touched) {
+        this.bar.budget.value = String(budget);
+      }
+    });
+    this.bar.budget.addEventListener('input', () => (this.bar.budget.dataset.touched = '1'));
+
+    this.model.experimentAdded.connect((_, { record }) => this.list.add(record));
+    this.model.changed.connect(this.onModelChanged, this);
+    this.model.newBest.connect((_, record) => this.announceBest(record));
+    this.tick = setInterval(() => this.updateStatus(), 1000);
+    this.poll = setInterval(() => void this.pollRuns(), POLL_MS);
+    this.ready = this.initialize();
+  }
+
+  /** Resolves once program.md, the kernels and the runs have been loaded. */
+  get initialized(): Promise<void> {
+    return this.ready;
+  }
+
+  /** The run state in a few words, for the status bar. */
+  statusText(): string {
+    const { trans } = this.opts;
+    const m = this.model;
+    const best = m.best?.metric != null ? ` · ${trans.__('best %1', m.best.metric.toFixed(4))}` : '';
+    const state = this.stateWords();
+    return `${state}${best}`;
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    clearInterval(this.tick);
+    clearInterval(this.poll);
+    this.events?.dispose();
+    super.dispose();
+  }
+
+  private async initialize(): Promise<void> {
+    const defaults = this.opts.defaults();
+    this.bar.proposer.value = defaults.proposer;
+    this.bar.model.value = defaults.model;
+    this.bar.budget.value = String(defaults.budget_s);
+    this.bar.syncModelField();
+    const specs = this.opts.services.kernelspecs;
+    const fillKernels = () => this.bar.setKernelSpecs(specs.specs, this.opts.defaults().kernel);
+    specs.specsChanged.connect(fillKernels);
+    await Promise.all([this.program.load(), specs.ready.then(fillKernels).catch(() => fillKernels())]);
+    await this.pollRuns(true);
+  }
+
+  /** Reads the workspace's runs; follows the running one, or the latest when nothing is followed. */
+  private async pollRuns(first = false): Promise<void> {
+    if (this.model.state === 'running' && this.model.connected && !first) {
+      return;
+    }
+    let list: api.IRunsList;
+    try {
+      list = await api.listRuns(this.opts.services.serverSettings, this.path);
+    } catch (error) {
+      if (first) {
+        this.showNotice((error as Error).message, true);
+      }
+      return;
+    }
+    this.tags = list.runs.map(r => r.tag);
+    const running = list.engine?.tag ?? null;
+    const want = running ?? (this.model.tag && this.tags.includes(this.model.tag) ? this.model.tag : (this.tags[0] ?? null));
+    if (want !== null && (want !== this.model.tag || !this.events)) {
+      this.follow(want);
+    } else {
+      this.onModelChanged();
+    }
+    if (list.last_failure && !running) {
+      this.showNotice(list.last_failure, true);
+    }
+  }
+
+  /** Shows one run: clears the outputs and replays its journal over a fresh event stream. */
+  private follow(tag: string): void {
+    this.events?.dispose();
+    this.list.clear();
+    this.model.reset(tag);
+    if (!this.tags.includes(tag)) {
+      this.tags.unshift(tag);
+    }
+    this.events = new RunEvents(this.opts.services.serverSettings, this.path, tag, {
+      onMessage: message => this.model.handle(message),
+      onConnection: connected => this.model.setConnected(connected)
+    });
+  }
+
+  private onModelChanged(): void {
+    if (this.model.caughtUp) {
+      this.chart.schedule();
+    }
+    this.bar.setRuns(this.tags, this.model.tag);
+    this.updateStatus();
+  }
+
+  private stateWords(): string {
+    const { trans } = this.opts;
+    const m = this.model;
+    if (m.tag === null) {
+      return trans.__('no runs yet');
+    }
+    if (m.state === 'running') {
+      if (m.stopping) {
+        return trans.__('stopping');
+      }
+      const current = m.current;
+      return current ? trans.__('#%1 training', current.n) : trans.__('proposing #%1', m.experiments.length);
+    }
+    if (m.state === 'starting') {
+      return trans.__('starting');
+    }
+    if (m.state === 'died') {
+      return trans.__('died (resumable)');
+    }
+    if (m.state === 'stopped') {
+      return m.runEnd ? trans.__('stopped (%1)', m.runEnd.reason) : trans.__('stopped');
+    }
+    return trans.__('connecting');
+  }
+
+  /** The toolbar's state line, budget bar and cost, and which buttons apply. */
+  private updateStatus(): void {
+    const { trans } = this.opts;
+    const m = this.model;
+    const running = m.state === 'running' || m.state === 'starting';
+    let words = this.stateWords();
+    const current = m.current;
+    const budget = m.budgetS;
+    if (running && current && budget) {
+      const elapsed = (Date.now() - Date.parse(current.ts)) / 1000;
+      this.bar.progress.value = Math.min(1, Math.max(0, elapsed / budget));
+      const left = budget - elapsed;
+      words += left > 0 ? ` · ${trans.__('%1 s left', Math.ceil(left))}` : ` · ${trans.__('evaluating')}`;
+      this.bar.progress.hidden = false;
+    } else {
+      this.bar.progress.hidden = true;
+    }
+    this.bar.state.textContent = words;
+    this.bar.state.dataset.state = m.state;
+    this.bar.cost.textContent = m.costUsd > 0 ? trans.__('cost $%1', m.costUsd.toFixed(4)) : '';
+    const best = m.best?.metric;
+    this.bar.best.textContent = best != null ? trans.__('best %1 %2 (#%3)', m.metric, best.toFixed(6), m.best!.n) : '';
+    this.bar.startButton.disabled = this.busy || running;
+    this.bar.stopButton.disabled = this.busy || m.state !== 'running' || m.stopping;
+    this.bar.resumeButton.disabled = this.busy || running || m.tag === null;
+    this.bar.exportButton.disabled = this.busy || m.tag === null || m.experiments.length === 0;
+    this.node.dataset.state = m.state;
+    this.node.dataset.experiments = String(m.experiments.length);
+  }
+
+  private runOptions(): api.IRunOptions {
+    const d = this.opts.defaults();
+    const budget = Number(this.bar.budget.value);
+    const opts: api.IRunOptions = { proposer: this.bar.proposer.value as 'offline' | 'claude' };
+    if (Number.isFinite(budget) && budget > 0) {
+      opts.budget_s = budget;
+    }
+    if (opts.proposer === 'claude' && this.bar.model.value.trim()) {
+      opts.model = this.bar.model.value.trim();
+    }
+    if (this.bar.kernel.value) {
+      opts.kernel = this.bar.kernel.value;
+    }
+    if (d.timeout_s !== null) {
+      opts.timeout_s = d.timeout_s;
+    }
+    if (d.max_dollars !== null && opts.proposer === 'claude') {
+      opts.max_dollars = d.max_dollars;
+    }
+    if (d.workers > 1) {
+      opts.workers = d.workers;
+    }
+    return opts;
+  }
+
+  private async act(action: ToolbarAction): Promise<void> {
+    const settings = this.opts.services.serverSettings;
+    const { trans } = this.opts;
+    if (action === 'select-run') {
+      const tag = this.bar.runs.value;
+      if (tag && tag !== this.model.tag) {
+        this.follow(tag);
+      }
+      return;
+    }
+    this.busy = true;
+    this.updateStatus();
+    try {
+      // What the cell holds is what the next proposal should read.
+      await this.program.save();
+      if (action === 'start' || action === 'resume') {
+        const options = this.runOptions();
+        const started =
+          action === 'start'
+            ? await api.startRun(settings, this.path, options)
+            : await api.resumeRun(settings, this.path, { ...options, tag: this.model.tag ?? undefined });
+        this.hideNotice();
+        this.follow(started.tag);
+        this.model.state = 'starting';
+      } else if (action === 'stop') {
+        await api.stopRun(settings, this.path);
+        this.model.stopping = true;
+      } else if (action === 'export' && this.model.tag) {
+        const done = await api.exportNotebook(settings, this.path, this.model.tag);
+        Notification.success(trans.__('Exported %1', done.notebook), { autoClose: 4000 });
+        await this.opts.openFile(done.notebook);
+      }
+    } catch (error) {
+      this.showNotice((error as Error).message, true);
+      Notification.error((error as Error).message, { autoClose: 8000 });
+    } finally {
+      this.busy = false;
+      this.updateStatus();
+    }
+  }
+
+  private announceBest(record: ExperimentRecord): void {
+    const { trans } = this.opts;
+    if (record.best_before === null) {
+      return; // the baseline is not news
+    }
+    Notification.success(
+      trans.__('Autoresearch %1: new best %2 %3 (#%4) — %5', PathExt.basename(this.path), this.model.metric, record.metric?.toFixed(4) ?? '', record.n, record.description),
+      { autoClose: 6000 }
+    );
+  }
+
+  private async fetchLog(n: number): Promise<string | null> {
+    if (!this.model.tag) {
+      return null;
+    }
+    const log = await api.fetchLog(this.opts.services.serverSettings, this.path, this.model.tag, n);
+    return log.text;
+  }
+
+  private showNotice(text: string, error = false): void {
+    this.notice.node.textContent = text;
+    this.notice.node.classList.toggle('jp-mod-error', error);
+    this.notice.setHidden(false);
+  }
+
+  private hideNotice(): void {
+    this.notice.setHidden(true);
+  }
+}

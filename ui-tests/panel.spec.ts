@@ -1,0 +1,110 @@
+/**
+ * The Autoresearch panel end to end in a real JupyterLab and Debian's Chromium: a fresh tiny-cpu
+ * workspace with a 3-second budget, program.md edited in its cell, a run with the offline
+ * proposer, a reload mid-run, Stop, and Export as notebook. Screenshots of the panel in the
+ * light and dark themes are kept as test artifacts.
+ */
+import { expect, test } from '@jupyterlab/galata';
+import type { Page } from '@playwright/test';
+
+test.use({ autoGoto: true, viewport: { width: 1400, height: 1200 } });
+// Each tiny-cpu experiment takes ~8 s on two cores (Python and torch start-up, 3 s of training,
+// evaluation); the run needs a baseline and three more, with a reload in between.
+test.setTimeout(300_000);
+
+const EDIT = 'Galata edit: prefer changes that make each step cheaper.';
+
+async function execute(page: Page, command: string, args: Record<string, unknown>): Promise<void> {
+  await page.evaluate(
+    ([id, a]) => (window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }).jupyterapp.commands.execute(id, a),
+    [command, args] as const
+  );
+}
+
+async function readFile(page: Page, path: string): Promise<string> {
+  return page.evaluate(async p => {
+    const app = (window as unknown as { jupyterapp: { serviceManager: { contents: { get(p: string, o: unknown): Promise<{ content: string }> } } } }).jupyterapp;
+    return (await app.serviceManager.contents.get(p, { content: true, type: 'file', format: 'text' })).content;
+  }, path);
+}
+
+test('a run from the panel: edit program.md, start, reload mid-run, stop, export', async ({ page, tmpPath }, testInfo) => {
+  const ws = `${tmpPath}/tiny`;
+  await execute(page, 'autoresearch:new-workspace', { path: ws, budget_s: 3 });
+  const panel = page.locator('.jp-AutoresearchPanel');
+  await expect(panel).toBeVisible();
+  const cell = panel.locator('.jp-AutoresearchProgram-cell');
+  await expect(cell.locator('.jp-RenderedMarkdown')).toContainText('tiny-cpu');
+  await expect(panel.locator('.jp-AutoresearchProgram-setting')).toContainText(['budget_s: 3']);
+  await expect(panel.locator('.jp-AutoresearchToolbar-budget')).toHaveValue('3');
+
+  // program.md is a markdown cell: double-click, type, Shift+Enter saves the file.
+  await cell.locator('.jp-RenderedMarkdown').dblclick();
+  const editor = cell.locator('.cm-content');
+  await expect(editor).toBeVisible();
+  await editor.click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(`\n\n${EDIT}\n`);
+  await page.keyboard.press('Shift+Enter');
+  await expect(cell.locator('.jp-RenderedMarkdown')).toContainText(EDIT);
+  await expect.poll(() => readFile(page, `${ws}/program.md`)).toContain(EDIT);
+  expect(await readFile(page, `${ws}/program.md`)).toMatch(/^---\nbudget_s: 3\n---\n/);
+
+  await panel.locator('.jp-AutoresearchToolbar-proposer').selectOption('offline');
+  await panel.locator('button[data-command="start"]').click();
+  await expect(panel).toHaveAttribute('data-state', 'running', { timeout: 30_000 });
+  // The running experiment shows its live log.
+  await expect(panel.locator('.jp-AutoresearchLive-item').first()).toBeVisible({ timeout: 30_000 });
+  await expect(panel.locator('.jp-AutoresearchLive-log')).toContainText(/\S/, { timeout: 30_000 });
+  await expect(panel.locator('.jp-AutoresearchRunStrip-state')).toHaveText(/#\d+ training/);
+
+  const items = panel.locator('.jp-AutoresearchExperimentList-item');
+  await expect.poll(() => items.count(), { timeout: 120_000 }).toBeGreaterThanOrEqual(2);
+  await expect(panel.locator('.jp-AutoresearchChart .vega-embed')).toBeVisible();
+
+  // Reload mid-run: the panel comes back from the layout, with its history, still running.
+  const before = await items.count();
+  // Galata's usual readiness check wants the Launcher in front; here the restored panel is.
+  await page.reload({ waitForIsReady: false });
+  await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
+  await page.waitForSelector('.jp-AutoresearchPanel');
+  await expect(panel).toHaveAttribute('data-state', 'running', { timeout: 30_000 });
+  await expect.poll(() => items.count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(before);
+  await expect.poll(() => items.count(), { timeout: 120_000 }).toBeGreaterThanOrEqual(4);
+
+  // The outputs: the baseline kept with its metric, the others with a diff of train.py.
+  const baseline = items.last();
+  await expect(baseline.locator('.jp-AutoresearchExperiment-number')).toHaveText('#0');
+  await expect(baseline.locator('.jp-AutoresearchExperiment-status')).toHaveText('keep');
+  await expect(baseline.locator('.jp-AutoresearchExperiment-metricValue')).toHaveText(/^\d+\.\d{6}$/);
+  const proposed = items.first();
+  await expect(proposed.locator('.jp-AutoresearchExperiment-metricName')).toHaveText('val_bpb');
+  const collapsed = panel.locator('.jp-AutoresearchExperimentList-item.jp-mod-collapsed').first();
+  if (await collapsed.count()) {
+    await collapsed.locator('.jp-AutoresearchExperiment-header').click();
+  }
+  const diffLines = panel.locator('.jp-AutoresearchExperimentList-item:not(.jp-mod-collapsed) .jp-AutoresearchExperiment-diffLine.jp-mod-add');
+  await expect(diffLines.first()).toBeAttached();
+  await expect(page.locator('.jp-AutoresearchStatus')).toContainText('Autoresearch');
+
+  await expect(panel.locator('.jp-AutoresearchRunStrip-best')).toContainText('best val_bpb');
+  await page.screenshot({ path: testInfo.outputPath('panel-light.png') });
+  await page.theme.setDarkTheme();
+  await expect(page.locator('body[data-jp-theme-light="false"]')).toBeAttached();
+  await page.screenshot({ path: testInfo.outputPath('panel-dark.png') });
+  await page.theme.setLightTheme();
+
+  await panel.locator('button[data-command="stop"]').click();
+  await expect(panel).toHaveAttribute('data-state', 'stopped', { timeout: 60_000 });
+  const finished = Number(await panel.getAttribute('data-experiments'));
+  expect(finished).toBeGreaterThanOrEqual(4);
+
+  // The engine read the edited program: it is committed on the run's branch, not lost by resets.
+  expect(await readFile(page, `${ws}/program.md`)).toContain(EDIT);
+
+  await panel.locator('button[data-command="export"]').click();
+  const notebook = page.locator('.jp-NotebookPanel');
+  await expect(notebook).toBeVisible({ timeout: 30_000 });
+  await expect(notebook.locator('.jp-AutoresearchExperiment')).toHaveCount(finished, { timeout: 30_000 });
+  await expect(notebook.locator('.jp-MarkdownCell').first()).toContainText(EDIT);
+});
