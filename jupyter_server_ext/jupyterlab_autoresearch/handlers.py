@@ -17,7 +17,7 @@ from . import validate
 from .journal import JournalError, read_journal
 from .node import engine_path, find_node
 from .runs import run_status
-from .supervisor import Supervisor, SupervisorError
+from .supervisor import Supervisor, SupervisorError, server_url
 from .validate import ApiError
 from .workspaces import (
     PathError,
@@ -179,7 +179,7 @@ class RunsHandler(BaseHandler):
     async def start(self, opts: dict) -> None:
         ws = self.workspace(opts.pop("path"))
         if "kernel" in opts:
-            opts["python"] = await self.kernel_python(opts.pop("kernel"))
+            opts.update(await self.kernel_executor(opts.pop("kernel")))
         try:
             started = await self.sup.start(ws, opts)
         except SupervisorError as err:
@@ -187,17 +187,31 @@ class RunsHandler(BaseHandler):
         self.set_status(202)
         self.finish({"path": api_path(self.sup.root, ws), **started})
 
-    async def kernel_python(self, name: str) -> str:
-        """The interpreter of a Python kernelspec (its argv[0]), for the engine's --python."""
+    async def kernel_executor(self, name: str) -> dict:
+        """Options that train in a kernel of `name` started through this very server, so local and
+        gateway (remote) kernels alike; the engine reaches the server on loopback with its token."""
         try:
             spec = await ensure_async(self.kernel_spec_manager.get_kernel_spec(name))
         except Exception:
             raise ApiError(400, f"kernel: no kernelspec named {name!r}", "kernel") from None
-        exe = spec.argv[0] if spec.argv else ""
-        found = exe if os.path.isabs(exe) else shutil.which(exe)
-        if (spec.language or "").lower() != "python" or not found:
-            raise ApiError(400, f"kernel: {name!r} is not a Python kernel with an interpreter on this host", "kernel")
-        return found
+        # A local spec is a KernelSpec; a gateway's is its JSON model.
+        model = spec.get("spec", {}) if isinstance(spec, dict) else {"language": spec.language, "argv": spec.argv}
+        if (model.get("language") or "").lower() != "python":
+            raise ApiError(400, f"kernel: {name!r} is not a Python kernel; the engine's runner is Python", "kernel")
+        app = self.serverapp
+        if app.sock:
+            raise ApiError(400, "kernel: this server listens on a Unix socket, which the engine cannot use; run it on a TCP port", "kernel")
+        opts = {
+            "kernel": name,
+            "server_url": server_url(app.ip, app.port, app.base_url, bool(app.certfile)),
+            "jupyter_token": app.identity_provider.token,
+        }
+        # The syntax check of a proposal uses the kernel's interpreter when it is on this host.
+        exe = (model.get("argv") or [""])[0]
+        found = exe if os.path.isabs(exe) else shutil.which(exe) if exe else None
+        if found and os.access(found, os.X_OK) and not isinstance(spec, dict):
+            opts["python"] = found
+        return opts
 
 
 class ResumeHandler(RunsHandler):

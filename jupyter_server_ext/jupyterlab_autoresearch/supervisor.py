@@ -28,6 +28,18 @@ from .workspaces import (
 )
 
 
+def server_url(ip: str, port: int, base_url: str, https: bool = False) -> str:
+    """This server's URL as an engine on the same host reaches it: loopback unless it listens on one address only."""
+    if ip in ("", "0.0.0.0", "localhost", "127.0.0.1"):
+        host = "127.0.0.1"
+    elif ip in ("::", "::1"):
+        host = "[::1]"
+    else:
+        host = f"[{ip}]" if ":" in ip else ip
+    path = base_url if base_url.startswith("/") else f"/{base_url}"
+    return f"{'https' if https else 'http'}://{host}:{port}{path if path.endswith('/') else path + '/'}"
+
+
 class SupervisorError(Exception):
     """A refusal with the HTTP status that fits it and a one-line message for the user."""
 
@@ -169,7 +181,7 @@ class Supervisor:
             # (the API key too; the engine keeps it from the training runs).
             proc = subprocess.Popen(
                 argv, cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, env=dict(os.environ),
+                start_new_session=True, env=self._env(opts),
             )
         self.children[ws] = Child(proc, tag, started, log_file, log_offset)
         self.failures.pop(ws, None)
@@ -194,15 +206,27 @@ class Supervisor:
         for key, flag in (
             ("proposer", "--proposer"), ("model", "--model"), ("budget_s", "--budget"),
             ("timeout_s", "--timeout"), ("max_experiments", "--max-experiments"), ("hours", "--hours"),
-            ("max_dollars", "--max-dollars"), ("python", "--python"), ("workers", "--workers"),
+            ("max_dollars", "--max-dollars"), ("python", "--python"),
+            ("kernel", "--kernel"), ("server_url", "--server-url"), ("workers", "--workers"),
         ):
             if opts.get(key) is not None:
                 flags += [flag, str(opts[key])]
+        if opts.get("kernel") is not None:
+            # The token travels in the environment (JUPYTER_TOKEN), never in argv, which ps shows to all.
+            flags += ["--executor", "kernel"]
         if opts.get("resume"):
             flags.append("--resume")
         if opts.get("pipeline") is False:
             flags.append("--no-pipeline")
         return flags
+
+    @staticmethod
+    def _env(opts: dict) -> dict[str, str]:
+        """The engine's environment: the server's, plus the token of the server its kernels run through."""
+        env = dict(os.environ)
+        if opts.get("kernel") is not None:
+            env["JUPYTER_TOKEN"] = opts.get("jupyter_token") or ""
+        return env
 
     @staticmethod
     def _run_started(journal: Path, offset: int, pid: int) -> bool:

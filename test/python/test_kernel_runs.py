@@ -1,0 +1,61 @@
+"""A run started with a `kernel` option trains through this server's own kernels (the kernel executor)."""
+
+import json
+from pathlib import Path
+
+from conftest import alive, journal, wait_for
+
+from jupyterlab_autoresearch.supervisor import Supervisor, server_url
+
+
+def test_the_kernel_option_becomes_kernel_executor_flags_and_the_token_stays_out_of_argv():
+    opts = {"kernel": "gpu", "server_url": "http://127.0.0.1:8888/lab%20x/", "jupyter_token": "s3cret-token", "max_experiments": 2}
+    flags = Supervisor._flags(opts)
+    assert flags[flags.index("--executor") + 1] == "kernel"
+    assert flags[flags.index("--kernel") + 1] == "gpu"
+    assert flags[flags.index("--server-url") + 1] == "http://127.0.0.1:8888/lab%20x/"
+    assert not any("s3cret" in f for f in flags)
+    assert Supervisor._env(opts)["JUPYTER_TOKEN"] == "s3cret-token"
+    # Without a kernel the subprocess executor runs and no token is handed down.
+    assert "--executor" not in Supervisor._flags({"max_experiments": 2})
+
+
+def test_the_server_url_is_the_loopback_address_unless_the_server_listens_on_one_address():
+    assert server_url("", 8888, "/") == "http://127.0.0.1:8888/"
+    assert server_url("0.0.0.0", 8888, "/base/") == "http://127.0.0.1:8888/base/"
+    assert server_url("localhost", 9000, "/base", https=True) == "https://127.0.0.1:9000/base/"
+    assert server_url("::", 8888, "/") == "http://[::1]:8888/"
+    assert server_url("10.1.2.3", 8888, "/") == "http://10.1.2.3:8888/"
+    assert server_url("fe80::1", 8888, "/") == "http://[fe80::1]:8888/"
+
+
+async def test_a_run_with_a_kernel_trains_through_this_servers_kernel(workspace, supervisor, api, jp_serverapp, jp_fetch):
+    code, started = await api("runs", "POST", {"path": "ws", "proposer": "offline", "tag": "k", "kernel": "python3", "max_experiments": 1})
+    assert code == 202, started
+    pid = started["pid"]
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    token = jp_serverapp.identity_provider.token
+    assert f"JUPYTER_TOKEN={token}".encode() in environ
+
+    async def ended():
+        try:
+            return journal(workspace, "k")[-1]["type"] == "run_end"
+        except (OSError, IndexError):
+            return False
+
+    await wait_for(ended, timeout=90, what="the run through the kernel to end")
+    await wait_for(lambda: not alive(pid), timeout=30, what="the engine to exit")
+    records = journal(workspace, "k")
+    assert [r["status"] for r in records if r["type"] == "experiment"] != []
+    assert all(r["status"] in ("keep", "discard") for r in records if r["type"] == "experiment"), records
+    assert records[-1]["reason"] == "max-experiments"
+
+    # The engine's command line: the kernel executor on this server's own URL, and no token.
+    first = (workspace / started["log"].split("/", 1)[1]).read_text().splitlines()[0]
+    url = server_url(jp_serverapp.ip, jp_serverapp.port, jp_serverapp.base_url)
+    assert "--executor kernel" in first and "--kernel python3" in first and f"--server-url {url}" in first
+    assert token not in first
+
+    # The kernel the engine started went with it.
+    kernels = json.loads((await jp_fetch("api", "kernels")).body)
+    assert kernels == []
