@@ -1,0 +1,103 @@
+/** The panel's models: the run model fed by event-stream messages, and program.md's front matter. */
+import { describe, expect, it } from 'vitest';
+import type { ExperimentStartRecord, JournalRecord, RunStartRecord } from '../../src/core/journal';
+import { frontMatterEntries, frontMatterNumber, joinProgram, splitProgram } from '../../src/lab/panel/front-matter';
+import type { EventMessage } from '../../src/lab/panel/run-events';
+import { LIVE_LOG_LINES, RunModel } from '../../src/lab/panel/run-model';
+import { record } from '../helpers/records';
+
+const runStart: RunStartRecord = {
+  type: 'run_start', ts: '2026-11-30T00:00:00Z', tag: 't1', branch: 'autoresearch/t1', resume: false, base_commit: 'a'.repeat(40),
+  proposer: 'offline', seed: 0, readonly_hashes: {}, engine_version: '0.1.0', pid: 1,
+  config: { metric: 'loss', direction: 'lower', budget_s: 30, timeout_s: 90, run: 'python train.py', editable: ['train.py'], readonly: [] }
+};
+const start = (n: number): ExperimentStartRecord => ({ type: 'experiment_start', ts: '2026-11-30T00:00:01Z', n, parent_commit: 'a'.repeat(40), description: `try ${n}` });
+
+function feed(model: RunModel, messages: EventMessage[]): void {
+  messages.forEach(m => model.handle(m));
+}
+let index = 0;
+const rec = (r: JournalRecord): EventMessage => ({ type: 'record', index: index++, record: r });
+const state = (s: 'running' | 'stopped' | 'died', stopping = false): EventMessage => ({ type: 'state', tag: 't1', state: s, pid: s === 'running' ? 1 : null, stopping, records: index, in_flight: null });
+
+describe('RunModel', () => {
+  it('replays a journal quietly, then announces what happens live', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    const added: Array<[number, boolean]> = [];
+    const bests: number[] = [];
+    model.experimentAdded.connect((_, e) => added.push([e.record.n, e.live]));
+    model.newBest.connect((_, r) => bests.push(r.n));
+    feed(model, [
+      rec(runStart), rec(start(0)),
+      rec(record(0, { status: 'keep', cost_usd: 0.01 })),
+      rec(start(1)),
+      rec(record(1, { status: 'keep', metric: 0.5, cost_usd: 0.02 })),
+      rec(start(2))
+    ]);
+    // Backlog: nothing is news yet, the best and cost are known.
+    expect(model.caughtUp).toBe(false);
+    expect(model.best?.n).toBe(1);
+    expect(model.costUsd).toBeCloseTo(0.03, 9);
+    expect(model.metric).toBe('loss');
+    expect(model.budgetS).toBe(30);
+    expect(model.current?.n).toBe(2);
+    feed(model, [state('running')]);
+    expect(model.caughtUp).toBe(true);
+    expect(model.state).toBe('running');
+
+    feed(model, [rec(record(2, { status: 'discard', metric: 0.7 })), rec(start(3)), rec(record(3, { status: 'keep', metric: 0.4 }))]);
+    expect(added).toEqual([[0, false], [1, false], [2, true], [3, true]]);
+    expect(bests).toEqual([3]);
+    expect(model.best?.n).toBe(3);
+    expect(model.inFlight.size).toBe(0);
+  });
+
+  it('follows the live log of the experiment in flight, bounded, and drops it when it ends', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    feed(model, [rec(runStart), rec(start(0)), state('running')]);
+    const many = Array.from({ length: LIVE_LOG_LINES + 50 }, (_, i) => `step ${i}`);
+    feed(model, [{ type: 'log', n: 0, path: 'x', reset: true, lines: many }]);
+    expect(model.liveLogN).toBe(0);
+    expect(model.liveLog).toHaveLength(LIVE_LOG_LINES);
+    expect(model.liveLog.at(-1)).toBe(`step ${LIVE_LOG_LINES + 49}`);
+    feed(model, [rec(record(0, { status: 'keep' }))]);
+    expect(model.liveLogN).toBeNull();
+    expect(model.liveLog).toEqual([]);
+  });
+
+  it('clears what was in flight when the engine died or the run ended', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    feed(model, [rec(runStart), rec(start(0)), state('died')]);
+    expect(model.state).toBe('died');
+    expect(model.inFlight.size).toBe(0);
+    model.reset('t2');
+    feed(model, [rec(runStart), rec(start(0)), rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }), state('stopped')]);
+    expect(model.runEnd?.reason).toBe('stop');
+    expect(model.current).toBeNull();
+  });
+});
+
+describe('program.md front matter', () => {
+  const text = '---\nbudget_s: 60\nmetric: val_bpb\n---\n\n# Goal\n\nLower is better.\n';
+
+  it('splits the settings from the prose and joins them back byte for byte', () => {
+    const parts = splitProgram(text);
+    expect(parts.frontMatter).toBe('---\nbudget_s: 60\nmetric: val_bpb\n---\n');
+    expect(parts.body).toBe('# Goal\n\nLower is better.\n');
+    expect(joinProgram(parts)).toBe(text);
+    expect(joinProgram({ ...parts, body: '# New goal\n' })).toBe('---\nbudget_s: 60\nmetric: val_bpb\n---\n\n# New goal\n');
+    expect(frontMatterEntries(parts.frontMatter)).toEqual([['budget_s', '60'], ['metric', 'val_bpb']]);
+    expect(frontMatterNumber(parts.frontMatter, 'budget_s')).toBe(60);
+    expect(frontMatterNumber(parts.frontMatter, 'metric')).toBeNull();
+  });
+
+  it('leaves a program without front matter as it is', () => {
+    expect(splitProgram('# Just prose\n')).toEqual({ frontMatter: '', body: '# Just prose\n' });
+    expect(joinProgram({ frontMatter: '', body: '# Just prose\n' })).toBe('# Just prose\n');
+    // A horizontal rule later in the text is not front matter.
+    expect(splitProgram('# T\n---\nx: 1\n---\n').frontMatter).toBe('');
+  });
+});
