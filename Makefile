@@ -109,11 +109,13 @@ test: setup
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npx playwright test || status=$$?
 	exit $$status
 
-# bench/overhead takes ~3 minutes; bench/pipeline ~14 (10 experiments of 60 s, two sides at once).
+# bench/overhead takes ~3 minutes; bench/pipeline ~14 (10 experiments of 60 s, two sides at once);
+# bench/executor ~2 (20 experiments of 1 s through a kernel and as a subprocess, twice each).
 bench: setup
 	@$(USE_VENV)
 	node bench/overhead.mjs
 	node bench/pipeline.mjs
+	node bench/executor.mjs
 
 clean:
 	npm run clean
