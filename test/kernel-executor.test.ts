@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KernelAPI } from '@jupyterlab/services';
 import { KernelExecutor, serverSettings } from '../src/engine/executor/kernel';
+import { LogCapture } from '../src/engine/log-capture';
 import { Loop } from '../src/engine/loop';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/python';
@@ -197,6 +198,33 @@ describe('the kernel executor', () => {
     const r = await cli(['run', dir, '--tag', 'k1', '--proposer', 'offline', '--executor', 'kernel', '--server-url', server.url, '--token', server.token, '--kernel-id', '00000000-0000-0000-0000-000000000000']);
     expect(r.code).toBe(1);
     expect(r.stderr.trim()).toMatch(/^autoresearch: there is no kernel 00000000-0000-0000-0000-000000000000 on http:\/\/127\.0\.0\.1:\d+\/: pass the id of a running kernel .+$/);
+  });
+
+  it('keeps reporting activity while a run prints nothing, so idle cullers outside the server see it busy', async () => {
+    const dir = makeWorkspace({ train: 'import time\nprint("started", flush=True)\ntime.sleep(4)\n' + standInTrain({ metric: '1.000000' }) });
+    const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, graceS: 1, heartbeatS: 0.5 });
+    const logFile = path.join(dir, '.autoresearch', 'quiet.log');
+    fs.mkdirSync(path.dirname(logFile), { recursive: true });
+    const log = new LogCapture(logFile);
+    const seen = new Set<string>();
+    try {
+      const running = ex.run({ cwd: dir, command: 'python train.py', timeoutS: 30, log });
+      await waitFor(() => fs.readFileSync(logFile, 'utf8').includes('started'), 60_000, 'the run to start');
+      const settings = serverSettings(server.url, server.token);
+      for (let i = 0; i < 12; i++) {
+        const model = await KernelAPI.getKernelModel(ex.kernelId as string, settings);
+        seen.add(String((model as { last_activity?: string }).last_activity));
+        await new Promise(r => setTimeout(r, 250));
+      }
+      expect(await running).toMatchObject({ exitCode: 0 });
+    } finally {
+      log.close();
+      await ex.dispose();
+    }
+    // The script was silent for those 3 s; the heartbeats moved the kernel's last_activity on.
+    expect(seen.size).toBeGreaterThanOrEqual(3);
+    // They are reports to the engine, not output: the log holds only what the script printed.
+    expect(fs.readFileSync(logFile, 'utf8')).not.toMatch(/alive|nonce/);
   });
 
   it('runs from the bundled command with --executor kernel, and shuts its kernel down at the end', async () => {

@@ -63,6 +63,8 @@ export interface KernelExecutorOptions {
   ship?: ShipMode;
   /** Seconds allowed for one probe or shipping exchange. */
   shipTimeoutS?: number;
+  /** Seconds of silence from a run before the runner reports it is alive (default HEARTBEAT_S). */
+  heartbeatS?: number;
 }
 
 export type ShipMode = 'auto' | 'always' | 'never';
@@ -90,6 +92,7 @@ export class KernelExecutor implements Executor {
   private readonly settings: ServerConnection.ISettings;
   private readonly ship: ShipMode;
   private readonly shipTimeoutS: number;
+  private readonly heartbeatS: number | undefined;
   /** The kernel to attach to, until the first run has attached (or found it gone). */
   private attachId: string | null;
   /** Whether this engine started the kernel in use (and so shuts it down). */
@@ -110,6 +113,7 @@ export class KernelExecutor implements Executor {
     this.attachId = opts.kernelId ?? null;
     this.ship = opts.ship ?? 'auto';
     this.shipTimeoutS = opts.shipTimeoutS ?? 300;
+    this.heartbeatS = opts.heartbeatS;
     this.settings = serverSettings(opts.serverUrl, opts.token);
     this.graceS = opts.graceS ?? KILL_GRACE_S;
     this.marginS = opts.interruptMarginS ?? 10;
@@ -144,7 +148,7 @@ export class KernelExecutor implements Executor {
     // PATH from the engine names the engine's interpreter; the runner puts the kernel's first instead.
     const { PATH: _enginePath, ...env } = req.env ?? {};
     const future = kernel.requestExecute(
-      { code: runnerCode({ command: req.command, cwd, env, graceS: this.graceS, nonce }), silent: false, store_history: false, allow_stdin: false, stop_on_error: false },
+      { code: runnerCode({ command: req.command, cwd, env, graceS: this.graceS, nonce, heartbeatS: this.heartbeatS }), silent: false, store_history: false, allow_stdin: false, stop_on_error: false },
       true
     );
 
