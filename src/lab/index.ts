@@ -30,7 +30,8 @@ const DEFAULTS: IRunDefaults = {
   timeout_s: null,
   kernel: '',
   max_dollars: null,
-  workers: 1
+  workers: 1,
+  openOnStart: true
 };
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -53,16 +54,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
   ): void => {
     const trans = (translator ?? nullTranslator).load('jupyterlab_autoresearch');
     let defaults: IRunDefaults = { ...DEFAULTS };
-    if (settingRegistry) {
-      settingRegistry
-        .load(PLUGIN_ID)
-        .then(settings => {
-          const read = () => (defaults = { ...DEFAULTS, ...(settings.composite as Partial<IRunDefaults>) });
-          read();
-          settings.changed.connect(read);
-        })
-        .catch(reason => console.error('autoresearch: could not load settings.', reason));
-    }
+    const settingsLoaded = settingRegistry
+      ? settingRegistry
+          .load(PLUGIN_ID)
+          .then(settings => {
+            const read = () => (defaults = { ...DEFAULTS, ...(settings.composite as Partial<IRunDefaults>) });
+            read();
+            settings.changed.connect(read);
+          })
+          .catch(reason => console.error('autoresearch: could not load settings.', reason))
+      : Promise.resolve();
 
     const tracker = new WidgetTracker<AutoresearchPanel>({ namespace: 'autoresearch' });
     const createPanel = (path: string) =>
@@ -97,6 +98,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
         activeStateChanged: item.activeChanged
       });
     }
+
+    // `make lab` starts JupyterLab in a fresh workspace: show its panel rather than an empty lab.
+    void Promise.all([app.restored, settingsLoaded]).then(async () => {
+      if (!defaults.openOnStart || tracker.size > 0) {
+        return;
+      }
+      try {
+        await app.serviceManager.contents.get('program.md', { content: false });
+      } catch {
+        return; // the root is not a workspace
+      }
+      await app.commands.execute(CommandIDs.open, { path: '' });
+    });
 
     fetchStatus(app.serviceManager.serverSettings)
       .then(status => {

@@ -6,7 +6,7 @@
  */
 import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import type { IEditorServices } from '@jupyterlab/codeeditor';
-import { PathExt } from '@jupyterlab/coreutils';
+import { PageConfig, PathExt } from '@jupyterlab/coreutils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { ServiceManager } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -31,6 +31,8 @@ export interface IRunDefaults {
   kernel: string;
   max_dollars: number | null;
   workers: number;
+  /** Open the root's panel when JupyterLab starts in a workspace. */
+  openOnStart: boolean;
 }
 
 export interface IPanelOptions {
@@ -68,7 +70,9 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     const { trans } = opts;
     this.path = opts.path;
     this.id = `autoresearch-${opts.path || 'root'}`;
-    this.title.label = trans.__('Autoresearch: %1', PathExt.basename(opts.path) || '/');
+    // The root folder has no name in its API path: use the server root's own.
+    const name = PathExt.basename(opts.path) || PathExt.basename(PageConfig.getOption('serverRoot')) || '/';
+    this.title.label = trans.__('Autoresearch: %1', name);
     this.title.caption = trans.__('Autoresearch workspace %1', opts.path || '/');
     this.title.closable = true;
     this.addClass('jp-AutoresearchPanel');
