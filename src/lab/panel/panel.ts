@@ -20,7 +20,7 @@ import { LiveView } from './live-view';
 import { ProgramCell } from './program-cell';
 import { RunEvents } from './run-events';
 import { RunModel } from './run-model';
-import { RunToolbar, type ToolbarAction } from './run-toolbar';
+import { describeState, RunToolbar, type ToolbarAction } from './run-toolbar';
 
 /** The settings of schema/plugin.json the panel reads (defaults for new runs). */
 export interface IRunDefaults {
@@ -61,6 +61,8 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
   private readonly tick: ReturnType<typeof setInterval>;
   private readonly poll: ReturnType<typeof setInterval>;
   private busy = false;
+  private serverProblem = false;
+  private diedNoticeFor: string | null = null;
   private tags: string[] = [];
   private readonly ready: Promise<void>;
 
@@ -130,8 +132,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     const { trans } = this.opts;
     const m = this.model;
     const best = m.best?.metric != null ? ` · ${trans.__('best %1', m.best.metric.toFixed(4))}` : '';
-    const state = this.stateWords();
-    return `${state}${best}`;
+    return `${describeState(this.model, trans)}${best}`;
   }
 
   dispose(): void {
@@ -153,8 +154,22 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     const specs = this.opts.services.kernelspecs;
     const fillKernels = () => this.bar.setKernelSpecs(specs.specs, this.opts.defaults().kernel);
     specs.specsChanged.connect(fillKernels);
-    await Promise.all([this.program.load(), specs.ready.then(fillKernels).catch(() => fillKernels())]);
+    await Promise.all([this.program.load(), specs.ready.then(fillKernels).catch(() => fillKernels()), this.checkServer()]);
     await this.pollRuns(true);
+  }
+
+  /** Says up front when the server host cannot run the engine (no Node.js ≥ 20, say). */
+  private async checkServer(): Promise<void> {
+    try {
+      const status = await api.fetchStatus(this.opts.services.serverSettings);
+      if (!status.node.ok) {
+        this.showNotice(status.node.message ?? this.opts.trans.__('Node.js is not usable on the server host.'), true);
+        this.serverProblem = true;
+      }
+    } catch (error) {
+      this.showNotice(this.opts.trans.__('The server extension jupyterlab_autoresearch does not answer: %1', (error as Error).message), true);
+      this.serverProblem = true;
+    }
   }
 
   /** Reads the workspace's runs; follows the running one, or the latest when nothing is followed. */
@@ -202,88 +217,20 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     if (this.model.caughtUp) {
       this.chart.schedule();
     }
+    if (this.model.state === 'died' && this.model.caughtUp && this.diedNoticeFor !== this.model.tag && !this.serverProblem) {
+      // The engine went away without ending the run (killed, machine restarted): offer the way on.
+      this.diedNoticeFor = this.model.tag;
+      this.showNotice(this.opts.trans.__('Run %1 stopped without finishing (its engine is gone). Resume continues it where it left off.', this.model.tag ?? ''));
+    }
     this.bar.setRuns(this.tags, this.model.tag);
     this.updateStatus();
   }
 
-  private stateWords(): string {
-    const { trans } = this.opts;
-    const m = this.model;
-    if (m.tag === null) {
-      return trans.__('no runs yet');
-    }
-    if (m.state === 'running') {
-      if (m.stopping) {
-        return trans.__('stopping');
-      }
-      const current = m.current;
-      return current ? trans.__('#%1 training', current.n) : trans.__('proposing #%1', m.experiments.length);
-    }
-    if (m.state === 'starting') {
-      return trans.__('starting');
-    }
-    if (m.state === 'died') {
-      return trans.__('died (resumable)');
-    }
-    if (m.state === 'stopped') {
-      return m.runEnd ? trans.__('stopped (%1)', m.runEnd.reason) : trans.__('stopped');
-    }
-    return trans.__('connecting');
-  }
-
-  /** The toolbar's state line, budget bar and cost, and which buttons apply. */
+  /** The toolbar's state strip and which buttons apply. */
   private updateStatus(): void {
-    const { trans } = this.opts;
-    const m = this.model;
-    const running = m.state === 'running' || m.state === 'starting';
-    let words = this.stateWords();
-    const current = m.current;
-    const budget = m.budgetS;
-    if (running && current && budget) {
-      const elapsed = (Date.now() - Date.parse(current.ts)) / 1000;
-      this.bar.progress.value = Math.min(1, Math.max(0, elapsed / budget));
-      const left = budget - elapsed;
-      words += left > 0 ? ` · ${trans.__('%1 s left', Math.ceil(left))}` : ` · ${trans.__('evaluating')}`;
-      this.bar.progress.hidden = false;
-    } else {
-      this.bar.progress.hidden = true;
-    }
-    this.bar.state.textContent = words;
-    this.bar.state.dataset.state = m.state;
-    this.bar.cost.textContent = m.costUsd > 0 ? trans.__('cost $%1', m.costUsd.toFixed(4)) : '';
-    const best = m.best?.metric;
-    this.bar.best.textContent = best != null ? trans.__('best %1 %2 (#%3)', m.metric, best.toFixed(6), m.best!.n) : '';
-    this.bar.startButton.disabled = this.busy || running;
-    this.bar.stopButton.disabled = this.busy || m.state !== 'running' || m.stopping;
-    this.bar.resumeButton.disabled = this.busy || running || m.tag === null;
-    this.bar.exportButton.disabled = this.busy || m.tag === null || m.experiments.length === 0;
-    this.node.dataset.state = m.state;
-    this.node.dataset.experiments = String(m.experiments.length);
-  }
-
-  private runOptions(): api.IRunOptions {
-    const d = this.opts.defaults();
-    const budget = Number(this.bar.budget.value);
-    const opts: api.IRunOptions = { proposer: this.bar.proposer.value as 'offline' | 'claude' };
-    if (Number.isFinite(budget) && budget > 0) {
-      opts.budget_s = budget;
-    }
-    if (opts.proposer === 'claude' && this.bar.model.value.trim()) {
-      opts.model = this.bar.model.value.trim();
-    }
-    if (this.bar.kernel.value) {
-      opts.kernel = this.bar.kernel.value;
-    }
-    if (d.timeout_s !== null) {
-      opts.timeout_s = d.timeout_s;
-    }
-    if (d.max_dollars !== null && opts.proposer === 'claude') {
-      opts.max_dollars = d.max_dollars;
-    }
-    if (d.workers > 1) {
-      opts.workers = d.workers;
-    }
-    return opts;
+    this.bar.show(this.model, this.busy);
+    this.node.dataset.state = this.model.state;
+    this.node.dataset.experiments = String(this.model.experiments.length);
   }
 
   private async act(action: ToolbarAction): Promise<void> {
@@ -302,12 +249,13 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       // What the cell holds is what the next proposal should read.
       await this.program.save();
       if (action === 'start' || action === 'resume') {
-        const options = this.runOptions();
+        const options = this.bar.runOptions(this.opts.defaults());
         const started =
           action === 'start'
             ? await api.startRun(settings, this.path, options)
             : await api.resumeRun(settings, this.path, { ...options, tag: this.model.tag ?? undefined });
         this.hideNotice();
+        this.diedNoticeFor = null;
         this.follow(started.tag);
         this.model.state = 'starting';
       } else if (action === 'stop') {

@@ -7,6 +7,9 @@
 import type { KernelSpec } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
+import type { IRunOptions } from '../api';
+import type { IRunDefaults } from './panel';
+import type { RunModel } from './run-model';
 
 export type ToolbarAction = 'start' | 'stop' | 'resume' | 'export' | 'select-run';
 
@@ -134,7 +137,83 @@ export class RunToolbar {
     this.runs.value = tags.includes(wanted) ? wanted : (tags[0] ?? '');
   }
 
+  /** Shows the run's state, budget progress, best and cost, and enables the buttons that apply. */
+  show(m: RunModel, busy: boolean): void {
+    const trans = this.trans;
+    const running = m.state === 'running' || m.state === 'starting';
+    let words = describeState(m, trans);
+    const current = m.current;
+    const budget = m.budgetS;
+    if (running && current && budget) {
+      const elapsed = (Date.now() - Date.parse(current.ts)) / 1000;
+      this.progress.value = Math.min(1, Math.max(0, elapsed / budget));
+      const left = budget - elapsed;
+      words += left > 0 ? ` · ${trans.__('%1 s left', Math.ceil(left))}` : ` · ${trans.__('evaluating')}`;
+      this.progress.hidden = false;
+    } else {
+      this.progress.hidden = true;
+    }
+    this.state.textContent = words;
+    this.state.dataset.state = m.state;
+    this.cost.textContent = m.costUsd > 0 ? trans.__('cost $%1', m.costUsd.toFixed(4)) : '';
+    const best = m.best;
+    this.best.textContent = best?.metric != null ? trans.__('best %1 %2 (#%3)', m.metric, best.metric.toFixed(6), best.n) : '';
+    this.startButton.disabled = busy || running;
+    this.stopButton.disabled = busy || m.state !== 'running' || m.stopping;
+    this.resumeButton.disabled = busy || running || m.tag === null;
+    this.exportButton.disabled = busy || m.tag === null || m.experiments.length === 0;
+  }
+
+  /** The run options the toolbar's fields say, with the settings' defaults for the rest. */
+  runOptions(d: IRunDefaults): IRunOptions {
+    const budget = Number(this.budget.value);
+    const opts: IRunOptions = { proposer: this.proposer.value as 'offline' | 'claude' };
+    if (Number.isFinite(budget) && budget > 0) {
+      opts.budget_s = budget;
+    }
+    if (opts.proposer === 'claude' && this.model.value.trim()) {
+      opts.model = this.model.value.trim();
+    }
+    if (this.kernel.value) {
+      opts.kernel = this.kernel.value;
+    }
+    if (d.timeout_s !== null) {
+      opts.timeout_s = d.timeout_s;
+    }
+    if (d.max_dollars !== null && opts.proposer === 'claude') {
+      opts.max_dollars = d.max_dollars;
+    }
+    if (d.workers > 1) {
+      opts.workers = d.workers;
+    }
+    return opts;
+  }
+
   syncModelField(): void {
     this.model.parentElement?.classList.toggle('jp-mod-hidden', this.proposer.value !== 'claude');
+  }
+}
+
+/** The run's state in a few words: "#12 training", "proposing #13", "stopped (stop)". */
+export function describeState(m: RunModel, trans: TranslationBundle): string {
+  if (m.tag === null) {
+    return trans.__('no runs yet');
+  }
+  switch (m.state) {
+    case 'running': {
+      if (m.stopping) {
+        return trans.__('stopping');
+      }
+      const current = m.current;
+      return current ? trans.__('#%1 training', current.n) : trans.__('proposing #%1', m.experiments.length);
+    }
+    case 'starting':
+      return trans.__('starting');
+    case 'died':
+      return trans.__('died (resumable)');
+    case 'stopped':
+      return m.runEnd ? trans.__('stopped (%1)', m.runEnd.reason) : trans.__('stopped');
+    default:
+      return trans.__('connecting');
   }
 }
