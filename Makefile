@@ -110,12 +110,14 @@ test: setup
 	exit $$status
 
 # bench/overhead takes ~3 minutes; bench/pipeline ~14 (10 experiments of 60 s, two sides at once);
-# bench/executor ~2 (20 experiments of 1 s through a kernel and as a subprocess, twice each).
+# bench/executor ~2 (20 experiments of 1 s through a kernel and as a subprocess, twice each);
+# bench/panel ~1 (the panel opened on runs of 10 and 1,000 experiments in Chromium, 3 times each).
 bench: setup
 	@$(USE_VENV)
 	node bench/overhead.mjs
 	node bench/pipeline.mjs
 	node bench/executor.mjs
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node bench/panel.mjs
 
 clean:
 	npm run clean

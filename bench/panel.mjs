@@ -1,0 +1,371 @@
+#!/usr/bin/env node
+// bench/panel: how long the Autoresearch panel takes to open on a long run, in Chromium.
+//
+// Two synthetic workspaces under a temp server root, `bench-10` and `bench-1000`, each with a
+// stopped run of 10 or 1,000 finished experiments (bench/panel-journal.mjs). A token-less
+// JupyterLab from .venv serves that root on a free 127.0.0.1 port; Debian's Chromium
+// (/usr/bin/chromium, never a downloaded browser) loads /lab, 1400×1000.
+//
+// The measure, per open (fresh page load each time, so nothing is cached in the page):
+//   t0 = performance.now() in the page, then `autoresearch:open {path}`; then, every animation
+//   frame, until all of these hold:
+//     - the panel's data-experiments is the journal's number of finished experiments
+//       (the event stream has replayed the whole journal and the model has caught up);
+//     - program.md is rendered in its cell and the chart's `.vega-embed` exists;
+//     - at least one experiment output intersects the panel's scrolling viewport
+//       (`.jp-AutoresearchPanel-content`) and every one that does has `jp-mod-rendered`.
+//   If the list starts below the fold (program cell and chart fill the first screen), the
+//   content is scrolled on that frame so the list's top is at the viewport's top, as a user
+//   scrolling to the history would: the measure is always "the last output visible rendered".
+//   The time of the first frame where all hold is the open time. Each milestone's first frame
+//   is also recorded (command resolved, panel attached, program rendered, first output in the
+//   list, journal replayed, chart drawn, first output rendered, visible outputs rendered); the
+//   visible outputs are checked from the replay's end on only, since reading layout on every
+//   frame of the replay would slow down what is measured.
+// Memory: one second after the open, through CDP: HeapProfiler.collectGarbage, then
+// Runtime.getHeapUsage (used JS heap), minus the same taken just before the open; with the
+// number of rendered outputs and the DOM nodes inside the panel.
+//
+// 3 rounds per workspace, interleaved (10, 1000, 10, 1000, …) so noise hits both alike; the
+// figures are medians. Prints `panel_open_s: X` (the 1,000-experiment median) last.
+// Target: under 1.5 s, with memory that does not grow with history not scrolled to.
+//
+// Env: BENCH_ROUNDS (3), BENCH_SIZES ("10,1000"), CHROMIUM (/usr/bin/chromium),
+//      BENCH_KEEP=1 keeps the temp folder, BENCH_PROFILE=file.cpuprofile writes a CPU profile
+//      of the largest workspace's open (the last round's), BENCH_SCREENSHOT=prefix a screenshot
+//      after each open (prefix-N.png).
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { makeWorkspace } from './panel-journal.mjs';
+
+process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
+const { chromium } = await import('@playwright/test');
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const VENV_BIN = path.join(ROOT, '.venv', 'bin');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SIZES = (process.env.BENCH_SIZES ?? '10,1000').split(',').map(Number);
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const OPEN_TIMEOUT_MS = 90_000;
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-bench-panel-'));
+const serverRoot = path.join(tmp, 'root');
+let server = null;
+let browser = null;
+
+function cleanup() {
+  if (server && server.exitCode === null && server.signalCode === null) {
+    try {
+      process.kill(-server.pid, 'SIGTERM'); // its process group: jupyter and anything it started
+    } catch {
+      // already gone
+    }
+  }
+  server = null;
+  if (!process.env.BENCH_KEEP) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+const median = xs => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const f3 = x => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(3));
+const f1 = x => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(1));
+
+/** A token-less JupyterLab on 127.0.0.1:port serving serverRoot; resolves once /lab answers. */
+async function startServer(port) {
+  // Our own config rather than ui-tests/jupyter_server_test_config.py: Galata's helper sets
+  // root_dir and a workspaces folder of its own in the OS temp folder (left behind).
+  const config = path.join(tmp, 'jupyter_bench_config.py');
+  fs.writeFileSync(
+    config,
+    [
+      '# bench/panel: token-less, on 127.0.0.1, in a temp root. Never use it for anything else.',
+      `c.ServerApp.ip = "127.0.0.1"`,
+      `c.ServerApp.port = ${port}`,
+      'c.ServerApp.port_retries = 0',
+      'c.ServerApp.open_browser = False',
+      `c.ServerApp.root_dir = ${JSON.stringify(serverRoot)}`,
+      'c.IdentityProvider.token = ""',
+      'c.ServerApp.password = ""',
+      'c.ServerApp.disable_check_xsrf = True',
+      'c.LabApp.expose_app_in_browser = True',
+      `c.LabApp.workspaces_dir = ${JSON.stringify(path.join(tmp, 'lab-workspaces'))}`,
+      'c.ServerApp.log_level = "ERROR"',
+      ''
+    ].join('\n')
+  );
+  const args = ['lab', '--config', config];
+  if (process.getuid?.() === 0) {
+    args.push('--allow-root');
+  }
+  let stderr = '';
+  server = spawn(path.join(VENV_BIN, 'jupyter'), args, {
+    cwd: serverRoot,
+    detached: true, // a process group of its own, killed whole on cleanup
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      ...process.env,
+      PATH: `${VENV_BIN}:${process.env.PATH}`,
+      JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
+      JUPYTERLAB_WORKSPACES_DIR: path.join(tmp, 'lab-workspaces')
+    }
+  });
+  server.stderr.on('data', d => {
+    stderr = (stderr + d).slice(-4000);
+  });
+  const url = `http://127.0.0.1:${port}/lab`;
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) {
+      throw new Error(`jupyter lab exited with ${server.exitCode}:\n${stderr}`);
+    }
+    try {
+      const res = await fetch(url);
+      if (res.ok) {
+        return `http://127.0.0.1:${port}`;
+      }
+    } catch {
+      // not up yet
+    }
+    await sleep(250);
+  }
+  throw new Error(`jupyter lab did not answer on ${url} within 120 s:\n${stderr}`);
+}
+
+/** In the page: open the panel and wait for the last visible output (see the header). */
+function openAndWait({ wsPath, expected, timeoutMs }) {
+  const app = window.jupyterapp;
+  const t0 = performance.now();
+  const marks = {};
+  const mark = (name, t) => {
+    if (marks[name] === undefined) {
+      marks[name] = (t - t0) / 1000;
+    }
+  };
+  let scrolled = false;
+  const opened = app.commands.execute('autoresearch:open', { path: wsPath }).then(() => mark('command', performance.now()));
+  return new Promise((resolve, reject) => {
+    const frame = () => {
+      const now = performance.now();
+      if (now - t0 > timeoutMs) {
+        const panel = document.getElementById(`autoresearch-${wsPath}`);
+        reject(new Error(`not open after ${timeoutMs} ms: marks ${JSON.stringify(marks)}, data-experiments ${panel?.dataset.experiments}`));
+        return;
+      }
+      const panel = document.getElementById(`autoresearch-${wsPath}`);
+      if (!panel || !panel.isConnected) {
+        requestAnimationFrame(frame);
+        return;
+      }
+      mark('panel', now);
+      const content = panel.querySelector('.jp-AutoresearchPanel-content');
+      const count = Number(panel.dataset.experiments ?? -1);
+      if (count === expected) {
+        mark('replayed', now);
+      }
+      const chart = panel.querySelector('.jp-AutoresearchChart .vega-embed');
+      if (chart) {
+        mark('chart', now);
+      }
+      const program = panel.querySelector('.jp-AutoresearchProgram-cell .jp-RenderedMarkdown');
+      if (program && program.textContent.trim()) {
+        mark('program', now);
+      }
+      const list = panel.querySelector('.jp-AutoresearchExperimentList');
+      const items = panel.getElementsByClassName('jp-AutoresearchExperimentList-item');
+      if (items.length) {
+        mark('first_item', now);
+      }
+      if (panel.querySelector('.jp-AutoresearchExperimentList-item.jp-mod-rendered')) {
+        mark('first_rendered', now);
+      }
+      // Geometry (a forced layout) only once the journal is replayed: before, the open cannot be
+      // complete, and reading layout every frame of the replay would slow what is measured.
+      if (count === expected && content && list && items.length) {
+        let view = content.getBoundingClientRect();
+        const top = list.getBoundingClientRect().top;
+        // The list below the fold: scroll to it, as the user would to see the history.
+        if (top > view.bottom - 40 && content.scrollTop + view.height < content.scrollHeight) {
+          content.scrollTop += top - view.top;
+          scrolled = true;
+          view = content.getBoundingClientRect();
+        }
+        let visible = 0;
+        let rendered = 0;
+        for (const item of items) {
+          const r = item.getBoundingClientRect();
+          if (r.top >= view.bottom) {
+            break; // in document order: the rest are further down
+          }
+          if (r.bottom > view.top && r.height > 0) {
+            visible += 1;
+            rendered += item.classList.contains('jp-mod-rendered') ? 1 : 0;
+          }
+        }
+        if (visible > 0 && rendered === visible) {
+          mark('visible_rendered', now);
+          if (count === expected && chart && marks.program !== undefined) {
+            opened.then(() =>
+              resolve({
+                open_s: (now - t0) / 1000, marks, scrolled, visible, scrollTop: content.scrollTop,
+                listTop: list.getBoundingClientRect().top - view.top, viewHeight: view.height
+              })
+            );
+            return;
+          }
+        }
+      }
+      requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+  });
+}
+
+async function heapMb(cdp) {
+  await cdp.send('HeapProfiler.collectGarbage');
+  const { usedSize } = await cdp.send('Runtime.getHeapUsage');
+  return usedSize / 2 ** 20;
+}
+
+async function measure(page, base, wsPath, expected) {
+  await page.goto(`${base}/lab?reset`, { waitUntil: 'domcontentloaded' });
+  await page.waitForFunction(() => !!window.jupyterapp, null, { timeout: 120_000 });
+  await page.evaluate(async () => {
+    const app = window.jupyterapp;
+    await app.started;
+    await app.restored;
+    // No panel from an earlier round (the ?reset layout should have none).
+    for (const w of Array.from(app.shell.widgets('main'))) {
+      if (w.id.startsWith('autoresearch-')) {
+        w.close();
+      }
+    }
+  });
+  // Let the lab's own start-up work (kernelspecs, extensions, the launcher) settle.
+  await sleep(1500);
+  const cdp = await page.context().newCDPSession(page);
+  const heapBefore = await heapMb(cdp);
+  const profile = process.env.BENCH_PROFILE && expected === Math.max(...SIZES);
+  if (profile) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+  }
+  const result = await page.evaluate(openAndWait, { wsPath, expected, timeoutMs: OPEN_TIMEOUT_MS });
+  if (profile) {
+    const { profile: p } = await cdp.send('Profiler.stop');
+    fs.writeFileSync(process.env.BENCH_PROFILE, JSON.stringify(p));
+  }
+  if (process.env.BENCH_SCREENSHOT) {
+    await page.screenshot({ path: `${process.env.BENCH_SCREENSHOT}-${expected}.png` });
+  }
+  await sleep(1000);
+  const heapAfter = await heapMb(cdp);
+  const dom = await page.evaluate(p => {
+    const panel = document.getElementById(`autoresearch-${p}`);
+    return {
+      items: panel.querySelectorAll('.jp-AutoresearchExperimentList-item').length,
+      rendered: panel.querySelectorAll('.jp-AutoresearchExperimentList-item.jp-mod-rendered').length,
+      nodes: panel.querySelectorAll('*').length
+    };
+  }, wsPath);
+  await cdp.detach();
+  return { ...result, heapBefore, heapAfter, heapDelta: heapAfter - heapBefore, ...dom };
+}
+
+async function main() {
+  fs.mkdirSync(serverRoot, { recursive: true });
+  const sizes = {};
+  for (const n of SIZES) {
+    const ws = `bench-${n}`;
+    makeWorkspace(path.join(serverRoot, ws), n, { tag: 'bench' });
+    sizes[n] = ws;
+  }
+  const port = await freePort();
+  const base = await startServer(port);
+  console.log(`bench/panel: JupyterLab on ${base}, root ${serverRoot}; workspaces ${Object.values(sizes).join(', ')}`);
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  const results = Object.fromEntries(SIZES.map(n => [n, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const n of SIZES) {
+      const r = await measure(page, base, sizes[n], n);
+      results[n].push(r);
+      const m = r.marks;
+      console.log(
+        `  round ${round} n=${n}: open ${f3(r.open_s)} s ` +
+          `(command ${f3(m.command)}, panel ${f3(m.panel)}, program ${f3(m.program)}, first item ${f3(m.first_item)}, ` +
+          `replayed ${f3(m.replayed)}, chart ${f3(m.chart)}, first rendered ${f3(m.first_rendered)}, visible rendered ${f3(m.visible_rendered)}); ` +
+          `${r.visible} visible${r.scrolled ? ' after scrolling to the list' : ''}, ${r.rendered}/${r.items} rendered, ` +
+          `list top ${Math.round(r.listTop)} px in a ${Math.round(r.viewHeight)} px view, ${r.nodes} DOM nodes, heap ${f1(r.heapBefore)} → ${f1(r.heapAfter)} MB`
+      );
+    }
+  }
+  await browser.close();
+  browser = null;
+
+  const med = (n, key) => median(results[n].map(r => r[key]));
+  const [small, large] = [Math.min(...SIZES), Math.max(...SIZES)];
+  const lines = [];
+  for (const n of SIZES) {
+    lines.push(`panel_open_s_${n}: ${f3(med(n, 'open_s'))}`);
+  }
+  lines.push(`open_ratio_${large}_vs_${small}: ${f3(med(large, 'open_s') / med(small, 'open_s'))}`);
+  for (const key of ['replayed', 'chart', 'visible_rendered']) {
+    lines.push(
+      SIZES.map(n => `${key}_s_${n}: ${f3(median(results[n].map(r => r.marks[key])))}`).join('  ')
+    );
+  }
+  lines.push(SIZES.map(n => `heap_mb_${n}: ${f1(med(n, 'heapAfter'))}`).join('  ') + `  heap_ratio: ${f3(med(large, 'heapAfter') / med(small, 'heapAfter'))}`);
+  lines.push(SIZES.map(n => `heap_delta_mb_${n}: ${f1(med(n, 'heapDelta'))}`).join('  ') + '  (used JS heap after the open minus before, after a GC)');
+  for (const n of SIZES) {
+    lines.push(`rendered_outputs_${n}: ${med(n, 'rendered')} of ${n}`);
+  }
+  lines.push(SIZES.map(n => `panel_dom_nodes_${n}: ${med(n, 'nodes')}`).join('  '));
+  lines.push(`panel_open_s: ${f3(med(large, 'open_s'))}`);
+  console.log(lines.join('\n'));
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error(`bench/panel failed: ${error.stack ?? error}`);
+  process.exitCode = 1;
+} finally {
+  if (browser) {
+    await browser.close().catch(() => {});
+  }
+  cleanup();
+}
