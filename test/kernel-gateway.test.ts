@@ -51,6 +51,8 @@ async function kernelSees(paths: string[]): Promise<boolean[]> {
   const model = await KernelAPI.startNew({ name: 'python3' }, settings);
   const kernel = new KernelConnection({ model, serverSettings: settings, handleComms: false });
   try {
+    // As the executor does: a fresh kernel's first reply means its channels are all up.
+    await kernel.info;
     const code = (nonce: string) =>
       `import os\nfrom IPython.display import display\ndisplay({${JSON.stringify(CALL_MIME)}: {"nonce": ${JSON.stringify(nonce)}, "seen": [os.path.exists(p) for p in ${JSON.stringify(paths)}]}}, raw=True)\n`;
     return (await callKernel<{ seen: boolean[] }>(kernel, code, 60_000)).seen;
