@@ -13,11 +13,12 @@ import { KernelExecutor, serverSettings } from '../src/engine/executor/kernel';
 import { CALL_MIME, callKernel } from '../src/engine/executor/kernel-call';
 import { LogCapture } from '../src/engine/log-capture';
 import { startGatewayServer, startHiddenGateway, type Gateway, type Service } from './helpers/kernel-gateway';
-import { cli, experiments, git, makeWorkspace, standInTrain, type WorkspaceFiles } from './helpers/workspace';
+import { cli, experiments, git, makeWorkspace, standInTrain, waitFor, type WorkspaceFiles } from './helpers/workspace';
 
+let base: string;
 let hidden: string;
 let gateway: Gateway;
-let server: Service;
+let server: Service & { root: string };
 
 beforeAll(async () => {
   vi.spyOn(console, 'debug').mockImplementation(() => undefined);
@@ -26,15 +27,18 @@ beforeAll(async () => {
   vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => {
     if (!String(args[0]).startsWith('Connection lost, reconnecting')) warn(...args);
   });
-  hidden = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-hidden-'));
+  // The server's root holds the hidden folder, so the server extension's API can name workspaces in it.
+  base = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-gw-root-'));
+  hidden = path.join(base, 'hidden');
+  fs.mkdirSync(hidden);
   gateway = await startHiddenGateway(hidden);
-  server = await startGatewayServer(gateway);
+  server = await startGatewayServer(gateway, base);
 }, 180_000);
 
 afterAll(async () => {
   await server?.stop();
   await gateway?.stop();
-  fs.rmSync(hidden, { recursive: true, force: true });
+  fs.rmSync(base, { recursive: true, force: true });
 });
 
 /** A test workspace moved under the folder the gateway cannot see. */
@@ -86,7 +90,7 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
     const dir = hiddenWorkspace();
     expect(fs.existsSync(path.join(dir, 'train.py'))).toBe(true);
     // The gateway's kernels miss the workspace, yet see the rest of the filesystem.
-    expect(await kernelSees([dir, path.join(dir, 'train.py'), gateway.home, path.dirname(hidden)])).toEqual([false, false, true, true]);
+    expect(await kernelSees([dir, path.join(dir, 'train.py'), gateway.home, base])).toEqual([false, false, true, true]);
   });
 
   it('ships the workspace and runs 3 experiments from the command line; the prepared-data cache stays between them', async () => {
@@ -169,5 +173,29 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
       await ex.dispose();
       fs.rmSync(logDir, { recursive: true, force: true });
     }
+  });
+
+  it('a run started through the server extension with a kernel trains on the gateway, shipped, with the token kept out of argv', async () => {
+    const dir = hiddenWorkspace({ train: remoteTrain() });
+    const rel = path.relative(base, dir);
+    const headers = { Authorization: `token ${server.token}`, 'Content-Type': 'application/json' };
+    const r = await fetch(`${server.url}autoresearch/runs`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ path: rel, tag: 'panel', proposer: 'offline', kernel: 'python3', max_experiments: 2 })
+    });
+    const started = (await r.json()) as { pid: number; log: string };
+    expect(r.status, JSON.stringify(started)).toBe(202);
+    const journal = path.join(dir, '.autoresearch', 'panel', 'journal.jsonl');
+    await waitFor(() => fs.existsSync(journal) && fs.readFileSync(journal, 'utf8').includes('"run_end"'), 90_000, 'the run to end');
+    const exps = experiments(dir, 'panel');
+    expect(exps.map(e => e.status).filter(s => s !== 'keep' && s !== 'discard')).toEqual([]);
+    expect(exps).toHaveLength(3);
+    for (const e of exps) expect(fs.readFileSync(e.log_path as string, 'utf8')).toMatch(/^\[autoresearch\] workspace shipped to .+\/\.autoresearch\/workspaces\//m);
+    // The engine was told this server's loopback URL; the token reached it in its environment only.
+    const engineLog = fs.readFileSync(path.join(base, started.log), 'utf8');
+    expect(engineLog).toContain('--executor kernel');
+    expect(engineLog).toContain(`--server-url ${server.url}`);
+    expect(engineLog).not.toContain(server.token);
   });
 });

@@ -81,11 +81,13 @@ export async function startHiddenGateway(hidden: string): Promise<Gateway> {
   return { ...svc, hidden, home };
 }
 
-/** Starts a `jupyter server` whose kernels are the gateway's. */
-export async function startGatewayServer(gateway: Service): Promise<Service & { root: string }> {
+/** Starts a `jupyter server` (with this project's server extension) whose kernels are the gateway's; root defaults to a new temp folder. */
+export async function startGatewayServer(gateway: Service, root?: string): Promise<Service & { root: string }> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-gws-'));
-  const root = path.join(tmp, 'root');
-  fs.mkdirSync(root);
+  if (!root) {
+    root = path.join(tmp, 'root');
+    fs.mkdirSync(root);
+  }
   const token = randomBytes(16).toString('hex');
   const port = await freePort();
   const child = spawn(
@@ -98,7 +100,7 @@ export async function startGatewayServer(gateway: Service): Promise<Service & { 
     { cwd: root, env: { ...process.env, JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'), JUPYTER_CONFIG_DIR: path.join(tmp, 'config') }, stdio: ['ignore', 'pipe', 'pipe'], detached: true }
   );
   const svc = await serve(child, `http://127.0.0.1:${port}/`, token, 'jupyter server with GatewayClient.url', () => fs.rmSync(tmp, { recursive: true, force: true }));
-  return { ...svc, root };
+  return { ...svc, root: root as string };
 }
 
 /** Waits until GET api/kernelspecs lists python3; throws with the process's output if it exits or takes too long. */
