@@ -12,8 +12,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KernelExecutor, serverSettings } from '../src/engine/executor/kernel';
 import { CALL_MIME, callKernel } from '../src/engine/executor/kernel-call';
 import { LogCapture } from '../src/engine/log-capture';
+import { Loop } from '../src/engine/loop';
+import { resolvePython } from '../src/engine/python';
 import { startGatewayServer, startHiddenGateway, type Gateway, type Service } from './helpers/kernel-gateway';
-import { cli, experiments, git, makeWorkspace, standInTrain, waitFor, type WorkspaceFiles } from './helpers/workspace';
+import { alive, cli, experiments, git, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor, type WorkspaceFiles } from './helpers/workspace';
 
 let base: string;
 let hidden: string;
@@ -198,4 +200,48 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
     expect(engineLog).toContain(`--server-url ${server.url}`);
     expect(engineLog).not.toContain(server.token);
   });
+
+  it('a remote kernel killed mid-experiment is a crash; its run is killed and a fresh kernel goes on in the same shipped folder', async () => {
+    const dir = hiddenWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, graceS: 1 });
+    const slow = 'import os\nopen("train.pid", "w").write(str(os.getpid()))\n' + standInTrain({ sleep: 60 });
+    const proposer = new ScriptedProposer([{ description: 'kernel dies', rationale: '', files: { 'train.py': slow } }, trainProposal('after', { metric: '0.900000' })]);
+    const l = new Loop({ dir, tag: 'gk', proposer, executor: ex, python: resolvePython(), signal: new AbortController().signal });
+    const kernels: Array<string | null> = [];
+    l.on('phase', (_n: number, phase: string) => phase === 'judge' && kernels.push(ex.kernelId));
+    let pidFile = '';
+    try {
+      const running = l.run();
+      await waitFor(() => kernels.length === 1 && ex.lastWorkdir !== null, 60_000, 'the baseline to end');
+      pidFile = path.join(ex.lastWorkdir as string, 'train.pid');
+      // The shipped folder is in the gateway's home, which this side can read.
+      await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8') !== '', 60_000, 'the remote training run to start');
+      process.kill(processWith(`kernel-${ex.kernelId}.json`) as number, 'SIGKILL');
+      await running;
+    } finally {
+      await ex.dispose();
+    }
+    const [, died, after] = experiments(dir, 'gk');
+    expect(died).toMatchObject({ status: 'crash', metric: null });
+    expect(died.reason).toMatch(/kernel died or restarted during this experiment/);
+    const trainPid = Number(fs.readFileSync(pidFile, 'utf8'));
+    await waitFor(() => !alive(trainPid), 15_000, 'the orphaned remote training run to be killed');
+    expect(after).toMatchObject({ status: 'keep', metric: 0.9 });
+    expect(kernels[2]).not.toBe(kernels[0]);
+    // The fresh kernel found the folder as the last one left it: only the edited train.py went over.
+    expect(fs.readFileSync(after.log_path as string, 'utf8')).toMatch(/\(1 file sent/);
+  });
 });
+
+/** The pid of the process whose command line contains needle (Linux /proc; the gateway's kernels share our pid namespace). */
+function processWith(needle: string): number | null {
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) return Number(entry);
+    } catch {
+      // ended while we looked
+    }
+  }
+  return null;
+}
