@@ -40,15 +40,18 @@ function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {})
 /**
  * Replays a journal in order, checking the rules of several workers: each
  * proposal starts from the best of its moment, each result is judged against
- * the best when it lands. Returns the best at the end.
+ * the best when it lands. Returns the best at the end. `slow`: a proposal that
+ * took long and could not be re-applied on a newer best starts from an older one.
  */
-function replay(records: JournalRecord[], initial: string): { commit: string; metric: number } | null {
+function replay(records: JournalRecord[], initial: string, slow = false): { commit: string; metric: number } | null {
   let best: { commit: string; metric: number } | null = null;
+  const bests = new Set([initial]);
   const open = new Map<number, ExperimentStartRecord>();
   for (const r of records) {
     if (r.type === 'experiment_start') {
       expect(open.has(r.n)).toBe(false);
-      expect(r.parent_commit).toBe(best?.commit ?? initial);
+      if (slow) expect(bests.has(r.parent_commit)).toBe(true);
+      else expect(r.parent_commit).toBe(best?.commit ?? initial);
       open.set(r.n, r);
     } else if (r.type === 'experiment') {
       const start = open.get(r.n);
@@ -63,6 +66,7 @@ function replay(records: JournalRecord[], initial: string): { commit: string; me
       }
       if (r.status === 'keep' && r.commit && r.metric !== null) {
         best = { commit: r.commit, metric: r.metric };
+        bests.add(r.commit);
       }
     }
   }
@@ -199,8 +203,9 @@ describe('two workers', () => {
 });
 
 describe('two workers with the claude proposer', () => {
-  it('proposes one at a time, each proposal told what the other worker is running', async () => {
-    const server = await MessagesApiServer.start({ apiKey: 'sk-ant-test-key-0123456789' });
+  it('proposes one at a time, tells each proposal what the other worker runs, and re-applies a slow one on a newer best', async () => {
+    // Each proposal takes 1.5 s, a training run about 0.3 s: #1 is kept while #2 is being proposed.
+    const server = await MessagesApiServer.start({ apiKey: 'sk-ant-test-key-0123456789', latencyMs: 1500 });
     try {
       const call = (name: string, input: unknown) => ({ type: 'tool_use' as const, name, input });
       const proposal = (old: string, now: string, description: string) => ({
@@ -209,23 +214,31 @@ describe('two workers with the claude proposer', () => {
       });
       server.enqueue(
         proposal('LEARNING_RATE = 0.001', 'LEARNING_RATE = 0.002', 'double the learning rate'),
-        proposal('LEARNING_RATE = 0.001', 'LEARNING_RATE = 0.004', 'quadruple the learning rate'),
-        proposal('N_LAYER = 4', 'N_LAYER = 5', 'one more layer')
+        proposal('print("peak_vram_mb:     2048.0")', 'print("peak_vram_mb:     1024.0")', 'report less memory'),
+        proposal('LEARNING_RATE = 0.002', 'LEARNING_RATE = 0.003', 'a little more learning rate')
       );
-      const dir = makeWorkspace({ train: standInTrain({ sleep: 1 }) });
+      const dir = makeWorkspace();
       const claude = new ClaudeProposer({ apiKey: server.apiKey, baseURL: server.url, python: resolvePython() });
       const end = await loop(dir, claude, { maxExperiments: 3 }).run();
       expect(end.reason).toBe('max-experiments');
       const exps = experiments(dir, 't1');
+      const by = (n: number) => exps.find(e => e.n === n) as ExperimentRecord;
       expect(exps.map(e => e.n).sort()).toEqual([0, 1, 2, 3]);
-      expect(exps.every(e => e.status === 'keep' || e.status === 'discard')).toBe(true);
       expect(exps.filter(e => e.n > 0).every(e => e.cost_usd > 0 && e.proposer === 'claude')).toBe(true);
-      // The second proposal was made while #1 trained on worker 1, and the prompt said so.
+      // #2 was proposed while #1 trained on worker 1, and the prompt said so.
       const prompts = server.requests.filter(r => r.path.startsWith('/v1/messages')).map(r => JSON.stringify(r.body.messages[0].content));
       expect(prompts[0]).not.toContain('other workers are running');
       expect(prompts[1]).toContain('Experiments other workers are running right now');
       expect(prompts[1]).toContain('#1 (worker 1): double the learning rate');
-      replay(journal(dir, 't1'), exps[0].parent_commit);
+      // #1 was kept while #2 was proposed on the baseline: #2 was re-applied on #1 and started from it.
+      expect(by(1).status).toBe('keep');
+      expect(by(2).parent_commit).toBe(by(1).commit);
+      expect(by(2).diff).toContain('+print("peak_vram_mb:     1024.0")');
+      expect(by(2).diff).not.toMatch(/^[-+]LEARNING_RATE/m);
+      expect(by(2).lines_added).toBe(1);
+      expect(by(2).rationale).toMatch(/re-applied on the newer one/);
+      expect(git(dir, 'show', `${by(2).commit}:train.py`)).toContain('LEARNING_RATE = 0.002');
+      replay(journal(dir, 't1'), exps[0].parent_commit, true);
       expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(end.best_commit);
     } finally {
       server.close();
@@ -245,12 +258,12 @@ describe('two workers through the command line', () => {
     child.kill('SIGKILL');
     await done;
     const left = inFlightOf(dir);
-    expect(orphans.some(alive)).toBe(true);
+    expect(orphans.some(running)).toBe(true);
 
     const r = await cli(['run', dir, '--resume', '--workers', '2', '--max-experiments', '2']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(orphans.filter(alive)).toEqual([]);
+    expect(orphans.filter(running)).toEqual([]);
     const exps = experiments(dir, 't1');
     expect(exps.map(e => e.n).sort((a, b) => a - b)).toEqual(exps.map((_, i) => i));
     for (const start of left) {
@@ -267,6 +280,38 @@ describe('two workers through the command line', () => {
     const counted = exps.filter(e => ['keep', 'discard', 'crash'].includes(e.status));
     expect(table.map(t => [t.commit, t.worker])).toEqual(counted.map(e => [(e.commit as string).slice(0, 7), e.worker]));
     expect(new Set(table.map(t => t.commit)).size).toBe(table.length);
+  });
+});
+
+describe('two workers, kill -9 at any moment', () => {
+  it('--resume always recovers: numbers unique and continuous, nothing counted twice, the best consistent', async () => {
+    const dir = makeWorkspace({ train: workerTrain('0.2 + (N_LAYER % 2) * 0.3') });
+    const delays = [300, 650, 900, 1250, 1500, 1900];
+    let args = ['run', dir, '--tag', 't1', '--workers', '2'];
+    for (const delay of delays) {
+      const child = startCli(args);
+      const done = finished(child);
+      await waitFor(() => fs.existsSync(path.join(dir, '.autoresearch', 't1', 'journal.jsonl')) && journal(dir, 't1').some(r => r.type === 'run_start' && r.pid === child.pid), 20_000, 'the run to start');
+      await new Promise(r => setTimeout(r, delay));
+      child.kill('SIGKILL');
+      await done;
+      args = ['run', dir, '--resume', '--workers', '2'];
+    }
+    const last = await cli(['run', dir, '--resume', '--workers', '2', '--max-experiments', '2']);
+    expect(last.stderr).toBe('');
+    expect(last.code).toBe(0);
+
+    const exps = experiments(dir, 't1');
+    expect(exps.map(e => e.n).sort((a, b) => a - b)).toEqual(exps.map((_, i) => i));
+    expect(exps.filter(e => e.status === 'interrupted').length).toBeGreaterThanOrEqual(3);
+    const counted = exps.filter(e => ['keep', 'discard', 'crash'].includes(e.status));
+    expect(rows(dir).map(r => [r.commit, r.status, r.worker])).toEqual(counted.map(e => [(e.commit as string).slice(0, 7), e.status, e.worker]));
+    const best = exps.filter(e => e.status === 'keep').at(-1) as ExperimentRecord;
+    expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(best.commit);
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(best.commit);
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+    expect(metricOf(dir, best.commit as string)).toBe(best.metric);
+    expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
   });
 });
 
@@ -315,6 +360,15 @@ function inFlightOf(dir: string): ExperimentStartRecord[] {
     return records.filter((r): r is ExperimentStartRecord => r.type === 'experiment_start' && !done.has(r.n));
   } catch {
     return [];
+  }
+}
+
+/** Alive and not a zombie: this machine's init reaps orphans late, and a killed one lingers as a zombie. */
+function running(pid: number): boolean {
+  try {
+    return alive(pid) && !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
   }
 }
 

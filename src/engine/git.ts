@@ -156,7 +156,8 @@ export class Repo {
 
   /** Creates a work tree at `where` on `branch`, (re)set to `commit`. */
   async addWorktree(where: string, branch: string, commit: string): Promise<void> {
-    await this.raw(['worktree', 'add', '-q', '-f', '-B', branch, where, commit]);
+    // Forced twice: a worktree whose creation a kill -9 cut short is left registered and locked.
+    await this.raw(['worktree', 'add', '-q', '--force', '--force', '-B', branch, where, commit]);
   }
 
   /** Removes a work tree (its folder too), and forgets any whose folder is gone. */

@@ -30,6 +30,7 @@ import type { JournalStore } from './journal-store';
 import { abandonedRecord, bestOf, interruptedRecord, stopReason, type Best } from './loop-records';
 import { Mutex } from './mutex';
 import { ProposalAbandoned, type InFlight, type Proposal, type Proposer } from './proposers/types';
+import { filesAt, rebaseProposal } from './rebase-proposal';
 import { appendResult } from './results-file';
 import { runPaths, UserError } from './workspace';
 import { createWorktrees, removeWorktrees, worktreesRoot, type Worktree } from './worktrees';
@@ -166,14 +167,16 @@ class WorkerPool {
   private async propose(t: Worktree): Promise<Job | 'stop' | 'wait' | 'retry'> {
     if (this.halted() || !this.best) return 'stop';
     const { proposer, config } = this.o;
-    const best = this.best;
     // The worker's branch sits on the proposal's parent before its start is journaled, so a
-    // resume after kill -9 knows a commit on top of it as this experiment's.
-    await t.repo.resetHard(best.commit);
-    const files: Record<string, string> = {};
-    for (const f of config.editable) {
-      files[f] = await this.main.showFile(best.commit, f);
-    }
+    // resume after kill -9 knows a commit on top of it as this experiment's. A result that
+    // lands meanwhile moves the best: then again, so the proposer sees the best as it is.
+    let best: Best;
+    let files: Record<string, string>;
+    do {
+      best = this.best;
+      await t.repo.resetHard(best.commit);
+      files = await filesAt(this.main, best.commit, config.editable);
+    } while (this.best !== best && this.best !== null);
     const inFlight = [...this.inFlight.values()].map(({ cost: _cost, ...e }) => e);
     const ctx = {
       workdir: t.dir, files, history: [...this.history], program: this.o.programBody, metric: config.metric,
@@ -213,10 +216,20 @@ class WorkerPool {
       // What is in flight may change the best, or free its ideas: ask again when one finishes.
       return 'wait';
     }
+    // A slow proposal may have seen the best move: re-applied on the new one; on a conflict it runs
+    // from the best it was made on (and is judged, like every result, against the best when it lands).
+    let parent = best;
+    for (let tries = 0; this.best !== null && this.best !== parent && tries < 3; tries++) {
+      const now: Best = this.best;
+      const onto = await filesAt(this.main, now.commit, config.editable);
+      const rebased = await rebaseProposal(proposal, files, onto);
+      if (!rebased) break;
+      [proposal, files, parent] = [rebased, onto, now];
+    }
     const n = this.next++;
     this.proposed++;
-    this.start(n, t, best.commit, proposal.description, proposal.meta, proposal.cost_usd ?? 0);
-    return { n, proposal, parent: best, proposeSeconds: (Date.now() - started) / 1000 };
+    this.start(n, t, parent.commit, proposal.description, proposal.meta, proposal.cost_usd ?? 0);
+    return { n, proposal, parent, proposeSeconds: (Date.now() - started) / 1000 };
   }
 
   private start(n: number, t: Worktree, parent: string, description: string, meta: unknown, cost: number): void {
