@@ -13,3 +13,30 @@ export class Mutex {
     return result;
   }
 }
+
+/** Counts events (experiments finished) and lets a task wait for the next one after those it saw. */
+export class EventCount {
+  count = 0;
+  private waiters: Array<() => void> = [];
+
+  /** Resolves once the count passes `seen`, or at once when `done()` (the run is stopping). */
+  after(seen: number, done: () => boolean): Promise<void> {
+    return new Promise(resolve => {
+      if (this.count > seen || done()) resolve();
+      else this.waiters.push(resolve);
+    });
+  }
+
+  /** Counts one event and wakes every waiter. */
+  add(): void {
+    this.count++;
+    this.wakeAll();
+  }
+
+  /** Wakes every waiter without counting (they check why themselves). */
+  wakeAll(): void {
+    const waiting = this.waiters;
+    this.waiters = [];
+    waiting.forEach(w => w());
+  }
+}

@@ -5,21 +5,20 @@
  * and a result is kept only if it beats it as it is when the result comes in.
  *
  * Advancing the best: the kept commit itself becomes the tip of
- * `autoresearch/<tag>` (`git reset --hard` in the workspace folder). When the
- * best did not move while the experiment ran this is a fast-forward. When
- * another worker's keep landed meanwhile, the branch is moved sideways to the
- * new keep, which beat that one: re-applying the change on top of the newer
- * best would make a commit nobody measured, and the journal would then name a
- * metric that no code on the branch produced. This way the tip's train.py is
- * always exactly the code that measured the best metric, and git, the journal
- * and results.tsv name the same commit. The superseded keep stays in the
- * journal (with its diff) and in the branch's reflog.
+ * `autoresearch/<tag>` (`git reset --hard` in the workspace folder): a
+ * fast-forward when the best did not move during the run, else a sideways move
+ * to the new keep, which beat the one that landed meanwhile. Re-applying it on
+ * that newer best would make a commit nobody measured; this way the tip's code
+ * is exactly what measured the best metric, and git, the journal and
+ * results.tsv name the same commit. A superseded keep stays in the journal.
  *
  * Proposals are made one at a time, each seeing every finished experiment and
  * every one in flight, so two workers never get the same idea from a
  * deterministic proposer; while one worker waits for a proposal the others
- * train, which is what pipelining gives a single worker, so it is off here.
- * Numbers are allocated as proposals arrive, so they are unique and in order.
+ * train, which is what pipelining gives a single worker, so it is off here. A
+ * slow proposal that saw the best move is re-applied on the new best (see
+ * rebase-proposal.ts). Numbers are allocated as proposals arrive, so they are
+ * unique and in order.
  */
 import type { ExperimentRecord, RunConfig, RunEndRecord } from '../core/journal';
 import { setRunningGroup } from './engine-lock';
@@ -28,7 +27,7 @@ import { judge, runExperiment } from './experiment';
 import { Repo } from './git';
 import type { JournalStore } from './journal-store';
 import { abandonedRecord, bestOf, interruptedRecord, stopReason, type Best } from './loop-records';
-import { Mutex } from './mutex';
+import { EventCount, Mutex } from './mutex';
 import { ProposalAbandoned, type InFlight, type Proposal, type Proposer } from './proposers/types';
 import { filesAt, rebaseProposal } from './rebase-proposal';
 import { appendResult } from './results-file';
@@ -77,11 +76,11 @@ class WorkerPool {
   private best: Best | null;
   private next: number;
   private proposed = 0;
-  private finishes = 0;
+  /** Experiments finished: a worker whose proposer had nothing waits for the next one. */
+  private readonly finished = new EventCount();
   private readonly inFlight = new Map<number, InFlight & { cost: number }>();
   private stopped: { reason: RunEndRecord['reason']; message: string | null } | null = null;
   private fatal: string | null = null;
-  private waiters: Array<() => void> = [];
   private readonly proposals = new Mutex();
   private readonly gitLock = new Mutex();
   private readonly main: Repo;
@@ -97,7 +96,7 @@ class WorkerPool {
     this.next = history.length ? Math.max(...history.map(r => r.n)) + 1 : 0;
     this.main = new Repo(o.dir, this.gitLock);
     this.signal = AbortSignal.any([o.signal, this.internal.signal]);
-    this.signal.addEventListener('abort', () => this.wake(), { once: true });
+    this.signal.addEventListener('abort', () => this.finished.wakeAll(), { once: true });
   }
 
   async run(): Promise<RunEndRecord> {
@@ -151,13 +150,22 @@ class WorkerPool {
 
   /** One worker: propose (one worker at a time), run, record; until the run stops. */
   private async work(t: Worktree): Promise<void> {
+    try {
+      await this.loop(t);
+    } catch (e) {
+      // Git or the proposer's plumbing failed outside an experiment: stop every worker cleanly.
+      this.fail(`worker ${t.k} failed: ${(e as Error).message}`);
+    }
+  }
+
+  private async loop(t: Worktree): Promise<void> {
     for (;;) {
-      const gen = this.finishes;
+      const seen = this.finished.count;
       const job = await this.proposals.run(() => this.propose(t));
       if (job === 'stop') return;
       if (job === 'retry') continue;
       if (job === 'wait') {
-        await this.nextFinish(gen);
+        await this.finished.after(seen, () => this.signal.aborted || this.fatal !== null);
         continue;
       }
       await this.experiment(t, job.n, job.proposal, job.parent.commit, job.parent, job.proposeSeconds);
@@ -294,22 +302,7 @@ class WorkerPool {
     this.o.journal.append(record);
     appendResult(this.o.dir, record);
     this.history.push(record);
-    this.finishes++;
     this.o.emit('experiment', record);
-    this.wake();
-  }
-
-  /** Resolves once an experiment has finished since `gen`, or the run is stopping. */
-  private nextFinish(gen: number): Promise<void> {
-    return new Promise(resolve => {
-      if (this.finishes > gen || this.signal.aborted || this.fatal) resolve();
-      else this.waiters.push(resolve);
-    });
-  }
-
-  private wake(): void {
-    const waiting = this.waiters;
-    this.waiters = [];
-    waiting.forEach(w => w());
+    this.finished.add();
   }
 }
