@@ -6,7 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { KernelExecutor } from '../src/engine/executor/kernel';
 import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunStartRecord } from '../src/core/journal';
 import { parseResults, RESULTS_HEADER, RESULTS_HEADER_WORKERS } from '../src/core/results';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
@@ -17,6 +18,7 @@ import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/python';
 import { appendResult } from '../src/engine/results-file';
 import { deviceEnvs } from '../src/engine/worktrees';
+import { startJupyterServer, type JupyterServer } from './helpers/jupyter-server';
 import { MessagesApiServer } from './stand-ins/messages-api';
 import { alive, cli, experiments, finished, git, journal, makeWorkspace, ScriptedProposer, standInTrain, startCli, trainProposal, waitFor } from './helpers/workspace';
 
@@ -246,6 +248,47 @@ describe('two workers with the claude proposer', () => {
   });
 });
 
+describe('two workers through Jupyter kernels', () => {
+  let server: JupyterServer;
+  beforeAll(async () => {
+    vi.spyOn(console, 'debug').mockImplementation(() => undefined); // @jupyterlab/services narrates with it
+    server = await startJupyterServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('each worker runs in a kernel of its own, from its worktree', async () => {
+    const dir = makeWorkspace({ train: workerTrain('0.3') });
+    const kernels = [1, 2].map(() => new KernelExecutor({ serverUrl: server.url, token: server.token, kernelName: 'python3', graceS: 1 }));
+    const used = new Map<number, Set<string | null>>();
+    const l = loop(dir, new OfflineProposer({ seed: 1 }), { executor: kernels[0], executorFor: k => kernels[k - 1], maxExperiments: 3 });
+    l.on('phase', (_n: number, phase: string, _d: string, worker: number) => {
+      if (phase === 'judge') used.set(worker, (used.get(worker) ?? new Set()).add(kernels[worker - 1].kernelId));
+    });
+    try {
+      const end = await l.run();
+      expect(end.reason).toBe('max-experiments');
+    } finally {
+      await Promise.all(kernels.map(k => k.dispose()));
+    }
+    const exps = experiments(dir, 't1');
+    expect(exps.map(e => e.status).every(s => s === 'keep' || s === 'discard')).toBe(true);
+    expect([...used.keys()].sort()).toEqual([1, 2]);
+    const [k1, k2] = [[...(used.get(1) ?? [])], [...(used.get(2) ?? [])]];
+    expect(k1).toHaveLength(1);
+    expect(k2).toHaveLength(1);
+    expect(k1[0]).not.toBe(k2[0]);
+    // A kernel's worker gets no CUDA_VISIBLE_DEVICES from the engine: its kernel's environment decides.
+    const inherited = `cuda=${savedCuda ?? 'None'}`;
+    for (const e of exps) {
+      expect(fs.readFileSync(e.log_path as string, 'utf8')).toContain(`${path.join('.autoresearch', 't1', 'worktrees', `w${e.worker}`)} ${inherited}`);
+    }
+    const best = replay(journal(dir, 't1'), exps[0].parent_commit);
+    expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(best?.commit);
+  });
+});
+
 describe('two workers through the command line', () => {
   it('resume after kill -9 mid-run: every in-flight experiment interrupted once, nothing counted twice', async () => {
     const dir = makeWorkspace({ train: workerTrain('1.5') });
@@ -254,6 +297,9 @@ describe('two workers through the command line', () => {
     // Both workers busy with proposals (the baseline is done).
     await waitFor(() => inFlightOf(dir).length === 2 && inFlightOf(dir).every(s => s.n > 0), 60_000, 'two experiments in flight');
     await waitFor(() => runGroups(dir).length === 2, 20_000, 'both training runs to start');
+    const status = await cli(['status', dir]);
+    expect(status.stdout).toMatch(/in flight: +worker 1: #\d+ /);
+    expect(status.stdout).toMatch(/in flight: +worker 2: #\d+ /);
     const orphans = runGroups(dir);
     child.kill('SIGKILL');
     await done;
