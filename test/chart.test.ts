@@ -1,6 +1,6 @@
 /** The progress chart: the Vega-Lite spec JupyterLab renders and the static SVG exports carry. */
 import { describe, expect, it } from 'vitest';
-import { chartRows, progressChart, shortLabel, VEGALITE_MIME } from '../src/core/chart';
+import { chartRows, LABELLED_KEEPS, progressChart, shortLabel, VEGALITE_MIME } from '../src/core/chart';
 import { niceTicks, progressChartSvg } from '../src/core/chart-svg';
 import type { ExperimentRecord } from '../src/core/journal';
 import { record } from './helpers/records';
@@ -32,6 +32,13 @@ describe('chartRows', () => {
     expect(rows.map(r => r.best)).toEqual([1.0, 1.0, 0.98, 0.98, 0.97, 0.97]);
     expect(rows.find(r => r.n === 3)).toMatchObject({ status: 'crash', value: null });
     expect(rows.filter(r => r.label !== null).map(r => r.n)).toEqual([0, 2, 6]);
+  });
+
+  it('labels the baseline and only the latest keeps of a long run', () => {
+    const many = Array.from({ length: 40 }, (_, n) => record(n, { status: 'keep', metric: 1 - n * 0.001 }));
+    const labelled = chartRows(many).filter(r => r.label !== null).map(r => r.n);
+    expect(labelled).toEqual([0, ...Array.from({ length: LABELLED_KEEPS }, (_, i) => 40 - LABELLED_KEEPS + i)]);
+    expect(chartRows(many).every(r => r.description.length > 0)).toBe(true);
   });
 
   it('labels are one line and cut', () => {

@@ -108,3 +108,38 @@ test('a run from the panel: edit program.md, start, reload mid-run, stop, export
   await expect(notebook.locator('.jp-AutoresearchExperiment')).toHaveCount(finished, { timeout: 30_000 });
   await expect(notebook.locator('.jp-MarkdownCell').first()).toContainText(EDIT);
 });
+
+test('the panel opens from the file browser, the launcher and the palette', async ({ page, tmpPath }) => {
+  test.setTimeout(90_000);
+  const ws = `${tmpPath}/from-menus`;
+  await execute(page, 'autoresearch:new-workspace', { path: ws, budget_s: 3 });
+  const panel = page.locator('.jp-AutoresearchPanel');
+  await expect(panel).toHaveCount(1);
+  await expect(panel.locator('.jp-AutoresearchRunStrip-state')).toHaveText('no runs yet');
+  await page.activity.closeAll();
+  await expect(panel).toHaveCount(0);
+
+  // Right-click the workspace folder: "Open in Autoresearch".
+  await page.filebrowser.openDirectory(tmpPath);
+  await page.locator('.jp-DirListing-item[data-isdir="true"]', { hasText: 'from-menus' }).click({ button: 'right' });
+  await page.locator('.lm-Menu-item', { hasText: 'Open in Autoresearch' }).click();
+  await expect(panel).toHaveCount(1);
+  await page.activity.closeAll();
+
+  // The launcher's card, with the file browser inside the workspace.
+  await page.filebrowser.openDirectory(ws);
+  await page.locator('.jp-LauncherCard', { hasText: /^Autoresearch$/ }).click();
+  await expect(panel).toHaveCount(1);
+  await expect(panel.locator('.jp-AutoresearchProgram .jp-RenderedMarkdown')).toContainText('tiny-cpu');
+  await page.activity.closeAll();
+
+  // The palette.
+  await page.keyboard.press('Control+Shift+C');
+  await page.locator('.lm-CommandPalette-input').fill('Autoresearch');
+  await expect(page.locator('.lm-CommandPalette-item', { hasText: 'New Autoresearch Workspace' })).toBeVisible();
+  await page
+    .locator('.lm-CommandPalette-item')
+    .filter({ has: page.locator('.lm-CommandPalette-itemLabel', { hasText: /^Autoresearch$/ }) })
+    .click({ timeout: 10_000 });
+  await expect(panel).toHaveCount(1);
+});

@@ -34,6 +34,9 @@ export const COLORS = { keep: '#2e7d32', discard: '#9e9e9e', crash: '#c62828', b
 /** How long a kept experiment's label may be before it is cut with an ellipsis. */
 export const LABEL_CHARS = 40;
 
+/** How many of the latest kept experiments carry a label (the baseline always does). */
+export const LABELLED_KEEPS = 8;
+
 /** Cuts a description to a one-line label. */
 export function shortLabel(text: string, max = LABEL_CHARS): string {
   const one = text.replace(/\s+/g, ' ').trim();
@@ -57,6 +60,12 @@ export function chartRows(records: ExperimentRecord[]): ChartRow[] {
       continue;
     }
     rows.push({ n: r.n, status: r.status, value, best, description: r.description, label: r.status === 'keep' ? shortLabel(r.description) : null });
+  }
+  // A long run keeps hundreds of times: label the baseline and the latest keeps only, or the
+  // labels pile into an unreadable block. Every point keeps its description in the tooltip.
+  const kept = rows.filter(row => row.label !== null);
+  for (const row of kept.slice(1, Math.max(1, kept.length - LABELLED_KEEPS))) {
+    row.label = null;
   }
   return rows;
 }

@@ -55,18 +55,25 @@ export class ExperimentList extends Widget {
     this.node.addEventListener('click', this.onClick);
   }
 
-  /** Adds a finished experiment at the top (newest first). */
-  add(record: ExperimentRecord): void {
-    const node = document.createElement('div');
-    node.className = `jp-AutoresearchExperimentList-item jp-OutputArea-output jp-mod-${record.status}`;
-    node.dataset.n = String(record.n);
-    const expanded = record.status === 'keep';
-    node.classList.toggle('jp-mod-collapsed', !expanded);
-    node.style.minHeight = `${expanded ? ESTIMATE_PX.expanded : ESTIMATE_PX.collapsed}px`;
-    this.items.set(node, { record, node, renderer: null });
-    this.node.insertBefore(node, this.empty.nextSibling);
-    this.empty.hidden = true;
-    this.ensureObserver()?.observe(node);
+  /** Adds finished experiments (in journal order) at the top, newest first, in one DOM insertion. */
+  add(records: ExperimentRecord[]): void {
+    const batch = document.createDocumentFragment();
+    const nodes: HTMLElement[] = [];
+    for (const record of [...records].reverse()) {
+      const node = document.createElement('div');
+      node.className = `jp-AutoresearchExperimentList-item jp-OutputArea-output jp-mod-${record.status}`;
+      node.dataset.n = String(record.n);
+      const expanded = record.status === 'keep';
+      node.classList.toggle('jp-mod-collapsed', !expanded);
+      node.style.minHeight = `${expanded ? ESTIMATE_PX.expanded : ESTIMATE_PX.collapsed}px`;
+      this.items.set(node, { record, node, renderer: null });
+      batch.appendChild(node);
+      nodes.push(node);
+    }
+    this.node.insertBefore(batch, this.empty.nextSibling);
+    this.empty.hidden = this.items.size > 0;
+    const observer = this.ensureObserver();
+    nodes.forEach(node => observer?.observe(node));
   }
 
   /** Removes every output (the panel follows another run). */

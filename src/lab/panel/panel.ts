@@ -61,6 +61,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
   private readonly tick: ReturnType<typeof setInterval>;
   private readonly poll: ReturnType<typeof setInterval>;
   private busy = false;
+  private replayed: ExperimentRecord[] = [];
   private serverProblem = false;
   private diedNoticeFor: string | null = null;
   private tags: string[] = [];
@@ -114,7 +115,9 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     });
     this.bar.budget.addEventListener('input', () => (this.bar.budget.dataset.touched = '1'));
 
-    this.model.experimentAdded.connect((_, { record }) => this.list.add(record));
+    // Replayed experiments wait until the replay is over and go in at once: adding them one by
+    // one made each batch the newest, in view, and rendered (hundreds of outputs for nothing).
+    this.model.experimentAdded.connect((_, { record, live }) => (live ? this.list.add([record]) : this.replayed.push(record)));
     this.model.changed.connect(this.onModelChanged, this);
     this.model.newBest.connect((_, record) => this.announceBest(record));
     this.tick = setInterval(() => this.updateStatus(), 1000);
@@ -203,6 +206,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
   private follow(tag: string): void {
     this.events?.dispose();
     this.list.clear();
+    this.replayed = [];
     this.model.reset(tag);
     if (!this.tags.includes(tag)) {
       this.tags.unshift(tag);
@@ -215,6 +219,10 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
 
   private onModelChanged(): void {
     if (this.model.caughtUp) {
+      if (this.replayed.length) {
+        this.list.add(this.replayed);
+        this.replayed = [];
+      }
       this.chart.schedule();
     }
     if (this.model.state === 'died' && this.model.caughtUp && this.diedNoticeFor !== this.model.tag && !this.serverProblem) {
