@@ -164,8 +164,13 @@ describe('two workers', () => {
     // first, then a slow one from that. The slow, very good one lands next and beats the new best:
     // the branch moves sideways to it. The last beats its parent but not the best when it lands.
     const dir = makeWorkspace({ train: standInTrain({ metric: '1.000000' }) });
+    const programFile = path.join(dir, 'program.md');
     const proposer = new ScriptedProposer([
-      trainProposal('slow and best', { metric: '0.700000', sleep: 2 }),
+      () => {
+        // The researcher edits program.md mid-run (the panel's cell): keeps must not undo it.
+        fs.appendFileSync(programFile, '\nPrefer small steps.\n');
+        return trainProposal('slow and best', { metric: '0.700000', sleep: 2 });
+      },
       trainProposal('fast and better', { metric: '0.800000' }),
       trainProposal('slower, better than its parent', { metric: '0.750000', sleep: 3.5 })
     ]);
@@ -184,6 +189,9 @@ describe('two workers', () => {
     expect(end).toMatchObject({ best_commit: best.commit, best_metric: 0.7 });
     expect(rows(dir).filter(r => r.status === 'keep').at(-1)).toMatchObject({ commit: (best.commit as string).slice(0, 7), metric: 0.7 });
     replay(journal(dir, 't1'), baseline.parent_commit);
+    expect(proposer.contexts[2].program).toContain('Prefer small steps.');
+    expect(fs.readFileSync(programFile, 'utf8')).toContain('Prefer small steps.');
+    expect(git(dir, 'status', '--porcelain', '--untracked-files=no').trim()).toBe('M program.md');
   });
 
   it('stop interrupts every worker and leaves the workspace clean on the best', async () => {
@@ -326,6 +334,34 @@ describe('two workers through the command line', () => {
     const counted = exps.filter(e => ['keep', 'discard', 'crash'].includes(e.status));
     expect(table.map(t => [t.commit, t.worker])).toEqual(counted.map(e => [(e.commit as string).slice(0, 7), e.worker]));
     expect(new Set(table.map(t => t.commit)).size).toBe(table.length);
+  });
+});
+
+describe('from two workers to one', () => {
+  it('--resume with one worker records both in-flight experiments and works in the folder itself', async () => {
+    const dir = makeWorkspace({ train: workerTrain('1.5') });
+    const child = startCli(['run', dir, '--tag', 't1', '--workers', '2']);
+    const done = finished(child);
+    await waitFor(() => inFlightOf(dir).length === 2 && inFlightOf(dir).every(s => s.n > 0), 60_000, 'two experiments in flight');
+    const left = inFlightOf(dir);
+    child.kill('SIGKILL');
+    await done;
+
+    const r = await cli(['run', dir, '--resume', '--max-experiments', '1']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const exps = experiments(dir, 't1');
+    expect(exps.map(e => e.n).sort((a, b) => a - b)).toEqual(exps.map((_, i) => i));
+    expect(left.map(s => exps.find(e => e.n === s.n)?.status)).toEqual(['interrupted', 'interrupted']);
+    const last = exps.at(-1) as ExperimentRecord;
+    expect(last.worker).toBeUndefined();
+    expect(fs.readFileSync(last.log_path as string, 'utf8')).toContain(`ran in ${fs.realpathSync(dir)} cuda=`);
+    expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+    // results.tsv keeps its worker column: blank for the one-worker row.
+    expect(rows(dir).at(-1)).toMatchObject({ commit: (last.commit as string).slice(0, 7), worker: null });
+    const best = exps.filter(e => e.status === 'keep').at(-1) as ExperimentRecord;
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(best.commit);
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
   });
 });
 

@@ -19,6 +19,7 @@ import type { LogCapture } from './log-capture';
 import { ProposalAbandoned, type Proposer } from './proposers/types';
 import { abandonedRecord, bestOf, findInFlight, interruptedRecord, stopReason } from './loop-records';
 import { checkWorkerFiles, deviceEnvs, runWorkers } from './workers';
+import { removeWorktrees, worktreesRoot } from './worktrees';
 
 export { bestOf, type Best } from './loop-records';
 import { appendResult, reconcileResults } from './results-file';
@@ -186,6 +187,9 @@ export class Loop extends EventEmitter {
     } else if (best) {
       await repo.resetHard(best.commit);
     }
+    // A killed run with several workers leaves its worktrees; one worker works in the folder itself.
+    const trees = worktreesRoot(dir, this.tag);
+    if ((this.opts.workers ?? 1) === 1 && fs.existsSync(trees)) await removeWorktrees(repo, trees);
     reconcileResults(dir, experimentsOf(journal.read()));
   }
 

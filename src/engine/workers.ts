@@ -31,7 +31,7 @@ import { EventCount, Mutex } from './mutex';
 import { ProposalAbandoned, type InFlight, type Proposal, type Proposer } from './proposers/types';
 import { filesAt, rebaseProposal } from './rebase-proposal';
 import { appendResult } from './results-file';
-import { runPaths, UserError } from './workspace';
+import { currentProgramBody, runPaths, UserError } from './workspace';
 import { createWorktrees, removeWorktrees, worktreesRoot, type Worktree } from './worktrees';
 
 export { checkWorkerFiles, deviceEnvs } from './worktrees';
@@ -187,7 +187,8 @@ class WorkerPool {
     } while (this.best !== best && this.best !== null);
     const inFlight = [...this.inFlight.values()].map(({ cost: _cost, ...e }) => e);
     const ctx = {
-      workdir: t.dir, files, history: [...this.history], program: this.o.programBody, metric: config.metric,
+      // program.md as the researcher has it now in the workspace folder (edits reach the next proposal).
+      workdir: t.dir, files, history: [...this.history], program: currentProgramBody(this.o.dir, this.o.programBody), metric: config.metric,
       direction: config.direction, seed: this.o.seed, signal: this.signal, inFlight, bestCommit: best.commit
     };
     if (this.o.maxDollars !== undefined) {
