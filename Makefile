@@ -33,7 +33,7 @@ help:
 	@echo "make lab    - a fresh tiny-cpu workspace, opened in JupyterLab on $(LAB_IP)"
 	@echo "make test   - all tests (vitest, pytest, then Galata in Chromium)"
 	@echo "make demo   - a headless engine run: 5 short experiments on a fresh workspace"
-	@echo "make bench  - the engine overhead benchmark"
+	@echo "make bench  - the benchmarks: engine overhead, pipelining, kernel executor, panel (bench/)"
 	@echo "make setup  - install everything (each target does this first)"
 
 setup: system-packages $(VENV)/.stamp-deps node_modules/.stamp-npm-ci lib/.stamp-build $(VENV)/.stamp-editable
