@@ -118,7 +118,9 @@ describe('two workers', () => {
     const exps = experiments(dir, 't1');
     // Numbers unique and continuous; the baseline and 6 proposals, each once.
     expect(exps.map(e => e.n).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6]);
-    expect(new Set(exps.map(e => e.description)).size).toBe(exps.length);
+    // No two workers ran the same change from the same best (the offline proposer sees what is in flight).
+    expect(new Set(exps.map(e => `${e.parent_commit} ${e.description}`)).size).toBe(exps.length);
+    expect(new Set(exps.map(e => e.commit)).size).toBe(exps.length);
     expect(new Set(exps.map(e => e.worker))).toEqual(new Set([1, 2]));
     expect(exps.every(e => e.status === 'keep' || e.status === 'discard')).toBe(true);
     expect(peakConcurrency(records)).toBe(2);
@@ -405,6 +407,17 @@ describe('worker plumbing', () => {
     expect(deviceEnvs([sub, sub], { CUDA_VISIBLE_DEVICES: '' })).toEqual([{}, {}]);
     expect(deviceEnvs([sub], { CUDA_VISIBLE_DEVICES: '4' })).toEqual([{}]);
     expect(() => deviceEnvs([sub, sub, sub], { CUDA_VISIBLE_DEVICES: '0,1' })).toThrow(/--workers 3 needs one GPU per worker, but CUDA_VISIBLE_DEVICES lists 2/);
+  });
+
+  it('the offline proposer skips a change another worker is running', async () => {
+    const proposer = new OfflineProposer({ seed: 0 });
+    const ctx = { workdir: '/nowhere', files: { 'train.py': standInTrain() }, history: [], program: 'Go.', metric: 'val_bpb', direction: 'lower' as const, seed: 0 };
+    const first = await proposer.propose(ctx);
+    const again = await proposer.propose(ctx);
+    expect(again?.description).toBe(first?.description); // deterministic: the same context, the same idea
+    const other = await proposer.propose({ ...ctx, inFlight: [{ n: 1, worker: 1, description: first?.description ?? '', diff: '', meta: first?.meta }] });
+    expect(other).not.toBeNull();
+    expect(other?.description).not.toBe(first?.description);
   });
 
   it('adds the worker column to a results.tsv of the original five, blank for the old rows', () => {
