@@ -214,6 +214,8 @@ def summarize(records: list[dict]) -> dict:
         "metric": config.get("metric"),
         "direction": config.get("direction"),
         "budget_s": config.get("budget_s"),
+        # Experiments at once; journals of one worker (and older ones) have no such key.
+        "workers": config.get("workers", 1),
         "started": starts[0]["ts"] if starts else None,
         "updated": last["ts"] if last else None,
         "experiments": len(exps),

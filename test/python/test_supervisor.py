@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import alive, git_status, journal, make_workspace, wait_for
 
-from jupyterlab_autoresearch.journal import JournalError, JournalTail, in_flight, in_flight_all, problem
+from jupyterlab_autoresearch.journal import JournalError, JournalTail, in_flight, in_flight_all, problem, summarize
 from jupyterlab_autoresearch.node import engine_path
 from jupyterlab_autoresearch.supervisor import Supervisor, _run_groups
 
@@ -192,6 +192,9 @@ def test_journal_records_of_several_workers():
     records = [start, other, {**other, "n": 3}, done]
     assert [r["n"] for r in in_flight_all(records)] == [1, 2]
     assert in_flight(records)["n"] == 2
+    run_start = {"type": "run_start", "config": {"budget_s": 1, "workers": 2}, "branch": "b", "proposer": "offline", "ts": "t"}
+    assert summarize([run_start])["workers"] == 2
+    assert summarize([{**run_start, "config": {"budget_s": 1}}])["workers"] == 1
 
 
 def test_every_worker_s_training_run_is_found_for_the_sigkill(tmp_path):
