@@ -3,7 +3,7 @@
  * its own worktree, with the global best consistent in git, the journal and
  * results.tsv; stop; and resume after kill -9 of the engine.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -20,7 +20,7 @@ import { appendResult } from '../src/engine/results-file';
 import { deviceEnvs } from '../src/engine/worktrees';
 import { startJupyterServer, type JupyterServer } from './helpers/jupyter-server';
 import { MessagesApiServer } from './stand-ins/messages-api';
-import { alive, cli, experiments, finished, git, journal, makeWorkspace, ScriptedProposer, standInTrain, startCli, trainProposal, waitFor } from './helpers/workspace';
+import { alive, cli, ENGINE, experiments, finished, git, journal, makeWorkspace, ScriptedProposer, standInTrain, startCli, trainProposal, waitFor } from './helpers/workspace';
 
 /**
  * A stand-in whose metric follows its constants (so the offline proposer makes
@@ -336,6 +336,19 @@ describe('two workers through the command line', () => {
     const counted = exps.filter(e => ['keep', 'discard', 'crash'].includes(e.status));
     expect(table.map(t => [t.commit, t.worker])).toEqual(counted.map(e => [(e.commit as string).slice(0, 7), e.worker]));
     expect(new Set(table.map(t => t.commit)).size).toBe(table.length);
+  });
+});
+
+describe('two workers in a terminal', () => {
+  it('the live line shows each worker side by side', async () => {
+    const dir = makeWorkspace({ program: '---\nbudget_s: 3\ntimeout_s: 20\n---\nGo.\n', train: workerTrain('2') });
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(ENGINE)} run ${JSON.stringify(dir)} --tag t1 --workers 2 --max-experiments 2`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, COLUMNS: '160' } });
+    const r = await finished(child);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\r\x1b\[2Kw1 #\d+ run \[[█░]+\] \d+s left[^│\r]* {2}│ {2}w2 #\d+ run \[[█░]+\] \d+s left/);
+    // The finished lines carry the worker.
+    expect(r.stdout).toMatch(/# {2}1 {2}\w+ +\d\.\d{6} +[-+]\d\.\d{6} {2}w[12] {2}/);
   });
 });
 

@@ -28,10 +28,21 @@ export function experimentLine(r: ExperimentRecord): string {
   return `#${String(r.n).padStart(3)}  ${r.status.padEnd(11)} ${fmtMetric(r.metric).padStart(10)}  ${fmtDelta(r.delta).padStart(10)}  ${worker}${what}`;
 }
 
+interface Live {
+  n: number;
+  phase: string;
+  description: string;
+  log?: LogCapture;
+  startedAt?: number;
+  budgetS?: number;
+}
+
 /** Renders a loop's events to a stream. */
 export class TerminalReporter {
   private timer: NodeJS.Timeout | null = null;
-  private live: { n: number; phase: string; description: string; log?: LogCapture; startedAt?: number; budgetS?: number } | null = null;
+  private live: Live | null = null;
+  /** With several workers: each one's experiment, shown side by side on the live line. */
+  private readonly lanes = new Map<number, Live>();
   private readonly tty: boolean;
 
   constructor(private readonly out: NodeJS.WriteStream) {
@@ -40,20 +51,33 @@ export class TerminalReporter {
 
   /** Subscribes to a loop. */
   attach(loop: Loop): void {
-    loop.on('phase', (n: number, phase: string, description: string) => {
+    loop.on('phase', (n: number, phase: string, description: string, worker?: number) => {
+      if (worker !== undefined) {
+        const lane = this.lanes.get(worker);
+        this.lanes.set(worker, lane?.n === n ? Object.assign(lane, { phase, description }) : { n, phase, description });
+        this.draw();
+        return;
+      }
       if (this.live?.n !== n) {
         this.live = { n, phase, description };
       }
       Object.assign(this.live, { phase, description });
       this.draw();
     });
-    loop.on('run-start', (n: number, log: LogCapture, startedAt: number, budgetS: number) => {
-      this.live = { n, phase: 'run', description: this.live?.description ?? '', log, startedAt, budgetS };
+    loop.on('run-start', (n: number, log: LogCapture, startedAt: number, budgetS: number, worker?: number) => {
+      if (worker !== undefined) {
+        this.lanes.set(worker, { n, phase: 'run', description: this.lanes.get(worker)?.description ?? '', log, startedAt, budgetS });
+      } else {
+        this.live = { n, phase: 'run', description: this.live?.description ?? '', log, startedAt, budgetS };
+      }
       if (this.tty && !this.timer) {
         this.timer = setInterval(() => this.draw(), 500);
       }
     });
     loop.on('experiment', (r: ExperimentRecord) => {
+      if (r.worker !== undefined && this.lanes.get(r.worker)?.n === r.n) {
+        this.lanes.delete(r.worker);
+      }
       this.live = null;
       this.print(experimentLine(r));
     });
@@ -80,22 +104,34 @@ export class TerminalReporter {
   }
 
   private draw(): void {
-    if (!this.tty || !this.live) {
+    if (!this.tty || (!this.live && this.lanes.size === 0)) {
       return;
     }
-    const { n, phase, description, log, startedAt, budgetS } = this.live;
-    let status = phase;
-    if (phase === 'run' && startedAt !== undefined && budgetS) {
-      const elapsed = (Date.now() - startedAt) / 1000;
-      const frac = Math.min(1, elapsed / budgetS);
-      const filled = Math.round(frac * BAR_WIDTH);
-      const left = Math.max(0, budgetS - elapsed);
-      status = `run [${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}] ${left.toFixed(0)}s left`;
-      if (log?.lastLoss !== null && log?.lastLoss !== undefined) {
-        status += ` · loss ${log.lastLoss.toPrecision(5)}`;
-      }
-    }
     const width = this.out.columns || 100;
-    this.out.write('\r\x1b[2K' + `#${String(n).padStart(3)}  ${status}  ${description}`.slice(0, width - 1));
+    let line: string;
+    if (this.lanes.size) {
+      // Several workers: each one's number, phase (a shorter bar) and time left, side by side.
+      line = [...this.lanes].sort(([a], [b]) => a - b).map(([k, l]) => `w${k} #${l.n} ${statusOf(l, BAR_WIDTH / 2)}`).join('  │  ');
+    } else {
+      const live = this.live as Live;
+      line = `#${String(live.n).padStart(3)}  ${statusOf(live, BAR_WIDTH)}  ${live.description}`;
+    }
+    this.out.write('\r\x1b[2K' + line.slice(0, width - 1));
   }
+}
+
+/** The phase of an experiment; while it runs, a bar of the budget, the time left and the last loss. */
+function statusOf(live: Live, barWidth: number): string {
+  const { phase, log, startedAt, budgetS } = live;
+  if (phase !== 'run' || startedAt === undefined || !budgetS) {
+    return phase;
+  }
+  const elapsed = (Date.now() - startedAt) / 1000;
+  const filled = Math.round(Math.min(1, elapsed / budgetS) * barWidth);
+  const left = Math.max(0, budgetS - elapsed);
+  let status = `run [${'█'.repeat(filled)}${'░'.repeat(barWidth - filled)}] ${left.toFixed(0)}s left`;
+  if (log?.lastLoss !== null && log?.lastLoss !== undefined) {
+    status += ` · loss ${log.lastLoss.toPrecision(5)}`;
+  }
+  return status;
 }
