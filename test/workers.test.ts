@@ -196,6 +196,21 @@ describe('two workers', () => {
     expect(git(dir, 'status', '--porcelain', '--untracked-files=no').trim()).toBe('M program.md');
   });
 
+  it('a crash in one worker is that experiment\'s crash: the other goes on', async () => {
+    const dir = makeWorkspace({ train: standInTrain({ metric: '1.000000' }) });
+    const proposer = new ScriptedProposer([
+      trainProposal('crashes', { exitCode: 3, sleep: 0.5 }),
+      trainProposal('better', { metric: '0.900000' }),
+      trainProposal('better again', { metric: '0.800000' })
+    ]);
+    const end = await loop(dir, proposer).run();
+    expect(end).toMatchObject({ reason: 'exhausted', best_metric: 0.8 });
+    const by = (d: string) => experiments(dir, 't1').find(e => e.description === d) as ExperimentRecord;
+    expect(by('crashes')).toMatchObject({ status: 'crash', worker: 1, reason: expect.stringMatching(/exited with code 3/) });
+    expect([by('better').status, by('better again').status]).toEqual(['keep', 'keep']);
+    expect(rows(dir).find(r => r.status === 'crash')).toMatchObject({ metric: 0, memory_gb: 0, worker: 1 });
+  });
+
   it('stop interrupts every worker and leaves the workspace clean on the best', async () => {
     const dir = makeWorkspace({ train: workerTrain('0.2') });
     const controller = new AbortController();
