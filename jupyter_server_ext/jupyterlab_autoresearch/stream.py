@@ -50,7 +50,8 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
         self.tail = JournalTail(journal_path(self.ws, self.tag))
         self.count = 0
         self.last_type: str | None = None
-        self.flight: dict | None = None
+        # Experiments started and not finished, by number: one per worker.
+        self.flights: dict[int, dict] = {}
         self.log_n: int | None = None
         self.log_offset = 0
         self.log_partial = b""
@@ -97,20 +98,28 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
                 self.count += 1
                 self.last_type = record["type"]
                 if record["type"] == "experiment_start":
-                    self.flight = record
+                    self.flights[record["n"]] = record
                 elif record["type"] == "experiment":
-                    self.flight = None
+                    self.flights.pop(record["n"], None)
+                elif record["type"] in ("run_start", "run_end"):
+                    self.flights.clear()  # what a dead engine left in flight was never finished
         if self.error is not None:
             self.send({"type": "error", "message": self.error})
             self.error = None
-        if self.flight is not None and self.flight["n"] != self.log_n:
-            self.start_log(self.flight["n"])
+        # The log followed is the newest experiment in flight's (with workers, the others' are
+        # in their own files, a `GET log` away).
+        newest = self.flights[max(self.flights)] if self.flights else None
+        if newest is not None and newest["n"] != self.log_n:
+            if self.log_n is not None:
+                self.follow_log(final=True)
+            self.start_log(newest["n"])
         if self.log_n is not None:
             self.follow_log()
         self.send_state()
 
     def send_state(self) -> None:
         engine = self.sup.engine(self.ws)
+        newest = self.flights[max(self.flights)] if self.flights else None
         state = state_of(self.last_type, engine, self.tag)
         running = state == "running"
         message = {
@@ -121,9 +130,7 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
             "stopping": running and self.sup.stopping(self.ws),
             "records": self.count,
             "in_flight": (
-                {"n": self.flight["n"], "description": self.flight["description"], "ts": self.flight["ts"]}
-                if self.flight
-                else None
+                {"n": newest["n"], "description": newest["description"], "ts": newest["ts"]} if newest else None
             ),
         }
         if message != self.sent_state:

@@ -75,6 +75,12 @@ describe('experiment renderer', () => {
     expect(delta.textContent).toBe('+0.020000');
     expect(delta.classList).toContain('jp-mod-worse');
     expect((q(node, 'details.jp-AutoresearchExperiment-diff') as HTMLDetailsElement).open).toBe(false);
+    expect(node.querySelector('.jp-AutoresearchExperiment-worker')).toBeNull();
+  });
+
+  it('names the worker of an experiment from a run with several', async () => {
+    const node = await render(record(5, { status: 'discard', worker: 2 }));
+    expect(q(node, '.jp-AutoresearchExperiment-worker').textContent).toBe('worker 2');
   });
 
   it('reads the delta against the direction: for a higher-is-better metric a rise is better', async () => {

@@ -71,6 +71,9 @@ function header(d: ExperimentBundleData, trans: TranslationBundle): HTMLElement 
   } else if (d.best_before !== null) {
     head.appendChild(el('span', 'jp-AutoresearchExperiment-best', trans.__('best before %1', fmtMetric(d.best_before))));
   }
+  if (d.worker !== undefined) {
+    head.appendChild(el('span', 'jp-AutoresearchExperiment-worker', trans.__('worker %1', d.worker)));
+  }
   if (d.description) {
     head.appendChild(el('span', 'jp-AutoresearchExperiment-description', d.description));
   }
