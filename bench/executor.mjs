@@ -12,10 +12,10 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchWorkspace, freePort } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENGINE = path.join(ROOT, 'lib', 'engine', 'autoresearch.cjs');
@@ -37,31 +37,6 @@ print("---")
 print(f"val_bpb:          {random.uniform(0.9, 1.1):.6f}")
 print("peak_vram_mb:     1024.0")
 `;
-
-function workspace(name) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `ar-bench-${name}-`));
-  fs.writeFileSync(path.join(dir, 'program.md'), `---\nbudget_s: ${SLEEP_S}\ntimeout_s: 30\n---\nLower val_bpb.\n`);
-  fs.writeFileSync(path.join(dir, 'prepare.py'), '# fixed\n');
-  fs.writeFileSync(path.join(dir, 'train.py'), TRAIN);
-  const git = (...a) => execFileSync('git', a, { cwd: dir });
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.name', 'bench');
-  git('config', 'user.email', 'bench@localhost');
-  git('add', '-A');
-  git('commit', '-qm', 'initial');
-  return dir;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A `jupyter server` on 127.0.0.1 with a temp root; resolves once its kernelspecs answer. */
 async function startServer() {
@@ -96,6 +71,10 @@ async function startServer() {
     await new Promise(r => setTimeout(r, 200));
   }
   return { url, token, stop };
+}
+
+function workspace(name) {
+  return benchWorkspace(name, { train: TRAIN, budgetS: SLEEP_S, timeoutS: 30 });
 }
 
 function runEngine(name, extra) {

@@ -9,9 +9,9 @@
 // last, `overhead_ratio: X` = engine wall time ÷ shell wall time. Target ≤ 1.10.
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchWorkspace } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENGINE = path.join(ROOT, 'lib', 'engine', 'autoresearch.cjs');
@@ -36,18 +36,7 @@ print("peak_vram_mb:     1024.0")
 `;
 
 function workspace(name) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `ar-bench-${name}-`));
-  fs.writeFileSync(path.join(dir, 'program.md'), `---\nbudget_s: ${SLEEP_S}\ntimeout_s: 30\n---\nLower val_bpb.\n`);
-  fs.writeFileSync(path.join(dir, 'prepare.py'), '# fixed\n');
-  fs.writeFileSync(path.join(dir, 'train.py'), TRAIN);
-  fs.writeFileSync(path.join(dir, '.gitignore'), 'results.tsv\n.autoresearch/\nrun.log\n');
-  const git = (...a) => execFileSync('git', a, { cwd: dir });
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.name', 'bench');
-  git('config', 'user.email', 'bench@localhost');
-  git('add', '-A');
-  git('commit', '-qm', 'initial');
-  return dir;
+  return benchWorkspace(name, { train: TRAIN, budgetS: SLEEP_S, timeoutS: 30, gitignore: 'results.tsv\n.autoresearch/\nrun.log\n' });
 }
 
 function timed(fn) {

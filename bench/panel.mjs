@@ -36,11 +36,11 @@
 //      after each open (prefix-N.png).
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeWorkspace } from './panel-journal.mjs';
+import { freePort } from './common.mjs';
 
 process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
 const { chromium } = await import('@playwright/test');
@@ -75,17 +75,6 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => {
     cleanup();
     process.exit(130);
-  });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
   });
 }
 

@@ -15,6 +15,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { benchWorkspace } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENGINE = path.join(ROOT, 'lib', 'engine', 'autoresearch.cjs');
@@ -42,15 +43,7 @@ print(f"val_bpb:          {m:.6f}")
 `;
 
 function workspace(name) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `ar-bench-${name}-`));
-  fs.writeFileSync(path.join(dir, 'program.md'), `---\nbudget_s: ${TRAIN_S}\n---\nLower val_bpb.\n`);
-  fs.writeFileSync(path.join(dir, 'prepare.py'), '# fixed\n');
-  fs.writeFileSync(path.join(dir, 'train.py'), TRAIN);
-  const git = (...a) => execFileSync('git', a, { cwd: dir });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('-c', 'user.name=bench', '-c', 'user.email=bench@localhost', 'commit', '-qm', 'initial');
-  return dir;
+  return benchWorkspace(name, { train: TRAIN, budgetS: TRAIN_S });
 }
 
 /** A model that sets one more V line to 1 per proposal, in one turn. */

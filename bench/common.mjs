@@ -1,0 +1,37 @@
+/** What the benchmarks share: a throwaway workspace in a git repository, and a free port. */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** A temp workspace with program.md, prepare.py and the given train.py, committed on main. */
+export function benchWorkspace(name, { train, budgetS, timeoutS, gitignore }) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `ar-bench-${name}-`));
+  const timeout = timeoutS ? `timeout_s: ${timeoutS}\n` : '';
+  fs.writeFileSync(path.join(dir, 'program.md'), `---\nbudget_s: ${budgetS}\n${timeout}---\nLower val_bpb.\n`);
+  fs.writeFileSync(path.join(dir, 'prepare.py'), '# fixed\n');
+  fs.writeFileSync(path.join(dir, 'train.py'), train);
+  if (gitignore) {
+    fs.writeFileSync(path.join(dir, '.gitignore'), gitignore);
+  }
+  const git = (...a) => execFileSync('git', a, { cwd: dir });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.name', 'bench');
+  git('config', 'user.email', 'bench@localhost');
+  git('add', '-A');
+  git('commit', '-qm', 'initial');
+  return dir;
+}
+
+/** A TCP port free on 127.0.0.1 at the time of asking. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
