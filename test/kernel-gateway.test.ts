@@ -15,6 +15,7 @@ import { LogCapture } from '../src/engine/log-capture';
 import { Loop } from '../src/engine/loop';
 import { resolvePython } from '../src/engine/python';
 import { startGatewayServer, startHiddenGateway, type Gateway, type Service } from './helpers/kernel-gateway';
+import { processWith } from './helpers/jupyter-server';
 import { alive, cli, experiments, git, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor, type WorkspaceFiles } from './helpers/workspace';
 
 let base: string;
@@ -233,15 +234,3 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
   });
 });
 
-/** The pid of the process whose command line contains needle (Linux /proc; the gateway's kernels share our pid namespace). */
-function processWith(needle: string): number | null {
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) return Number(entry);
-    } catch {
-      // ended while we looked
-    }
-  }
-  return null;
-}

@@ -23,7 +23,7 @@ export interface JupyterServer {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.on('error', reject);
@@ -109,8 +109,12 @@ function killGroup(pgid: number, sig: NodeJS.Signals = 'SIGKILL'): void {
 }
 
 /** The pid of a kernel started by this server, found by its connection file on the command line (Linux). */
-export function kernelPid(server: JupyterServer, kernelId: string): number | null {
-  const needle = `kernel-${kernelId}.json`;
+export function kernelPid(_server: JupyterServer, kernelId: string): number | null {
+  return processWith(`kernel-${kernelId}.json`);
+}
+
+/** The pid of a process whose command line contains needle (Linux /proc), or null. */
+export function processWith(needle: string): number | null {
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {

@@ -12,10 +12,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { VENV_JUPYTER } from './jupyter-server';
+import { freePort, VENV_JUPYTER } from './jupyter-server';
 import { ROOT } from './workspace';
 
 const VENV_PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
@@ -34,16 +33,6 @@ export interface Gateway extends Service {
   home: string;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts Kernel Gateway with a tmpfs over `hidden` in its mount namespace; resolves once its API answers. */
 export async function startHiddenGateway(hidden: string): Promise<Gateway> {
