@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { KernelAPI, KernelConnection } from '@jupyterlab/services';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KernelExecutor, serverSettings } from '../src/engine/executor/kernel';
-import { CALL_MIME, callKernel } from '../src/engine/executor/kernel-call';
+import { CALL_MIME, callKernel, kernelReady } from '../src/engine/executor/kernel-call';
 import { LogCapture } from '../src/engine/log-capture';
 import { Loop } from '../src/engine/loop';
 import { resolvePython } from '../src/engine/python';
@@ -59,7 +59,7 @@ async function kernelSees(paths: string[]): Promise<boolean[]> {
   const kernel = new KernelConnection({ model, serverSettings: settings, handleComms: false });
   try {
     // As the executor does: a fresh kernel's first reply means its channels are all up.
-    await kernel.info;
+    expect(await kernelReady(kernel, 90)).toBe(true);
     const code = (nonce: string) =>
       `import os\nfrom IPython.display import display\ndisplay({${JSON.stringify(CALL_MIME)}: {"nonce": ${JSON.stringify(nonce)}, "seen": [os.path.exists(p) for p in ${JSON.stringify(paths)}]}}, raw=True)\n`;
     return (await callKernel<{ seen: boolean[] }>(kernel, code, 60_000)).seen;

@@ -54,3 +54,32 @@ export async function callKernel<T extends object>(kernel: Kernel.IKernelConnect
   if (answer.ok === false) throw new KernelCallError(answer.error ?? 'the kernel reported a failure', false);
   return answer;
 }
+
+/** Seconds between re-asks while a new kernel has not answered kernel_info. */
+export const KERNEL_INFO_KICK_S = 10;
+
+/**
+ * Waits for a new connection's kernel_info reply, reconnecting every few seconds meanwhile.
+ * A kernel_info request sent before the kernel's channels are all up can go unanswered (a known
+ * race in @jupyterlab/services, likelier through a gateway, which drops the first websocket);
+ * each reconnect sends a fresh request, so a lost one costs seconds, not the run.
+ */
+export async function kernelReady(kernel: Kernel.IKernelConnection, timeoutS: number, kickS = KERNEL_INFO_KICK_S): Promise<boolean> {
+  const deadline = Date.now() + timeoutS * 1000;
+  const answered = kernel.info.then(
+    () => true,
+    () => false
+  );
+  for (;;) {
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    if (await Promise.race([answered, wait(Math.min(kickS * 1000, left)).then(() => false)])) return true;
+    if (deadline - Date.now() <= 0 || kernel.isDisposed) return false;
+    // Not awaited past the deadline: a reconnect that itself hangs must not hold the caller.
+    void kernel.reconnect().catch(() => undefined);
+  }
+}
+
+function wait(ms: number): Promise<void> {
+  return new Promise(resolve => setTimeout(resolve, ms));
+}

@@ -37,7 +37,7 @@
 import { randomUUID } from 'node:crypto';
 import { KernelAPI, KernelConnection, ServerConnection, type Kernel, type KernelMessage } from '@jupyterlab/services';
 import WebSocket from 'ws';
-import { KernelCallError } from './kernel-call';
+import { KernelCallError, kernelReady } from './kernel-call';
 import { reapCode, RUN_MIME, runnerCode, type KernelReport } from './kernel-code';
 import { sharesFilesystem, shipWorkspace } from './ship';
 import { watchForStop } from './stop-watch';
@@ -280,7 +280,7 @@ export class KernelExecutor implements Executor {
     }
     const kernel = new KernelConnection({ model, serverSettings: this.settings, handleComms: false });
     this.kernel = kernel;
-    const info = await Promise.race([kernel.info.then(() => true), sleep(this.startTimeoutS * 1000).then(() => false)]);
+    const info = await kernelReady(kernel, this.startTimeoutS);
     if (!info) {
       this.kernel = null;
       await this.discard(kernel);
