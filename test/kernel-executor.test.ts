@@ -2,7 +2,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { KernelAPI } from '@jupyterlab/services';
+import * as os from 'node:os';
+import { KernelAPI, KernelConnection, type KernelMessage } from '@jupyterlab/services';
+import { kernelReady } from '../src/engine/executor/kernel-call';
+import { RUN_MIME, runnerCode, type KernelReport } from '../src/engine/executor/kernel-code';
 import { KernelExecutor, serverSettings } from '../src/engine/executor/kernel';
 import { LogCapture } from '../src/engine/log-capture';
 import { Loop } from '../src/engine/loop';
@@ -278,5 +281,38 @@ describe('the kernel executor', () => {
     expect(stopped.timings.run_s).toBeLessThan(20);
     const trainPid = Number(fs.readFileSync(pidFile, 'utf8'));
     await waitFor(() => !alive(trainPid), 5000, 'the training run to die');
+  });
+
+  it('ends a stubborn run by itself at its backstop when the engine that should interrupt it is gone', async () => {
+    const settings = serverSettings(server.url, server.token);
+    const model = await KernelAPI.startNew({ name: 'python3' }, settings);
+    const kernel = new KernelConnection({ model, serverSettings: settings, handleComms: false });
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-backstop-'));
+    fs.writeFileSync(path.join(cwd, 'train.py'), stubbornTrain());
+    try {
+      expect(await kernelReady(kernel, 90)).toBe(true);
+      const reports: KernelReport[] = [];
+      // Nobody interrupts this run: only the runner's own backstop (2 s) can end it.
+      const future = kernel.requestExecute({ code: runnerCode({ command: `"${resolvePython()}" train.py`, cwd, env: {}, graceS: 1, nonce: 'n1', backstopS: 2 }) });
+      future.onIOPub = (msg: KernelMessage.IIOPubMessage) => {
+        if (msg.header.msg_type === 'display_data') {
+          const r = (msg.content as KernelMessage.IDisplayDataMsg['content']).data[RUN_MIME] as KernelReport | undefined;
+          if (r) reports.push(r);
+        }
+      };
+      const t = Date.now();
+      await future.done;
+      expect((Date.now() - t) / 1000).toBeLessThan(30);
+      const exit = reports.find(r => r.event === 'exit');
+      expect(exit).toMatchObject({ event: 'exit', backstop: true, interrupted: true, exit_code: null });
+      // SIGKILL once it ignores SIGTERM; SIGTERM when the backstop came before it could ignore it.
+      expect(['SIGTERM', 'SIGKILL']).toContain((exit as { signal: string }).signal);
+      const pid = Number(fs.readFileSync(path.join(cwd, 'train.pid'), 'utf8'));
+      await waitFor(() => !alive(pid), 10_000, 'the stubborn run to be gone');
+    } finally {
+      kernel.dispose();
+      await KernelAPI.shutdownKernel(model.id, settings);
+      fs.rmSync(cwd, { recursive: true, force: true });
+    }
   });
 });

@@ -12,7 +12,7 @@ export const RUN_MIME = 'application/vnd.autoresearch.kernel-run+json';
 /** A report from the kernel side: the group started, or the run ended. */
 export type KernelReport =
   | { nonce: string; event: 'spawn'; pgid: number; python: string }
-  | { nonce: string; event: 'exit'; exit_code: number | null; signal: string | null; interrupted: boolean; error: string | null }
+  | { nonce: string; event: 'exit'; exit_code: number | null; signal: string | null; interrupted: boolean; backstop?: boolean; error: string | null }
   | { nonce: string; event: 'alive' };
 
 /**
@@ -26,7 +26,7 @@ export const HEARTBEAT_S = 30;
 // past the child's exit, and catches KeyboardInterrupt (the kernel interrupt the executor sends at
 // the deadline or on a stop) to SIGTERM the group, wait the grace, then SIGKILL it.
 const RUNNER = `
-def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat):
+def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat, backstop):
     import codecs, os, select, signal, subprocess, sys, time
     from IPython.display import display
 
@@ -39,7 +39,7 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat):
     full["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full.get("PATH", "")
     full.update(env)
     full["PYTHONUNBUFFERED"] = "1"
-    out = {"exit_code": None, "signal": None, "interrupted": False, "error": None}
+    out = {"exit_code": None, "signal": None, "interrupted": False, "backstop": False, "error": None}
     proc = None
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
@@ -79,7 +79,11 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat):
             proc = subprocess.Popen(cmd, shell=True, cwd=cwd, env=full, start_new_session=True,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             report(event="spawn", pgid=proc.pid, python=sys.executable)
-            pump(float("inf"))
+            if not pump(time.monotonic() + backstop):
+                # The engine should have interrupted long ago: it is gone (killed, its machine
+                # down). The run must not outlive its deadline anyway.
+                out["backstop"] = True
+                raise KeyboardInterrupt
             proc.wait()
         except KeyboardInterrupt:
             out["interrupted"] = True
@@ -115,9 +119,13 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat):
         report(event="exit", **out)
 `;
 
-/** Code that runs one training command in the kernel and reports on it. */
-export function runnerCode(o: { command: string; cwd: string; env: Record<string, string>; graceS: number; nonce: string; heartbeatS?: number }): string {
-  const args = [o.command, o.cwd, o.env, o.graceS, RUN_MIME, o.nonce, o.heartbeatS ?? HEARTBEAT_S].map(a => JSON.stringify(a)).join(', ');
+/**
+ * Code that runs one training command in the kernel and reports on it. `backstopS`: the runner
+ * ends the run itself that long after its start, should the engine that sets the real deadline
+ * be gone by then.
+ */
+export function runnerCode(o: { command: string; cwd: string; env: Record<string, string>; graceS: number; nonce: string; heartbeatS?: number; backstopS: number }): string {
+  const args = [o.command, o.cwd, o.env, o.graceS, RUN_MIME, o.nonce, o.heartbeatS ?? HEARTBEAT_S, o.backstopS].map(a => JSON.stringify(a)).join(', ');
   // JSON literals are valid Python here: strings, numbers and a str→str object only.
   return `${RUNNER}\ntry:\n    __autoresearch_run(${args})\nfinally:\n    del __autoresearch_run\n`;
 }

@@ -45,6 +45,9 @@ import { KILL_GRACE_S } from './subprocess';
 import type { Executor, RunOutcome, RunRequest } from './types';
 import { UserError } from '../workspace';
 
+/** Seconds past the engine's own give-up point at which the kernel side ends a run by itself. */
+const BACKSTOP_MARGIN_S = 30;
+
 export interface KernelExecutorOptions {
   /** The Jupyter server, e.g. http://127.0.0.1:8888/ (a base_url path included). */
   serverUrl: string;
@@ -148,7 +151,15 @@ export class KernelExecutor implements Executor {
     // PATH from the engine names the engine's interpreter; the runner puts the kernel's first instead.
     const { PATH: _enginePath, ...env } = req.env ?? {};
     const future = kernel.requestExecute(
-      { code: runnerCode({ command: req.command, cwd, env, graceS: this.graceS, nonce, heartbeatS: this.heartbeatS }), silent: false, store_history: false, allow_stdin: false, stop_on_error: false },
+      {
+        // The backstop lies past the point where this engine gives the kernel up: it only acts
+        // when the engine died mid-run and nobody else will end the run.
+        code: runnerCode({ command: req.command, cwd, env, graceS: this.graceS, nonce, heartbeatS: this.heartbeatS, backstopS: req.timeoutS + this.graceS + this.marginS + BACKSTOP_MARGIN_S }),
+        silent: false,
+        store_history: false,
+        allow_stdin: false,
+        stop_on_error: false
+      },
       true
     );
 
@@ -210,6 +221,7 @@ export class KernelExecutor implements Executor {
       // The reply follows the report at once; waiting for it keeps the kernel's queue in order.
       await Promise.race([future.done.catch(() => undefined), sleep(5000)]);
       if (r.error) req.log.write(Buffer.from(`\n[autoresearch] kernel error: the runner failed: ${r.error}\n`));
+      if (r.backstop) req.log.write(Buffer.from(`\n[autoresearch] the run passed its deadline with no word from the engine; the kernel's side ended it\n`));
       // An interrupt nobody here sent (someone pressed stop on that kernel) killed the run: a crash, as a signal would be.
       return { exitCode: r.exit_code, signal: r.signal, timedOut: stop.timedOut, interrupted: stop.interrupted, seconds: seconds() };
     }
