@@ -4,6 +4,10 @@ import type { ExperimentStartRecord, JournalRecord, RunStartRecord } from '../..
 import { frontMatterEntries, frontMatterNumber, joinProgram, splitProgram } from '../../src/lab/panel/front-matter';
 import type { EventMessage } from '../../src/lab/panel/run-events';
 import { LIVE_LOG_LINES, RunModel } from '../../src/lab/panel/run-model';
+import { describeState } from '../../src/lab/panel/run-state';
+import { nullTranslator } from '@jupyterlab/translation';
+
+const trans = nullTranslator.load('jupyterlab_autoresearch');
 import { record } from '../helpers/records';
 
 const runStart: RunStartRecord = {
@@ -77,6 +81,22 @@ describe('RunModel', () => {
     feed(model, [rec(runStart), rec(start(0)), rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }), state('stopped')]);
     expect(model.runEnd?.reason).toBe('stop');
     expect(model.current).toBeNull();
+  });
+});
+
+describe('describeState', () => {
+  it('says what the run is doing, each worker’s experiment included', () => {
+    const model = new RunModel();
+    expect(describeState(model, trans)).toBe('no runs yet');
+    model.reset('t1');
+    feed(model, [rec(runStart), rec(start(0)), state('running')]);
+    expect(describeState(model, trans)).toBe('#0 training');
+    feed(model, [rec(record(0, { status: 'keep' })), rec(start(1)), rec(start(2))]);
+    expect(describeState(model, trans)).toBe('#1, #2 training');
+    feed(model, [rec(record(1)), rec(record(2))]);
+    expect(describeState(model, trans)).toBe('proposing #3');
+    feed(model, [rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }), state('stopped')]);
+    expect(describeState(model, trans)).toBe('stopped (stop)');
   });
 });
 

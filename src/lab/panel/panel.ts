@@ -20,7 +20,8 @@ import { LiveView } from './live-view';
 import { ProgramCell } from './program-cell';
 import { RunEvents } from './run-events';
 import { RunModel } from './run-model';
-import { describeState, RunToolbar, type ToolbarAction } from './run-toolbar';
+import { describeState } from './run-state';
+import { RunToolbar, type ToolbarAction } from './run-toolbar';
 
 /** The settings of schema/plugin.json the panel reads (defaults for new runs). */
 export interface IRunDefaults {

@@ -10,6 +10,7 @@ import { Widget } from '@lumino/widgets';
 import type { IRunOptions } from '../api';
 import type { IRunDefaults } from './panel';
 import type { RunModel } from './run-model';
+import { describeState } from './run-state';
 
 export type ToolbarAction = 'start' | 'stop' | 'resume' | 'export' | 'select-run';
 
@@ -191,29 +192,5 @@ export class RunToolbar {
 
   syncModelField(): void {
     this.model.parentElement?.classList.toggle('jp-mod-hidden', this.proposer.value !== 'claude');
-  }
-}
-
-/** The run's state in a few words: "#12 training", "proposing #13", "stopped (stop)". */
-export function describeState(m: RunModel, trans: TranslationBundle): string {
-  if (m.tag === null) {
-    return trans.__('no runs yet');
-  }
-  switch (m.state) {
-    case 'running': {
-      if (m.stopping) {
-        return trans.__('stopping');
-      }
-      const current = m.current;
-      return current ? trans.__('#%1 training', current.n) : trans.__('proposing #%1', m.experiments.length);
-    }
-    case 'starting':
-      return trans.__('starting');
-    case 'died':
-      return trans.__('died (resumable)');
-    case 'stopped':
-      return m.runEnd ? trans.__('stopped (%1)', m.runEnd.reason) : trans.__('stopped');
-    default:
-      return trans.__('connecting');
   }
 }
