@@ -12,7 +12,7 @@ import { Loop } from '../src/engine/loop';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/python';
 import { kernelPid, startJupyterServer, type JupyterServer } from './helpers/jupyter-server';
-import { alive, cli, experiments, git, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor } from './helpers/workspace';
+import { alive, cli, experiments, finished, git, makeWorkspace, ScriptedProposer, standInTrain, startCli, trainProposal, waitFor } from './helpers/workspace';
 
 let server: JupyterServer;
 
@@ -314,5 +314,32 @@ describe('the kernel executor', () => {
       await KernelAPI.shutdownKernel(model.id, settings);
       fs.rmSync(cwd, { recursive: true, force: true });
     }
+  });
+
+  it('after a kill -9 of the engine, the next one interrupts the run left on the kernel and shuts that kernel down', async () => {
+    // The first run of train.py (the baseline) takes a minute; the re-run after the resume is quick.
+    const train = 'import os, time\nif os.path.exists("slow"):\n    os.remove("slow")\n    open("train.pid", "w").write(str(os.getpid()))\n    time.sleep(60)\n' + standInTrain({ metric: '1.000000' });
+    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 120\n---\nGo.\n', train });
+    fs.writeFileSync(path.join(dir, 'slow'), '');
+    const args = ['run', dir, '--tag', 'k9', '--proposer', 'offline', '--executor', 'kernel', '--server-url', server.url, '--token', server.token];
+    const engine = startCli([...args, '--max-experiments', '0']);
+    const pidFile = path.join(dir, 'train.pid');
+    await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8') !== '', 60_000, 'the baseline to start training');
+    const info = JSON.parse(fs.readFileSync(path.join(dir, '.autoresearch', 'engine.json'), 'utf8'));
+    expect(info.kernels).toHaveLength(1);
+    const left = info.kernels[0] as { id: string; owned: boolean };
+    expect(left.owned).toBe(true);
+    engine.kill('SIGKILL');
+    await finished(engine);
+    const training = Number(fs.readFileSync(pidFile, 'utf8'));
+    expect(alive(training)).toBe(true); // nobody ended it yet: the engine is gone, its kernel runs on
+
+    const resumed = await cli([...args, '--resume', '--max-experiments', '0']);
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    await waitFor(() => !alive(training), 15_000, 'the left-over training run to end');
+    const kernels = (await KernelAPI.listRunning(serverSettings(server.url, server.token))).map(k => k.id);
+    expect(kernels).not.toContain(left.id);
+    expect(experiments(dir, 'k9').map(e => e.status)).toEqual(['interrupted', 'keep']);
   });
 });

@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import type { RunKernel } from './executor/types';
 import { enginePidFile, UserError } from './workspace';
 
 const EngineInfo = z.object({
@@ -15,7 +16,9 @@ const EngineInfo = z.object({
   started: z.string(),
   run_pgid: z.number().int().nullable(),
   /** With several workers: the process group of each training run in progress (run_pgid is the first). */
-  run_pgids: z.array(z.number().int()).optional()
+  run_pgids: z.array(z.number().int()).optional(),
+  /** The kernels each worker's runs go to (kernel executor), for the next engine to clean up after a kill -9. */
+  kernels: z.array(z.object({ server: z.string(), id: z.string(), owned: z.boolean() })).optional()
 });
 export type EngineInfo = z.infer<typeof EngineInfo>;
 
@@ -60,17 +63,20 @@ export function assertNoOtherEngine(dir: string): void {
 
 /**
  * Claims the workspace with an exclusive create, so two engines starting at once cannot both
- * win. A dead engine's claim is taken over, after killing the training run it left behind.
+ * win. A dead engine's claim is taken over, after killing the training run it left behind;
+ * the kernels its runs went to are returned for the executors to reclaim.
  */
-export function acquireEngineLock(dir: string, tag: string): void {
+export function acquireEngineLock(dir: string, tag: string): RunKernel[] {
   const file = enginePidFile(dir);
   fs.mkdirSync(path.dirname(file), { recursive: true });
+  // Kernels a dead engine's runs went to: only the executor can reach them (see Executor.reclaim).
+  const left: RunKernel[] = [];
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(file, 'wx');
       fs.writeSync(fd, JSON.stringify({ pid: process.pid, tag, started: new Date().toISOString(), run_pgid: null } satisfies EngineInfo));
       fs.closeSync(fd);
-      return;
+      return left;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
         throw e;
@@ -78,6 +84,7 @@ export function acquireEngineLock(dir: string, tag: string): void {
     }
     assertNoOtherEngine(dir);
     const stale = readEngineInfo(dir);
+    left.push(...(stale?.kernels ?? []));
     for (const pgid of new Set([stale?.run_pgid ?? 0, ...(stale?.run_pgids ?? [])])) {
       if (pgid > 0) {
         try {
@@ -113,8 +120,28 @@ export function setRunningGroup(dir: string, pgid: number | null, worker?: numbe
   write(dir, { ...info, run_pgid: all[0] ?? null, run_pgids: all });
 }
 
+const kernelsByDir = new Map<string, Map<number, RunKernel>>();
+
+/** Records the kernel worker `worker`'s runs go to (kernel executor). */
+export function setRunningKernel(dir: string, kernel: RunKernel, worker = 1): void {
+  const info = readEngineInfo(dir);
+  if (!info || info.pid !== process.pid) {
+    return;
+  }
+  const kernels = kernelsByDir.get(dir) ?? new Map<number, RunKernel>();
+  kernelsByDir.set(dir, kernels);
+  const known = kernels.get(worker);
+  if (known && known.id === kernel.id && known.server === kernel.server) {
+    return; // the same kernel as the last run's: nothing to write
+  }
+  kernels.set(worker, kernel);
+  write(dir, { ...info, kernels: [...kernels.values()] });
+}
+
 /** Gives the workspace up. */
 export function releaseEngineLock(dir: string): void {
+  kernelsByDir.delete(dir);
+  groupsByDir.delete(dir);
   const info = readEngineInfo(dir);
   if (info && info.pid === process.pid) {
     fs.rmSync(enginePidFile(dir), { force: true });

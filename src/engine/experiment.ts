@@ -9,7 +9,7 @@ import { deltaOf, isImprovement } from '../core/keep';
 import type { ExperimentRecord, RunConfig } from '../core/journal';
 import { ZERO_USAGE } from '../core/journal';
 import { memoryGb, parseSummary, readMetric, type Summary } from '../core/summary';
-import type { Executor } from './executor/types';
+import type { Executor, RunKernel } from './executor/types';
 import { countDiffLines, type Repo } from './git';
 import { LogCapture } from './log-capture';
 import type { Proposal } from './proposers/types';
@@ -32,6 +32,7 @@ export interface ExperimentEnv {
   onRunStart?: (log: LogCapture, startedAt: number, diff: string) => void;
   onPhase?: (phase: string) => void;
   onSpawn?: (pgid: number | null) => void;
+  onKernel?: (kernel: RunKernel) => void;
   /** Extra environment for the run (a worker's CUDA_VISIBLE_DEVICES). */
   runEnv?: Record<string, string>;
 }
@@ -115,7 +116,8 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
       env: { ...pathWithPython(env.python), AUTORESEARCH_BUDGET_S: String(env.config.budget_s), ...env.runEnv },
       log,
       signal: env.signal,
-      onSpawn: env.onSpawn
+      onSpawn: env.onSpawn,
+      onKernel: env.onKernel
     });
   } finally {
     log.close();

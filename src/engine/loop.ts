@@ -23,7 +23,7 @@ import { removeWorktrees, worktreesRoot } from './worktrees';
 
 export { bestOf, type Best } from './loop-records';
 import { appendResult, reconcileResults } from './results-file';
-import { acquireEngineLock, assertNoOtherEngine, releaseEngineLock, setRunningGroup } from './engine-lock';
+import { acquireEngineLock, assertNoOtherEngine, releaseEngineLock, setRunningGroup, setRunningKernel } from './engine-lock';
 import { checkWorkspace, currentProgramBody, defaultTag, hashFiles, latestTag, loadProgram, runPaths, UserError } from './workspace';
 
 export interface LoopOptions {
@@ -93,8 +93,10 @@ export class Loop extends EventEmitter {
       await checkWorkerFiles(repo, this.config);
       this.config = { ...this.config, workers };
     }
-    acquireEngineLock(dir, this.tag);
+    const left = acquireEngineLock(dir, this.tag);
     try {
+      // Kernels a killed engine's runs went to are interrupted (the runner ends the training) and, if it started them, shut down.
+      await Promise.all(executors.map(e => e.reclaim?.(left)));
       if (this.opts.resume) {
         await this.resume(repo, records, inFlight, journal);
       } else {
@@ -265,6 +267,7 @@ export class Loop extends EventEmitter {
           readonlyHashes, logFile: runPaths(dir, this.tag).log(n), logHeadBytes: this.opts.logHeadBytes, logTailBytes: this.opts.logTailBytes, signal,
           onPhase: phase => this.emit('phase', n, phase, description),
           onSpawn: pgid => setRunningGroup(dir, pgid),
+          onKernel: kernel => setRunningKernel(dir, kernel),
           onRunStart: (log: LogCapture, startedAt: number, diff: string) => {
             runStartedAt = startedAt;
             this.emit('run-start', n, log, startedAt, this.config.budget_s);

@@ -21,7 +21,7 @@
  * unique and in order.
  */
 import type { ExperimentRecord, RunConfig, RunEndRecord } from '../core/journal';
-import { setRunningGroup } from './engine-lock';
+import { setRunningGroup, setRunningKernel } from './engine-lock';
 import type { Executor } from './executor/types';
 import { judge, runExperiment } from './experiment';
 import { Repo } from './git';
@@ -260,6 +260,7 @@ class WorkerPool {
           signal: this.signal, runEnv: o.devices[t.k - 1],
           onPhase: phase => o.emit('phase', n, phase, description, t.k),
           onSpawn: pgid => setRunningGroup(o.dir, pgid, t.k),
+          onKernel: kernel => setRunningKernel(o.dir, kernel, t.k),
           onRunStart: (log, startedAt, diff) => {
             const mine = this.inFlight.get(n);
             if (mine) mine.diff = diff;

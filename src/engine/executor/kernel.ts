@@ -42,7 +42,7 @@ import { reapCode, RUN_MIME, runnerCode, type KernelReport } from './kernel-code
 import { sharesFilesystem, shipWorkspace } from './ship';
 import { watchForStop } from './stop-watch';
 import { KILL_GRACE_S } from './subprocess';
-import type { Executor, RunOutcome, RunRequest } from './types';
+import type { Executor, RunKernel, RunOutcome, RunRequest } from './types';
 import { UserError } from '../workspace';
 
 /** Seconds past the engine's own give-up point at which the kernel side ends a run by itself. */
@@ -137,6 +137,7 @@ export class KernelExecutor implements Executor {
     const started = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
     const kernel = await this.ready();
+    req.onKernel?.({ server: this.settings.baseUrl, id: kernel.id, owned: this.owned });
     let cwd: string;
     try {
       cwd = await this.workdir(kernel, req);
@@ -233,6 +234,32 @@ export class KernelExecutor implements Executor {
     // Kill what the lost kernel left now, on a fresh kernel, so the run really ends here.
     await this.ready().catch(() => undefined);
     return { exitCode: null, signal: null, timedOut: stop.timedOut, interrupted: stop.interrupted, seconds: seconds() };
+  }
+
+  /**
+   * After a kill -9 of the previous engine: interrupts the kernels its runs went to on this
+   * server, so each runner ends its training (SIGTERM, grace, SIGKILL of the group), and shuts
+   * down those that engine had started. Gone kernels are skipped; nothing here stops the run.
+   */
+  async reclaim(left: RunKernel[]): Promise<void> {
+    const mine = left.filter(k => k.server === this.settings.baseUrl);
+    await Promise.all(
+      mine.map(async k => {
+        try {
+          if (!(await KernelAPI.getKernelModel(k.id, this.settings))) return;
+          await KernelAPI.interruptKernel(k.id, this.settings);
+          // The runner needs the grace to end its group; an idle kernel has finished with it.
+          const until = Date.now() + (this.graceS + this.marginS) * 1000;
+          while (Date.now() < until && (await KernelAPI.getKernelModel(k.id, this.settings))?.execution_state === 'busy') {
+            // Not the unref'd sleep: nothing else may be keeping the engine alive yet.
+            await new Promise(resolve => setTimeout(resolve, 250));
+          }
+          if (k.owned) await KernelAPI.shutdownKernel(k.id, this.settings);
+        } catch {
+          // Unreachable or already gone: the runner's own backstop still ends its run.
+        }
+      })
+    );
   }
 
   /** Shuts the kernel down if this engine started it, else only lets go of it (the engine is stopping). */

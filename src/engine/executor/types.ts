@@ -15,6 +15,17 @@ export interface RunRequest {
   signal?: AbortSignal;
   /** Called with the run's process group id once it has started (null again when it ends). */
   onSpawn?: (pgid: number | null) => void;
+  /** Called with the kernel a run goes to (kernel executor): recorded so a later engine can clean up after this one. */
+  onKernel?: (kernel: RunKernel) => void;
+}
+
+/** A Jupyter kernel an engine ran experiments in. */
+export interface RunKernel {
+  /** The server's base URL, as the executor was given it. */
+  server: string;
+  id: string;
+  /** Started by the engine (shut down when done), or attached with --kernel-id (left running). */
+  owned: boolean;
 }
 
 export interface RunOutcome {
@@ -28,4 +39,9 @@ export interface RunOutcome {
 export interface Executor {
   readonly name: string;
   run(req: RunRequest): Promise<RunOutcome>;
+  /**
+   * Cleans up after an engine that died (kill -9) with runs on kernels: interrupts them, so
+   * their runners end the training, and shuts down the ones it had started.
+   */
+  reclaim?(left: RunKernel[]): Promise<void>;
 }
