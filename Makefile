@@ -90,7 +90,7 @@ lab: setup
 	args=(--ServerApp.ip=$(LAB_IP) --ServerApp.port=$(LAB_PORT) --ServerApp.root_dir="$(CURDIR)/$$dir")
 	[ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ] || args+=(--no-browser)
 	[ "$$(id -u)" != 0 ] || args+=(--allow-root)
-	echo "JupyterLab on http://$(LAB_IP):$(LAB_PORT)/lab with root $$dir; the URL with the token follows. Ctrl-C stops it."
+	echo "JupyterLab on http://$(LAB_IP):$(LAB_PORT)/lab with root $$dir (its Autoresearch panel opens); the URL with the token follows. Ctrl-C stops it."
 	exec jupyter lab "$${args[@]}"
 
 demo: setup

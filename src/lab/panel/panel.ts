@@ -226,6 +226,10 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       }
       this.chart.schedule();
     }
+    if (this.model.error) {
+      // A journal line the server cannot read: the records before it are shown, the rest is not.
+      this.showNotice(this.model.error, true);
+    }
     if (this.model.state === 'died' && this.model.caughtUp && this.diedNoticeFor !== this.model.tag && !this.serverProblem) {
       // The engine went away without ending the run (killed, machine restarted): offer the way on.
       this.diedNoticeFor = this.model.tag;
