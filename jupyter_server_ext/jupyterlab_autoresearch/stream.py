@@ -22,10 +22,16 @@ POLL_MS = 500
 # How much of a log already written a new subscriber gets: enough to show, bounded for a flood.
 LOG_BACKLOG = 64 * 1024
 LOG_CHUNK = 256 * 1024
+# Records per `records` message: a long replay goes in a few messages of bounded size.
+RECORDS_PER_MESSAGE = 500
 
 
 class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHandler):
-    """Sends {type: record|log|state|error} messages as the run's files change; polling keeps it simple."""
+    """Sends {type: records|log|state|error} messages as the run's files change; polling keeps it simple.
+
+    `records` carries the journal records read in one poll, `start` being the first one's index
+    (the replay on connecting is one message); a client reconnects with `since` = records seen.
+    """
 
     def set_default_headers(self):
         """JupyterHandler's headers (CSP and such) do not apply to a WebSocket upgrade."""
@@ -89,13 +95,17 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
                 self.broken = True
                 records = err.records
                 self.error = str(err)
+            batch: list[dict] = []
             for record in records:
                 if record["type"] == "experiment" and record["n"] == self.log_n:
-                    self.follow_log(final=True)  # the last lines come before the record that ends them
+                    self.send_records(batch)  # the last lines come after what came before them
+                    self.follow_log(final=True)  # and before the record that ends them
                     self.log_n = None
                 if self.count >= self.since:
-                    self.send({"type": "record", "index": self.count, "record": record})
+                    batch.append(record)
                 self.count += 1
+                if len(batch) >= RECORDS_PER_MESSAGE:
+                    self.send_records(batch)
                 self.last_type = record["type"]
                 if record["type"] == "experiment_start":
                     self.flights[record["n"]] = record
@@ -103,6 +113,7 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
                     self.flights.pop(record["n"], None)
                 elif record["type"] in ("run_start", "run_end"):
                     self.flights.clear()  # what a dead engine left in flight was never finished
+            self.send_records(batch)
         if self.error is not None:
             self.send({"type": "error", "message": self.error})
             self.error = None
@@ -116,6 +127,12 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
         if self.log_n is not None:
             self.follow_log()
         self.send_state()
+
+    def send_records(self, batch: list[dict]) -> None:
+        """Sends records read in one poll as one message (a replay of 2,000 is one, not 2,000), then empties the list."""
+        if batch:
+            self.send({"type": "records", "start": self.count - len(batch), "records": list(batch)})
+            batch.clear()
 
     def send_state(self) -> None:
         engine = self.sup.engine(self.ws)

@@ -21,7 +21,7 @@ function feed(model: RunModel, messages: EventMessage[]): void {
   messages.forEach(m => model.handle(m));
 }
 let index = 0;
-const rec = (r: JournalRecord): EventMessage => ({ type: 'record', index: index++, record: r });
+const rec = (r: JournalRecord): EventMessage => ({ type: 'records', start: index++, records: [r] });
 const state = (s: 'running' | 'stopped' | 'died', stopping = false): EventMessage => ({ type: 'state', tag: 't1', state: s, pid: s === 'running' ? 1 : null, stopping, records: index, in_flight: null });
 
 describe('RunModel', () => {

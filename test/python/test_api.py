@@ -174,6 +174,11 @@ async def test_a_refusal_after_the_start_wait_shows_in_the_runs(workspace, super
     assert "uncommitted changes" in failed["message"]
 
 
+def records_in(messages: list[dict]) -> list[dict]:
+    """The journal records carried by the stream's `records` messages, in order."""
+    return [r for m in messages if m["type"] == "records" for r in m["records"]]
+
+
 async def test_start_experiments_stream_conflict_and_stop(workspace, supervisor, api, jp_ws_fetch):
     os.environ["ANTHROPIC_API_KEY"] = "sk-test-never-echoed-0123456789"
     try:
@@ -191,11 +196,15 @@ async def test_start_experiments_stream_conflict_and_stop(workspace, supervisor,
         while True:
             raw = await socket.read_message()
             messages.append(json.loads(raw))
-            if sum(1 for m in messages if m["type"] == "record" and m["record"]["type"] == "experiment") >= 3:
+            if sum(1 for r in records_in(messages) if r["type"] == "experiment") >= 3:
                 return True
 
     await wait_for(experiments_over_socket, timeout=60, what="3 experiments over the WebSocket")
-    kinds = [m["record"]["type"] for m in messages if m["type"] == "record"]
+    kinds = [r["type"] for r in records_in(messages)]
+    # Every record exactly once, in journal order: each message starts where the last one ended.
+    starts = [m["start"] for m in messages if m["type"] == "records"]
+    sizes = [len(m["records"]) for m in messages if m["type"] == "records"]
+    assert starts == [sum(sizes[:i]) for i in range(len(sizes))]
     assert kinds[:2] == ["run_start", "experiment_start"]
     assert any(m["type"] == "state" and m["state"] == "running" and m["pid"] == started["pid"] for m in messages)
 
@@ -275,3 +284,30 @@ async def test_a_corrupt_journal_line_is_a_500_naming_the_line(workspace, superv
     assert code == 200 and reply["total"] == 0
     code, status = await api("runs/status", path="ws", tag="bad")
     assert status["state"] == "stopped" and status["records"] == 1
+
+
+async def test_the_stream_replays_in_bounded_batches_from_since(workspace, supervisor, jp_ws_fetch):
+    run = workspace / ".autoresearch" / "long"
+    run.mkdir(parents=True)
+    ends = [
+        {"type": "run_end", "ts": "2026-01-01T00:00:00Z", "reason": "stop", "message": str(i), "best_commit": None, "best_metric": None}
+        for i in range(1200)
+    ]
+    (run / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ends))
+
+    async def replay(since: int) -> list[dict]:
+        socket = await jp_ws_fetch("autoresearch", "events", params={"path": "ws", "tag": "long", "since": str(since)})
+        got: list[dict] = []
+        while sum(len(m["records"]) for m in got) < 1200 - since:
+            message = json.loads(await socket.read_message())
+            if message["type"] == "records":
+                got.append(message)
+        socket.close()
+        return got
+
+    everything = await replay(0)
+    assert [(m["start"], len(m["records"])) for m in everything] == [(0, 500), (500, 500), (1000, 200)]
+    assert [r["message"] for r in records_in(everything)] == [str(i) for i in range(1200)]
+    rest = await replay(1100)
+    assert [(m["start"], len(m["records"])) for m in rest] == [(1100, 100)]
+    assert records_in(rest)[0]["message"] == "1100"

@@ -1,6 +1,6 @@
 /**
  * The run's event stream: a WebSocket on `/autoresearch/events` that replays the journal from
- * `since` and then follows it, with the running experiment's log lines. On a drop it reconnects
+ * `since` (in batches of records) and then follows it, with the running experiment's log lines. On a drop it reconnects
  * from the last record it got, so nothing is missed nor seen twice.
  */
 import type { ServerConnection } from '@jupyterlab/services';
@@ -18,7 +18,7 @@ export interface IStateMessage {
 }
 
 export type EventMessage =
-  | { type: 'record'; index: number; record: JournalRecord }
+  | { type: 'records'; start: number; records: JournalRecord[] }
   | { type: 'log'; n: number; path: string; reset: boolean; lines: string[] }
   | IStateMessage
   | { type: 'error'; message: string };
@@ -66,12 +66,15 @@ export class RunEvents {
       this.handlers.onConnection?.(true);
     };
     socket.onmessage = event => {
-      const message = JSON.parse(String(event.data)) as EventMessage;
-      if (message.type === 'record') {
-        if (message.index < this.since) {
-          return; // already had it before a reconnect
+      let message = JSON.parse(String(event.data)) as EventMessage;
+      if (message.type === 'records') {
+        // Records already had before a reconnect are dropped; `since` moves past the rest.
+        const skip = Math.max(0, this.since - message.start);
+        if (skip >= message.records.length) {
+          return;
         }
-        this.since = message.index + 1;
+        message = { type: 'records', start: message.start + skip, records: message.records.slice(skip) };
+        this.since = message.start + message.records.length;
       }
       this.handlers.onMessage(message);
     };

@@ -98,8 +98,8 @@ export class RunModel {
 
   handle(message: EventMessage): void {
     switch (message.type) {
-      case 'record':
-        this.addRecord(message.record);
+      case 'records':
+        message.records.forEach(record => this.addRecord(record));
         break;
       case 'log':
         this.addLog(message.n, message.reset, message.lines);

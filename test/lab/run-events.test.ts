@@ -1,0 +1,63 @@
+/**
+ * The panel's event stream client over a real WebSocket (the `ws` server on 127.0.0.1): batches of
+ * records are handed on in order, and after a dropped connection it reconnects with `since` = the
+ * records it has, dropping any the server sends again.
+ */
+import { ServerConnection } from '@jupyterlab/services';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket, { WebSocketServer } from 'ws';
+import type { JournalRecord } from '../../src/core/journal';
+import { RunEvents, type EventMessage } from '../../src/lab/panel/run-events';
+import { waitFor } from '../helpers/workspace';
+
+const end = (i: number): JournalRecord => ({ type: 'run_end', ts: 't', reason: 'stop', message: String(i), best_commit: null, best_metric: null });
+
+let server: WebSocketServer | null = null;
+afterEach(() => server?.close());
+
+describe('RunEvents', () => {
+  it('hands on record batches in order and reconnects from where it was, without repeats', async () => {
+    const connections: URL[] = [];
+    server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    server.on('connection', (socket, request) => {
+      const url = new URL(request.url ?? '/', 'ws://x');
+      connections.push(url);
+      if (connections.length === 1) {
+        socket.send(JSON.stringify({ type: 'records', start: 0, records: [end(0), end(1), end(2)] }));
+        socket.send(JSON.stringify({ type: 'state', tag: 't1', state: 'running', pid: 1, stopping: false, records: 3, in_flight: null }));
+        setTimeout(() => socket.terminate(), 50); // the connection drops
+      } else {
+        // A server that replays a little too much after the reconnect: 2 is sent again.
+        socket.send(JSON.stringify({ type: 'records', start: 2, records: [end(2), end(3)] }));
+        socket.send(JSON.stringify({ type: 'records', start: 4, records: [end(4)] }));
+      }
+    });
+    await new Promise(resolve => server!.on('listening', resolve));
+    const port = (server.address() as { port: number }).port;
+    const settings = ServerConnection.makeSettings({
+      baseUrl: `http://127.0.0.1:${port}/`,
+      wsUrl: `ws://127.0.0.1:${port}/`,
+      token: 'tok',
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket
+    });
+    const got: string[] = [];
+    const links: boolean[] = [];
+    const events = new RunEvents(settings, 'ws dir', 't1', {
+      onMessage: (m: EventMessage) => {
+        if (m.type === 'records') got.push(...m.records.map(r => (r as { message: string }).message));
+      },
+      onConnection: up => links.push(up)
+    });
+    try {
+      await waitFor(() => got.length >= 5, 10_000, 'five records');
+      expect(got).toEqual(['0', '1', '2', '3', '4']);
+      expect(links).toEqual([true, false, true]);
+      expect(connections.map(u => [u.pathname, u.searchParams.get('path'), u.searchParams.get('tag'), u.searchParams.get('since'), u.searchParams.get('token')])).toEqual([
+        ['/autoresearch/events', 'ws dir', 't1', '0', 'tok'],
+        ['/autoresearch/events', 'ws dir', 't1', '3', 'tok']
+      ]);
+    } finally {
+      events.dispose();
+    }
+  });
+});
