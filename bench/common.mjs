@@ -5,6 +5,27 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+/**
+ * A train.py that "trains" by sleeping, then prints a random metric: the run's cost is known, so
+ * what a benchmark measures on top of it is overhead. Its constants give the offline proposer moves.
+ */
+export function sleepTrain(seconds) {
+  return `import random, time
+LEARNING_RATE = 0.001
+WEIGHT_DECAY = 0.1
+N_LAYER = 4
+BATCH_SIZE = 16
+N_EMBD = 128
+SEQ_LEN = 256
+WARMUP_STEPS = 30
+DROPOUT = 0.1
+time.sleep(${seconds})
+print("---")
+print(f"val_bpb:          {random.uniform(0.9, 1.1):.6f}")
+print("peak_vram_mb:     1024.0")
+`;
+}
+
 /** A temp workspace with program.md, prepare.py and the given train.py, committed on main. */
 export function benchWorkspace(name, { train, budgetS, timeoutS, gitignore }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `ar-bench-${name}-`));

@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchWorkspace, freePort } from './common.mjs';
+import { benchWorkspace, freePort, sleepTrain } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENGINE = path.join(ROOT, 'lib', 'engine', 'autoresearch.cjs');
@@ -26,17 +26,7 @@ const SLEEP_S = 1;
 // The kernel runs `python train.py` with its own interpreter first on PATH; the subprocess side gets the same one.
 const PYTHON = execFileSync(path.join(ROOT, '.venv', 'bin', 'python'), ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
 
-const TRAIN = `import random, time
-LEARNING_RATE = 0.001
-WEIGHT_DECAY = 0.1
-N_LAYER = 4
-BATCH_SIZE = 16
-N_EMBD = 128
-time.sleep(${SLEEP_S})
-print("---")
-print(f"val_bpb:          {random.uniform(0.9, 1.1):.6f}")
-print("peak_vram_mb:     1024.0")
-`;
+const TRAIN = sleepTrain(SLEEP_S);
 
 /** A `jupyter server` on 127.0.0.1 with a temp root; resolves once its kernelspecs answer. */
 async function startServer() {

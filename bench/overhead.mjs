@@ -11,7 +11,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchWorkspace } from './common.mjs';
+import { benchWorkspace, sleepTrain } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENGINE = path.join(ROOT, 'lib', 'engine', 'autoresearch.cjs');
@@ -20,20 +20,7 @@ const SLEEP_S = 1;
 // The real interpreter, not a launcher (pyenv's shim costs ~90 ms a start): both sides use it.
 const PYTHON = execFileSync(process.env.AUTORESEARCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
 
-const TRAIN = `import random, time
-LEARNING_RATE = 0.001
-WEIGHT_DECAY = 0.1
-N_LAYER = 4
-BATCH_SIZE = 16
-N_EMBD = 128
-SEQ_LEN = 256
-WARMUP_STEPS = 30
-DROPOUT = 0.1
-time.sleep(${SLEEP_S})
-print("---")
-print(f"val_bpb:          {random.uniform(0.9, 1.1):.6f}")
-print("peak_vram_mb:     1024.0")
-`;
+const TRAIN = sleepTrain(SLEEP_S);
 
 function workspace(name) {
   return benchWorkspace(name, { train: TRAIN, budgetS: SLEEP_S, timeoutS: 30, gitignore: 'results.tsv\n.autoresearch/\nrun.log\n' });
