@@ -12,7 +12,7 @@ import { Loop } from '../src/engine/loop';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/python';
 import { kernelPid, startJupyterServer, type JupyterServer } from './helpers/jupyter-server';
-import { alive, cli, experiments, finished, git, makeWorkspace, ScriptedProposer, standInTrain, startCli, trainProposal, waitFor } from './helpers/workspace';
+import { alive, cli, experiments, finished, git, makeWorkspace, ScriptedProposer, standInTrain, startCli, trainProposal, waitFor, waitForPid } from './helpers/workspace';
 
 let server: JupyterServer;
 
@@ -129,8 +129,8 @@ describe('the kernel executor', () => {
     let victim: number | null = null;
     try {
       const running = l.run();
-      await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8') !== '', 60_000, 'the training run to start');
-      victim = kernelPid(server, ex.kernelId as string);
+      await waitForPid(pidFile);
+      victim = kernelPid(ex.kernelId as string);
       expect(victim).not.toBeNull();
       process.kill(victim as number, 'SIGKILL');
       await running;
@@ -169,9 +169,9 @@ describe('the kernel executor', () => {
     let fresh: string | null = null;
     try {
       const running = l.run();
-      await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8') !== '', 60_000, 'the training run to start');
+      await waitForPid(pidFile);
       expect(ex.kernelId).toBe(attached.id);
-      process.kill(kernelPid(server, attached.id) as number, 'SIGKILL');
+      process.kill(kernelPid(attached.id) as number, 'SIGKILL');
       await running;
       fresh = ex.kernelId;
     } finally {
@@ -267,7 +267,7 @@ describe('the kernel executor', () => {
     const pidFile = path.join(dir, 'train.pid');
     try {
       const running = l.run();
-      await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8') !== '', 60_000, 'the training run to start');
+      await waitForPid(pidFile);
       const kernel = ex.kernelId;
       controller.abort('stop');
       const end = await running;
@@ -324,14 +324,13 @@ describe('the kernel executor', () => {
     const args = ['run', dir, '--tag', 'k9', '--proposer', 'offline', '--executor', 'kernel', '--server-url', server.url, '--token', server.token];
     const engine = startCli([...args, '--max-experiments', '0']);
     const pidFile = path.join(dir, 'train.pid');
-    await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8') !== '', 60_000, 'the baseline to start training');
+    const training = await waitForPid(pidFile, 'the baseline to start training');
     const info = JSON.parse(fs.readFileSync(path.join(dir, '.autoresearch', 'engine.json'), 'utf8'));
     expect(info.kernels).toHaveLength(1);
     const left = info.kernels[0] as { id: string; owned: boolean };
     expect(left.owned).toBe(true);
     engine.kill('SIGKILL');
     await finished(engine);
-    const training = Number(fs.readFileSync(pidFile, 'utf8'));
     expect(alive(training)).toBe(true); // nobody ended it yet: the engine is gone, its kernel runs on
 
     const resumed = await cli([...args, '--resume', '--max-experiments', '0']);

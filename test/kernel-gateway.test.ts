@@ -15,8 +15,8 @@ import { LogCapture } from '../src/engine/log-capture';
 import { Loop } from '../src/engine/loop';
 import { resolvePython } from '../src/engine/python';
 import { startGatewayServer, startHiddenGateway, type Gateway, type Service } from './helpers/kernel-gateway';
-import { processWith } from './helpers/jupyter-server';
-import { alive, cli, experiments, git, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor, type WorkspaceFiles } from './helpers/workspace';
+import { kernelPid } from './helpers/jupyter-server';
+import { alive, cli, experiments, git, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor, waitForPid, type WorkspaceFiles } from './helpers/workspace';
 
 let base: string;
 let hidden: string;
@@ -216,8 +216,8 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
       await waitFor(() => kernels.length === 1 && ex.lastWorkdir !== null, 60_000, 'the baseline to end');
       pidFile = path.join(ex.lastWorkdir as string, 'train.pid');
       // The shipped folder is in the gateway's home, which this side can read.
-      await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8') !== '', 60_000, 'the remote training run to start');
-      process.kill(processWith(`kernel-${ex.kernelId}.json`) as number, 'SIGKILL');
+      await waitForPid(pidFile, 'the remote training run to start');
+      process.kill(kernelPid(ex.kernelId as string) as number, 'SIGKILL');
       await running;
     } finally {
       await ex.dispose();

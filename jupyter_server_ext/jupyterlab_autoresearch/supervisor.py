@@ -71,6 +71,16 @@ def _run_groups(ws: Path, first: int | None) -> list[int]:
     return groups
 
 
+def _read_from(file: Path, offset: int) -> bytes:
+    """What a file holds past `offset` (what this start appended); nothing when it cannot be read."""
+    try:
+        with open(file, "rb") as f:
+            f.seek(offset)
+            return f.read()
+    except OSError:
+        return b""
+
+
 def _signal_engine(pid: int, sig: int) -> None:
     """SIGTERM to the engine alone; SIGKILL to its whole process group when it leads one."""
     try:
@@ -231,13 +241,7 @@ class Supervisor:
     @staticmethod
     def _run_started(journal: Path, offset: int, pid: int) -> bool:
         """Whether the engine `pid` has written its run_start record (its checks all passed)."""
-        try:
-            with open(journal, "rb") as f:
-                f.seek(offset)
-                data = f.read()
-        except OSError:
-            return False
-        for line in data.split(b"\n")[:-1]:
+        for line in _read_from(journal, offset).split(b"\n")[:-1]:
             try:
                 record = json.loads(line)
             except ValueError:
@@ -249,12 +253,7 @@ class Supervisor:
     @staticmethod
     def _failure(log_file: Path, offset: int, code: int) -> str:
         """The engine's one-line error from its log (the `autoresearch: …` line), else a fallback."""
-        try:
-            with open(log_file, "rb") as f:
-                f.seek(offset)
-                lines = f.read().decode(errors="replace").splitlines()
-        except OSError:
-            lines = []
+        lines = _read_from(log_file, offset).decode(errors="replace").splitlines()
         errors = [ln for ln in lines if ln.startswith("autoresearch: ")]
         if errors:
             return _scrub(errors[-1][len("autoresearch: "):])

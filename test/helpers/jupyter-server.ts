@@ -109,12 +109,12 @@ function killGroup(pgid: number, sig: NodeJS.Signals = 'SIGKILL'): void {
 }
 
 /** The pid of a kernel started by this server, found by its connection file on the command line (Linux). */
-export function kernelPid(_server: JupyterServer, kernelId: string): number | null {
+export function kernelPid(kernelId: string): number | null {
   return processWith(`kernel-${kernelId}.json`);
 }
 
 /** The pid of a process whose command line contains needle (Linux /proc), or null. */
-export function processWith(needle: string): number | null {
+function processWith(needle: string): number | null {
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {

@@ -149,6 +149,12 @@ export async function waitFor(cond: () => boolean, timeoutMs = 30_000, what = 'c
 }
 
 /** Whether a process is alive. */
+/** Waits until a training run has written its pid to `file`, and returns the pid. */
+export async function waitForPid(file: string, what = 'the training run to start'): Promise<number> {
+  await waitFor(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8') !== '', 60_000, what);
+  return Number(fs.readFileSync(file, 'utf8'));
+}
+
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
