@@ -145,6 +145,9 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
             "state": state,
             "pid": engine.pid if running else None,
             "stopping": running and self.sup.stopping(self.ws),
+            # The run an engine works on in this workspace, this one or another: a client
+            # following a finished run learns of a new one without polling.
+            "engine_tag": engine.tag if engine else None,
             "records": self.count,
             "in_flight": (
                 {"n": newest["n"], "description": newest["description"], "ts": newest["ts"]} if newest else None

@@ -22,7 +22,7 @@ function feed(model: RunModel, messages: EventMessage[]): void {
 }
 let index = 0;
 const rec = (r: JournalRecord): EventMessage => ({ type: 'records', start: index++, records: [r] });
-const state = (s: 'running' | 'stopped' | 'died', stopping = false): EventMessage => ({ type: 'state', tag: 't1', state: s, pid: s === 'running' ? 1 : null, stopping, records: index, in_flight: null });
+const state = (s: 'running' | 'stopped' | 'died', stopping = false): EventMessage => ({ type: 'state', tag: 't1', state: s, pid: s === 'running' ? 1 : null, stopping, engine_tag: s === 'running' ? 't1' : null, records: index, in_flight: null });
 
 describe('RunModel', () => {
   it('replays a journal quietly, then announces what happens live', () => {

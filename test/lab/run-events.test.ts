@@ -24,7 +24,7 @@ describe('RunEvents', () => {
       connections.push(url);
       if (connections.length === 1) {
         socket.send(JSON.stringify({ type: 'records', start: 0, records: [end(0), end(1), end(2)] }));
-        socket.send(JSON.stringify({ type: 'state', tag: 't1', state: 'running', pid: 1, stopping: false, records: 3, in_flight: null }));
+        socket.send(JSON.stringify({ type: 'state', tag: 't1', state: 'running', pid: 1, stopping: false, engine_tag: 't1', records: 3, in_flight: null }));
         setTimeout(() => socket.terminate(), 50); // the connection drops
       } else {
         // A server that replays a little too much after the reconnect: 2 is sent again.

@@ -206,7 +206,10 @@ async def test_start_experiments_stream_conflict_and_stop(workspace, supervisor,
     sizes = [len(m["records"]) for m in messages if m["type"] == "records"]
     assert starts == [sum(sizes[:i]) for i in range(len(sizes))]
     assert kinds[:2] == ["run_start", "experiment_start"]
-    assert any(m["type"] == "state" and m["state"] == "running" and m["pid"] == started["pid"] for m in messages)
+    assert any(
+        m["type"] == "state" and m["state"] == "running" and m["pid"] == started["pid"] and m["engine_tag"] == "t1"
+        for m in messages
+    )
 
     code, page = await api("experiments", path="ws", tag="t1", limit=2)
     assert code == 200 and page["total"] >= 3 and len(page["experiments"]) == 2

@@ -157,7 +157,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     this.bar.syncModelField();
     const specs = this.opts.services.kernelspecs;
     const fillKernels = () => this.bar.setKernelSpecs(specs.specs, this.opts.defaults().kernel);
-    specs.specsChanged.connect(fillKernels);
+    specs.specsChanged.connect(fillKernels, this); // `this`: disconnected when the panel is disposed
     await Promise.all([this.program.load(), specs.ready.then(fillKernels).catch(() => fillKernels()), this.checkServer()]);
     await this.pollRuns(true);
   }
@@ -176,16 +176,17 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     }
   }
 
-  /** Reads the workspace's runs; follows the running one, or the latest when nothing is followed. */
-  private async pollRuns(first = false): Promise<void> {
-    if (this.model.state === 'running' && this.model.connected && !first) {
+  /** Reads the workspace's runs (when the stream is down, or forced); follows the running one, else the one shown, else the latest. */
+  private async pollRuns(force = false): Promise<void> {
+    // While the stream is up it says when an engine starts another run (engine_tag): no polling.
+    if (this.model.connected && !force) {
       return;
     }
     let list: api.IRunsList;
     try {
       list = await api.listRuns(this.opts.services.serverSettings, this.path);
     } catch (error) {
-      if (first) {
+      if (force) {
         this.showNotice((error as Error).message, true);
       }
       return;
@@ -219,6 +220,11 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
   }
 
   private onModelChanged(): void {
+    const engineTag = this.model.engineTag;
+    if (engineTag !== null && engineTag !== this.model.tag) {
+      // An engine started another run on this workspace (the CLI, another browser): show it.
+      void this.pollRuns(true);
+    }
     if (this.model.caughtUp) {
       if (this.replayed.length) {
         this.list.add(this.replayed);

@@ -13,6 +13,8 @@ export interface IStateMessage {
   state: 'running' | 'stopped' | 'died';
   pid: number | null;
   stopping: boolean;
+  /** The run the workspace's engine works on, if one does (maybe not this one). */
+  engine_tag: string | null;
   records: number;
   in_flight: { n: number; description: string; ts: string } | null;
 }

@@ -17,6 +17,8 @@ export class RunModel {
   state: RunState = 'none';
   stopping = false;
   connected = false;
+  /** The run the workspace's engine works on, when one does: maybe another than this. */
+  engineTag: string | null = null;
   runStart: RunStartRecord | null = null;
   runEnd: RunEndRecord | null = null;
   readonly experiments: ExperimentRecord[] = [];
@@ -77,6 +79,7 @@ export class RunModel {
     this.tag = tag;
     this.state = state;
     this.stopping = false;
+    this.engineTag = null;
     this.runStart = null;
     this.runEnd = null;
     this.experiments.length = 0;
@@ -172,6 +175,7 @@ export class RunModel {
   private setState(message: IStateMessage): void {
     this.state = message.state;
     this.stopping = message.stopping;
+    this.engineTag = message.engine_tag ?? null;
     const first = !this.caughtUp;
     this.caughtUp = true;
     if (message.state !== 'running') {
