@@ -44,7 +44,14 @@ export const RunConfig = z.object({
   max_dollars: z.number().positive().optional(),
   prices: z.record(z.string(), PriceRow).optional(),
   /** Experiments run at once (--workers); absent in journals from before workers existed, meaning 1. */
-  workers: z.number().int().min(1).optional()
+  workers: z.number().int().min(1).optional(),
+  /**
+   * The noise-aware keep rule (src/core/noise.ts). Absent in journals from before it existed,
+   * which kept on any strict improvement (the same as noise_runs 1).
+   */
+  noise_runs: z.number().int().min(1).optional(),
+  keep_sigma: z.number().nonnegative().optional(),
+  confirm_runs: z.number().int().nonnegative().optional()
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 
@@ -64,6 +71,17 @@ export const RunStartRecord = z.object({
 });
 export type RunStartRecord = z.infer<typeof RunStartRecord>;
 
+/** What a proposal was, kept with its start so a resumed engine can finish measuring it. */
+export const ProposalFacts = z.object({
+  rationale: z.string(),
+  proposer: z.string(),
+  propose_s: z.number().nonnegative(),
+  usage: Usage,
+  cost_usd: z.number().nonnegative(),
+  meta: z.unknown().optional()
+});
+export type ProposalFacts = z.infer<typeof ProposalFacts>;
+
 /** Written before an experiment starts, so a resumed engine can find one left in flight. */
 export const ExperimentStartRecord = z.object({
   type: z.literal('experiment_start'),
@@ -71,9 +89,78 @@ export const ExperimentStartRecord = z.object({
   n: z.number().int().nonnegative(),
   parent_commit: commitHash,
   description: z.string(),
-  worker
+  worker,
+  proposal: ProposalFacts.optional()
 });
 export type ExperimentStartRecord = z.infer<typeof ExperimentStartRecord>;
+
+/** Why a run was made: the baseline's repeats measure the noise, a candidate's repeats confirm it, a best's re-measure sharpens the bar. */
+export const RUN_PURPOSES = ['measure', 'noise', 'confirm', 'best'] as const;
+export const RunPurpose = z.enum(RUN_PURPOSES);
+export type RunPurpose = z.infer<typeof RunPurpose>;
+
+/**
+ * One training run, journaled as soon as it ends: an experiment is measured by one or more
+ * runs of its code, and the best's code may be re-measured while judging an experiment.
+ * `state` is the content hash of the editable files, so runs of identical code pool together.
+ */
+export const RunRecord = z.object({
+  type: z.literal('run'),
+  ts: isoTime,
+  /** The experiment this run served (a best's re-measure serves the experiment being judged). */
+  n: z.number().int().nonnegative(),
+  commit: commitHash,
+  state: z.string().min(1),
+  purpose: RunPurpose,
+  /** This code's k-th run (AUTORESEARCH_RUN), counting every run of the same state. */
+  k: z.number().int().min(1),
+  /** AUTORESEARCH_SEED the run was given. */
+  seed: z.number().int(),
+  /** Null when the run crashed. */
+  metric: z.number().nullable(),
+  summary: z.record(z.string(), z.union([z.number(), z.string()])),
+  run_s: z.number().nonnegative(),
+  exit_code: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  /** Why a run produced no metric, in words; null when it did. */
+  reason: z.string().nullable(),
+  memory_gb: z.number().nonnegative(),
+  log_path: z.string().nullable(),
+  worker
+});
+export type RunRecord = z.infer<typeof RunRecord>;
+
+/** A run as an experiment record lists it. */
+export const RunRef = z.object({
+  k: z.number().int().min(1),
+  seed: z.number().int(),
+  metric: z.number().nullable(),
+  run_s: z.number().nonnegative(),
+  log_path: z.string().nullable(),
+  /** False for runs of the same code made by an earlier experiment and reused. */
+  own: z.boolean().optional()
+});
+export type RunRef = z.infer<typeof RunRef>;
+
+/** The statistics a keep decision was made with (src/core/noise.ts). */
+export const Verdict = z.object({
+  /** Pooled standard deviation of one run; null before any code was measured twice, 0 for a deterministic metric. */
+  sigma: z.number().nonnegative().nullable(),
+  /** Standard error of the candidate's mean. */
+  se: z.number().nonnegative().nullable(),
+  /** keep_sigma × the standard error of the difference: what a gain had to exceed. */
+  floor: z.number().nonnegative().nullable(),
+  keep_sigma: z.number().nonnegative(),
+  /** The best's runs at the decision, and their mean (best_before is the same mean). */
+  best_runs: z.number().int().nonnegative(),
+  /** Strict: noise not measured (noise_runs 1, or a deterministic metric): any gain counts. */
+  strict: z.boolean(),
+  /** Kept after repeat runs reproduced the gain (or, for the baseline, measured more than once). */
+  confirmed: z.boolean(),
+  /** Runs spent on this decision by purpose (the re-measures of the best included). */
+  spent: z.object({ measure: z.number().int(), noise: z.number().int(), confirm: z.number().int(), best: z.number().int() })
+});
+export type Verdict = z.infer<typeof Verdict>;
 
 export const ExperimentRecord = z.object({
   type: z.literal('experiment'),
@@ -112,7 +199,14 @@ export const ExperimentRecord = z.object({
   cost_usd: z.number().nonnegative(),
   /** Proposer-specific state (the offline proposer stores the constants it set). */
   proposal_meta: z.unknown().optional(),
-  worker
+  worker,
+  /** Content hash of the editable files this experiment ran. */
+  state: z.string().optional(),
+  /** Its runs; `metric` is their mean. Absent in journals from before repeats (one run). */
+  runs: z.array(RunRef).optional(),
+  verdict: Verdict.optional(),
+  /** Same code as this earlier experiment: its result is reported, nothing ran again. */
+  same_as: z.number().int().nonnegative().optional()
 });
 export type ExperimentRecord = z.infer<typeof ExperimentRecord>;
 
@@ -129,6 +223,7 @@ export type RunEndRecord = z.infer<typeof RunEndRecord>;
 export const JournalRecord = z.discriminatedUnion('type', [
   RunStartRecord,
   ExperimentStartRecord,
+  RunRecord,
   ExperimentRecord,
   RunEndRecord
 ]);
@@ -160,6 +255,11 @@ export function parseJournal(text: string): JournalRecord[] {
     records.push(parsed.data);
   });
   return records;
+}
+
+/** The run records of a journal, in order. */
+export function runsOf(records: JournalRecord[]): RunRecord[] {
+  return records.filter((r): r is RunRecord => r.type === 'run');
 }
 
 /** The experiment records of a journal, in order. */

@@ -6,6 +6,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { RunConfig } from './journal';
+import { DEFAULT_CONFIRM_RUNS, DEFAULT_KEEP_SIGMA, DEFAULT_NOISE_RUNS } from './noise';
 import { PriceRow } from './pricing';
 
 /** The original autoresearch conventions. */
@@ -37,7 +38,10 @@ export const FrontMatter = z
     readonly: z.array(relPath).optional(),
     model: z.string().min(1).optional(),
     max_dollars: z.number().positive().optional(),
-    prices: z.record(z.string(), PriceRow).optional()
+    prices: z.record(z.string(), PriceRow).optional(),
+    noise_runs: z.number().int().min(1).optional(),
+    keep_sigma: z.number().nonnegative().optional(),
+    confirm_runs: z.number().int().nonnegative().optional()
   })
   .strict();
 export type FrontMatter = z.infer<typeof FrontMatter>;
@@ -86,7 +90,10 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     timeout_s: overrides.timeout_s ?? fm.timeout_s ?? defaultTimeout(budget),
     run: overrides.run ?? fm.run ?? DEFAULTS.run,
     editable: overrides.editable ?? fm.editable ?? [...DEFAULTS.editable],
-    readonly: overrides.readonly ?? fm.readonly ?? [...DEFAULTS.readonly]
+    readonly: overrides.readonly ?? fm.readonly ?? [...DEFAULTS.readonly],
+    noise_runs: overrides.noise_runs ?? fm.noise_runs ?? DEFAULT_NOISE_RUNS,
+    keep_sigma: overrides.keep_sigma ?? fm.keep_sigma ?? DEFAULT_KEEP_SIGMA,
+    confirm_runs: overrides.confirm_runs ?? fm.confirm_runs ?? DEFAULT_CONFIRM_RUNS
   };
   const model = overrides.model ?? fm.model;
   const maxDollars = overrides.max_dollars ?? fm.max_dollars;

@@ -24,6 +24,11 @@ function positiveNumber(v: string): number {
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number above 0');
   return n;
 }
+function nonNegativeNumber(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('must be a number ≥ 0');
+  return n;
+}
 function positiveInt(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number ≥ 0');
@@ -108,6 +113,9 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
   if (o.timeout !== undefined) overrides.timeout_s = o.timeout as number;
   if (o.model !== undefined) overrides.model = o.model as string;
   if (o.maxDollars !== undefined) overrides.max_dollars = o.maxDollars as number;
+  if (o.noiseRuns !== undefined) overrides.noise_runs = o.noiseRuns as number;
+  if (o.keepSigma !== undefined) overrides.keep_sigma = o.keepSigma as number;
+  if (o.confirmRuns !== undefined) overrides.confirm_runs = o.confirmRuns as number;
   const python = resolvePython(o.python as string | undefined);
   const proposerName = (o.proposer as string | undefined) ?? defaultProposer();
   if (o.model !== undefined && proposerName !== 'claude') {
@@ -214,6 +222,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--max-experiments <n>', 'stop after n experiments (the baseline not counted)', positiveInt)
     .option('--hours <h>', 'stop starting experiments after h hours', positiveNumber)
     .option('--workers <n>', 'experiments at once, each in its own git worktree and executor (a GPU each: CUDA_VISIBLE_DEVICES)', atLeastOne, 1)
+    .option('--noise-runs <k>', 'runs of the baseline that measure the noise before the first proposal (default 3; 1 = the strict rule: keep any improvement)', atLeastOne)
+    .option('--keep-sigma <z>', 'a keep must beat the best by this many standard errors of the difference (default 2)', nonNegativeNumber)
+    .option('--confirm-runs <k>', 'extra runs a promising candidate gets before the decision (default 2)', positiveInt)
     .option('--resume', 'continue the run of --tag (default: the latest run)')
     .option('--seed <n>', 'seed for the offline proposer', positiveInt)
     .option('--python <path>', 'Python interpreter for the syntax check and the run (default: python3 on PATH)')
