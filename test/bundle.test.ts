@@ -1,6 +1,7 @@
 /** The experiment MIME bundle: its JSON, and HTML and plain-text fallbacks that survive GitHub's sanitiser. */
 import { describe, expect, it } from 'vitest';
 import { EXPERIMENT_MIME, escapeHtml, experimentBundle, tailLines } from '../src/core/bundle';
+import { noisyExperiments } from './helpers/noisy-journal';
 import { record } from './helpers/records';
 import { expectStaticHtml } from './helpers/static-html';
 
@@ -70,5 +71,61 @@ describe('experimentBundle', () => {
     expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
     expect(tailLines('a\nb\nc\n', 2)).toBe('b\nc');
     expect(tailLines('a\r\nb', 5)).toBe('a\nb');
+  });
+});
+
+describe('experimentBundle under the noise-aware rule', () => {
+  const [baseline, discard, keep, withinNoise, crash, reused] = noisyExperiments();
+
+  it('a confirmed keep: mean ± se over its runs, each run with its seed, the floor and σ it beat', () => {
+    const b = experimentBundle(keep, { metric: 'val_bpb', direction: 'lower' });
+    const html = b['text/html'];
+    expectStaticHtml(html);
+    expect(html).toContain('<b>val_bpb 0.982000</b> ± 0.0028 (2 runs) (-0.018000 vs best 1.000000)');
+    expect(html).toContain('<p><i>Reason:</i> beats the noise (−0.0180; floor 0.0073 at 2σ, 2 runs)</p>');
+    expect(html).toContain('<p><i>Noise:</i> σ 0.0040 per run; a gain counts beyond 0.0073 (2σ of the difference, best over 3 runs); runs spent: 1 measure, 1 confirm</p>');
+    expect(html).toContain('<details open><summary>2 runs: mean 0.982000 ± 0.0028, confirmed</summary>');
+    expect(html).toContain('<tr><td>1</td><td>2001</td><td>0.980000</td><td>60.0 s</td></tr>');
+    expect(html).toContain('<tr><td>2</td><td>2002</td><td>0.984000</td><td>60.0 s</td></tr>');
+    const text = b['text/plain'];
+    expect(text.split('\n')[0]).toBe(`#2 keep  val_bpb 0.982000 ± 0.0028 (2 runs)  (-0.018000 vs best 1.000000)  ${keep.description}`);
+    expect(text).toContain('noise: σ 0.0040 per run; a gain counts beyond 0.0073');
+    expect(text).toContain('\n2 runs: mean 0.982000 ± 0.0028, confirmed — k1 0.980000 (seed 2001) · k2 0.984000 (seed 2002)');
+    expect(b[EXPERIMENT_MIME]).toMatchObject({ runs: keep.runs, verdict: keep.verdict });
+  });
+
+  it('a discard within noise says so, and is not called confirmed', () => {
+    const b = experimentBundle(withinNoise);
+    expect(b['text/html']).toContain('within noise (−0.0013; floor 0.0065 at 2σ)');
+    expect(b['text/html']).toContain('<summary>3 runs: mean 0.981000 ± 0.0023</summary>');
+    expect(b['text/html']).toContain('runs spent: 1 measure, 2 confirm, 1 best');
+    expect(b['text/plain']).not.toContain('confirmed');
+    // Discarded at once on one run: its se is σ itself.
+    expect(experimentBundle(discard)['text/plain'].split('\n')[0]).toContain('val_bpb 1.010000 ± 0.0040 (1 run)  (+0.010000 vs best 1.000000)');
+    expect(experimentBundle(baseline)['text/html']).toContain('<b>val_bpb 1.000000</b> ± 0.0023 (3 runs) — ');
+  });
+
+  it('a reused result names the experiment it reports; its runs are marked as earlier ones', () => {
+    const b = experimentBundle(reused);
+    expectStaticHtml(b['text/html']);
+    expect(b['text/html']).toContain('<p><i>Reused:</i> same code as #2: its result is reported, nothing ran again</p>');
+    expect(b['text/html']).toContain('<tr><td>1 (earlier)</td><td>2001</td>');
+    expect(b['text/plain']).toContain('reused: same code as #2');
+    expect(b['text/plain']).toContain('k2 0.984000 (seed 2002, an earlier run of the same code)');
+  });
+
+  it('a crashed run is listed as crashed; a strict verdict says any improvement counts', () => {
+    expect(experimentBundle(crash)['text/html']).toContain('<td>crashed</td>');
+    const strict = { ...keep, verdict: { ...keep.verdict!, strict: true, sigma: 0, se: null, floor: null, confirmed: false } };
+    const text = experimentBundle(strict)['text/plain'];
+    expect(text).toContain('noise: strict rule (σ 0: a deterministic metric): any improvement counts');
+    expect(text.split('\n')[0]).toContain('val_bpb 0.982000 (2 runs)');
+    expect(text).toContain('not confirmed');
+  });
+
+  it('a record from before repeats renders exactly as it did', () => {
+    const old = experimentBundle(record(3, { status: 'keep', metric: 0.99, best_before: 1, delta: -0.01 }));
+    expect(old['text/html']).not.toMatch(/Noise:|Reused:|runs:|±/);
+    expect(old['text/plain']).not.toMatch(/noise:|reused:|runs:|±/);
   });
 });

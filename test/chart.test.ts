@@ -1,8 +1,9 @@
 /** The progress chart: the Vega-Lite spec JupyterLab renders and the static SVG exports carry. */
 import { describe, expect, it } from 'vitest';
-import { chartRows, LABELLED_KEEPS, progressChart, shortLabel, VEGALITE_MIME } from '../src/core/chart';
+import { BAND_SE, chartRows, chartRuns, LABELLED_KEEPS, progressChart, shortLabel, VEGALITE_MIME } from '../src/core/chart';
 import { niceTicks, progressChartSvg } from '../src/core/chart-svg';
 import type { ExperimentRecord } from '../src/core/journal';
+import { noisyExperiments } from './helpers/noisy-journal';
 import { record } from './helpers/records';
 
 /** #0 baseline 1.0, #1 discard, #2 keep 0.98, #3 crash, #4 rejected, #5 interrupted, #6 keep 0.97, #7 discard. */
@@ -20,6 +21,8 @@ function run(): ExperimentRecord[] {
 }
 
 interface Layer {
+  name?: string;
+  data?: { values: unknown[] };
   transform?: Array<{ filter: string }>;
   mark: Record<string, unknown>;
   encoding: Record<string, Record<string, unknown>>;
@@ -108,5 +111,71 @@ describe('progressChartSvg', () => {
     expect(niceTicks(0, 10)).toEqual([0, 2, 4, 6, 8, 10]);
     expect(niceTicks(0.96, 1.01)).toEqual([0.96, 0.97, 0.98, 0.99, 1, 1.01]);
     expect(niceTicks(3, 3)).toEqual([3]);
+  });
+});
+
+describe('the chart of a noise-aware run (repeated runs, verdicts)', () => {
+  const half = (runs: number) => (BAND_SE * 0.004) / Math.sqrt(runs);
+
+  it('a journal from before repeats has no band and no run dots', () => {
+    expect(chartRows(run()).some(r => 'best_lo' in r || 'best_hi' in r)).toBe(false);
+    expect(chartRuns(run())).toEqual([]);
+    expect((progressChart(run(), { metric: 'val_bpb', direction: 'lower' }).layer as Layer[]).map(l => l.name)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it('the best carries a band of ±2σ/√n over its runs; a re-measure of the best moves its mean and n', () => {
+    const rows = chartRows(noisyExperiments());
+    expect(rows.map(r => r.n)).toEqual([0, 1, 2, 3, 4, 5]);
+    // #3's judging re-measured #2: the bar is #2's mean over 3 runs from there on.
+    expect(rows.map(r => r.best)).toEqual([1, 1, 0.982, 0.98233, 0.98233, 0.98233]);
+    expect(rows[0].best_hi! - rows[0].best!).toBeCloseTo(half(3), 9);
+    expect(rows[2].best! - rows[2].best_lo!).toBeCloseTo(half(2), 9);
+    expect(rows[3].best_hi! - rows[3].best_lo!).toBeCloseTo(2 * half(3), 9);
+    // The crash and the reused result carry the band on.
+    expect(rows[4].best_lo).toBeCloseTo(rows[3].best_lo!, 12);
+  });
+
+  it('no band when σ is 0 (a deterministic metric) or unmeasured', () => {
+    const exps = noisyExperiments().map(e => (e.verdict ? { ...e, verdict: { ...e.verdict, sigma: 0 } } : e));
+    expect(chartRows(exps).some(r => r.best_lo !== undefined)).toBe(false);
+    const none = noisyExperiments().map(e => (e.verdict ? { ...e, verdict: { ...e.verdict, sigma: null } } : e));
+    expect(chartRows(none).some(r => r.best_lo !== undefined)).toBe(false);
+  });
+
+  it('every run of an experiment measured more than once is a dot; reused runs are marked', () => {
+    const runs = chartRuns(noisyExperiments());
+    expect(runs.map(r => [r.n, r.metric])).toEqual([[0, 1], [0, 1.004], [0, 0.996], [2, 0.98], [2, 0.984], [3, 0.978], [3, 0.984], [3, 0.981], [5, 0.98], [5, 0.984]]);
+    expect(runs.filter(r => !r.own).map(r => r.n)).toEqual([5, 5]);
+    expect(runs.find(r => r.n === 3 && r.k === 2)).toMatchObject({ status: 'discard', seed: 3003 });
+  });
+
+  it('the Vega-Lite spec draws the band behind the line and the run dots under the means', () => {
+    const spec = progressChart(noisyExperiments(), { metric: 'val_bpb', direction: 'lower' });
+    const layers = spec.layer as Layer[];
+    expect(layers.map(l => l.name ?? l.mark.type)).toEqual(['noise band', 'line', 'runs', 'point', 'text', 'point']);
+    const [band, line, dots, means] = layers;
+    expect(band.mark).toMatchObject({ type: 'area', interpolate: 'step-after' });
+    expect(band.encoding.y.field).toBe('best_lo');
+    expect(band.encoding.y2).toEqual({ field: 'best_hi' });
+    expect(line.encoding.y.field).toBe('best');
+    expect(dots.data?.values).toHaveLength(10);
+    expect(dots.encoding.y.field).toBe('metric');
+    expect(dots.encoding.opacity).toMatchObject({ condition: { test: 'datum.own' } });
+    expect(means.encoding.y.field).toBe('value');
+    expect(JSON.parse(JSON.stringify(spec))).toEqual(spec);
+  });
+
+  it('the SVG draws the band, a dot per run and says so in the legend', () => {
+    const svg = progressChartSvg(noisyExperiments(), { metric: 'val_bpb', direction: 'lower' });
+    // 5 means, 10 runs, and legend marks for keep, discard and one run.
+    expect(svg.match(/<circle /g)).toHaveLength(5 + 10 + 3);
+    expect(svg.match(/<title>#\d run \d \(seed \d+\)/g)).toHaveLength(10);
+    expect(svg).toMatch(/<path d="M[\d.]+ [\d.]+ H[\d.]+ V[\d.]+[^"]* Z" fill="#2e7d32" fill-opacity="0.15"/);
+    expect(svg).toContain('±2 se of best');
+    expect(svg).toContain('one run');
+    expect(svg).not.toContain('NaN');
+    const opened = (svg.match(/<[a-z]+[^>]*[^/]>/g) ?? []).length;
+    const closed = (svg.match(/<\/[a-z]+>/g) ?? []).length;
+    expect(opened).toBe(closed);
   });
 });

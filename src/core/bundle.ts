@@ -8,6 +8,8 @@
  */
 import type { ExperimentRecord } from './journal';
 import type { Direction } from './keep';
+import { fmtNoise } from './noise';
+import { confirmedWords, runWords, sameAsWords, spread, verdictWords } from './noise-words';
 
 export const EXPERIMENT_MIME = 'application/vnd.autoresearch.experiment+json';
 
@@ -72,6 +74,18 @@ function comparison(r: ExperimentRecord): string {
   return r.delta === null ? `(best before ${fmtMetric(r.best_before)})` : `(${fmtDelta(r.delta)} vs best ${fmtMetric(r.best_before)})`;
 }
 
+/** `3 runs: mean 0.990000 ± 0.0023, confirmed`, the runs' heading; null before repeats. */
+function runsHeading(r: ExperimentRecord): string | null {
+  if (!r.runs || r.runs.length === 0) {
+    return null;
+  }
+  const k = r.runs.length;
+  const se = r.verdict?.se;
+  const mean = r.metric !== null ? `: mean ${fmtMetric(r.metric)}${se !== null && se !== undefined ? ` ± ${fmtNoise(se)}` : ''}` : '';
+  const confirmed = confirmedWords(r);
+  return `${k} run${k === 1 ? '' : 's'}${mean}${confirmed ? `, ${confirmed}` : ''}`;
+}
+
 function resourceCells(r: ExperimentRecord): Array<[string, string]> {
   return [
     ['lines', `+${r.lines_added} −${r.lines_removed}`],
@@ -101,8 +115,9 @@ export function experimentBundle(record: ExperimentRecord, opts: BundleOptions =
 function experimentHtml(r: ExperimentRecord, metric: string, logTail: string | null): string {
   const e = escapeHtml;
   const cmp = comparison(r);
+  const spr = spread(r);
   const header =
-    `<p><b>#${r.n}</b> <code>${e(r.status)}</code> <b>${e(metric)} ${e(fmtMetric(r.metric))}</b>` +
+    `<p><b>#${r.n}</b> <code>${e(r.status)}</code> <b>${e(metric)} ${e(fmtMetric(r.metric))}</b>${spr ? ` ${e(spr)}` : ''}` +
     `${cmp ? ` ${e(cmp)}` : ''}${r.description ? ` — ${e(r.description)}` : ''}</p>`;
   const parts = [header];
   if (r.rationale) {
@@ -110,6 +125,27 @@ function experimentHtml(r: ExperimentRecord, metric: string, logTail: string | n
   }
   if (r.reason) {
     parts.push(`<p><i>Reason:</i> ${e(r.reason)}</p>`);
+  }
+  const same = sameAsWords(r);
+  if (same) {
+    parts.push(`<p><i>Reused:</i> ${e(same)}</p>`);
+  }
+  const noise = verdictWords(r);
+  if (noise) {
+    parts.push(`<p><i>Noise:</i> ${e(noise)}</p>`);
+  }
+  const heading = runsHeading(r);
+  if (heading && r.runs) {
+    parts.push(
+      `<details open><summary>${e(heading)}</summary>`,
+      '<table>',
+      '<tr><th>run</th><th>seed</th><th>metric</th><th>run time</th></tr>',
+      ...r.runs.map(
+        run =>
+          `<tr><td>${run.k}${run.own === false ? ' (earlier)' : ''}</td><td>${run.seed}</td><td>${e(run.metric === null ? 'crashed' : fmtMetric(run.metric))}</td><td>${e(fmtSeconds(run.run_s))}</td></tr>`
+      ),
+      '</table></details>'
+    );
   }
   const cells = resourceCells(r);
   parts.push(
@@ -133,9 +169,16 @@ function experimentHtml(r: ExperimentRecord, metric: string, logTail: string | n
 
 function experimentText(r: ExperimentRecord, metric: string, logTail: string | null): string {
   const cmp = comparison(r);
-  const lines = [`#${r.n} ${r.status}  ${metric} ${fmtMetric(r.metric)}${cmp ? `  ${cmp}` : ''}  ${r.description}`];
+  const spr = spread(r);
+  const lines = [`#${r.n} ${r.status}  ${metric} ${fmtMetric(r.metric)}${spr ? ` ${spr}` : ''}${cmp ? `  ${cmp}` : ''}  ${r.description}`];
   if (r.rationale) lines.push(`why: ${r.rationale}`);
   if (r.reason) lines.push(`reason: ${r.reason}`);
+  const same = sameAsWords(r);
+  if (same) lines.push(`reused: ${same}`);
+  const noise = verdictWords(r);
+  if (noise) lines.push(`noise: ${noise}`);
+  const heading = runsHeading(r);
+  if (heading && r.runs) lines.push(`${heading} — ${r.runs.map(run => `k${run.k} ${runWords(run)}`).join(' · ')}`);
   lines.push(resourceCells(r).map(([k, v]) => `${k} ${v}`).join(' · '));
   if (r.diff) lines.push('', r.diff.replace(/\n$/, ''));
   if (logTail !== null) lines.push('', 'log tail:', logTail);

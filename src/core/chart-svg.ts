@@ -6,7 +6,7 @@
  * of vega's ~40 packages. It draws what the Vega-Lite spec draws (same rows,
  * same colours). Pure string building: no DOM, no Node APIs.
  */
-import { chartRows, COLORS, type ChartOptions, type ChartRow } from './chart';
+import { chartRows, chartRuns, COLORS, type ChartOptions, type ChartRow, type RunPoint } from './chart';
 import type { ExperimentRecord } from './journal';
 
 const W = 720;
@@ -42,8 +42,10 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
   return ticks;
 }
 
-function domainY(rows: ChartRow[]): [number, number] {
-  const values = rows.flatMap(r => [r.value, r.best]).filter((v): v is number => v !== null && Number.isFinite(v));
+function domainY(rows: ChartRow[], runs: RunPoint[]): [number, number] {
+  const values = [...rows.flatMap(r => [r.value, r.best, r.best_lo ?? null, r.best_hi ?? null]), ...runs.map(r => r.metric)].filter(
+    (v): v is number => v !== null && Number.isFinite(v)
+  );
   if (values.length === 0) {
     return [0, 1];
   }
@@ -59,13 +61,14 @@ function domainY(rows: ChartRow[]): [number, number] {
 /** The progress chart as an SVG document (a string), matching `progressChart`. */
 export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions): string {
   const rows = chartRows(records);
+  const runs = chartRuns(records);
   const ns = rows.map(r => r.n);
   const nLo = ns.length ? Math.min(...ns) : 0;
   const nHi = ns.length ? Math.max(...ns, nLo + 1) : 1;
   // A little room on both sides so the first and last points sit off the frame.
   const xPad = Math.max(0.5, (nHi - nLo) * 0.02);
   const [xLo, xHi] = [nLo - xPad, nHi + xPad];
-  const [yLo, yHi] = domainY(rows);
+  const [yLo, yHi] = domainY(rows, runs);
   const sx = (n: number) => M.left + ((n - xLo) / (xHi - xLo)) * PLOT_W;
   const sy = (v: number) => M.top + (1 - (v - yLo) / (yHi - yLo)) * PLOT_H;
   const out: string[] = [
@@ -96,6 +99,11 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
     `<text x="${M.left + PLOT_W / 2}" y="${H - 10}" ${FONT} font-size="12" fill="#212121" text-anchor="middle">experiment</text>`,
     `<text x="16" y="${M.top + PLOT_H / 2}" ${FONT} font-size="12" fill="#212121" text-anchor="middle" transform="rotate(-90 16 ${M.top + PLOT_H / 2})">${esc(`${opts.metric} (${opts.direction} is better)`)}</text>`
   );
+  // The best's noise band behind everything: a step-shaped polygon, upper edge out, lower edge back.
+  const bandRows = rows.filter(r => r.best_lo !== undefined && r.best_hi !== undefined);
+  if (bandRows.length) {
+    out.push(`<path d="${bandPath(bandRows, sx, sy)}" fill="${COLORS.best}" fill-opacity="0.15" stroke="none"><title>best ± 2 standard errors of its mean</title></path>`);
+  }
   // The running best as a step line (step-after: it holds until the next keep).
   const bestRows = rows.filter(r => r.best !== null);
   if (bestRows.length) {
@@ -105,6 +113,13 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
       return i === 0 ? `M${x} ${y}` : `H${x} V${y}`;
     });
     out.push(`<path d="${d.join(' ')}" fill="none" stroke="${COLORS.best}" stroke-width="2"/>`);
+  }
+  // Each run of an experiment measured more than once, small, under the means.
+  for (const p of runs) {
+    const fill = p.status === 'keep' ? COLORS.keep : COLORS.discard;
+    out.push(
+      `<circle cx="${r1(sx(p.n))}" cy="${r1(sy(p.metric))}" r="2" fill="${fill}" fill-opacity="${p.own ? 0.6 : 0.3}"><title>${esc(`#${p.n} run ${p.k} (seed ${p.seed}): ${p.metric}`)}</title></circle>`
+    );
   }
   // Discards first so kept points draw over them.
   for (const r of rows.filter(r => r.status === 'discard')) {
@@ -136,8 +151,16 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
     [`<path d="M-4 -4 L4 4 M-4 4 L4 -4" stroke="${COLORS.crash}" stroke-width="2"/>`, 'crash'],
     [`<path d="M-8 0 H8" stroke="${COLORS.best}" stroke-width="2"/>`, 'best so far']
   ];
+  if (bandRows.length) {
+    legend.push([`<rect x="-8" y="-5" width="16" height="10" fill="${COLORS.best}" fill-opacity="0.15"/>`, '±2 se of best']);
+  }
+  if (runs.length) {
+    legend.push([`<circle cx="0" cy="0" r="2" fill="${COLORS.discard}"/>`, 'one run']);
+  }
+  // Six entries at the old spacing would run past the right edge.
+  const step = legend.length > 4 ? 100 : 110;
   legend.forEach(([mark, text], i) => {
-    const x = M.left + 10 + i * 110;
+    const x = M.left + 10 + i * step;
     out.push(`<g transform="translate(${x} ${M.top - 18})">${mark}<text x="12" y="0" ${FONT} font-size="11" fill="#424242" dominant-baseline="middle">${text}</text></g>`);
   });
   if (rows.length === 0) {
@@ -145,4 +168,15 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
   }
   out.push('</svg>');
   return out.join('\n');
+}
+
+/** The band as one closed path: along the upper edge by steps, back along the lower edge. */
+function bandPath(rows: ChartRow[], sx: (n: number) => number, sy: (v: number) => number): string {
+  const upper = rows.map((r, i) => `${i === 0 ? 'M' : 'H'}${r1(sx(r.n))}${i === 0 ? ' ' : ' V'}${r1(sy(r.best_hi as number))}`);
+  // Back along the lower edge, right to left: at each x the band steps to the previous row's value.
+  const lower = [`V${r1(sy(rows[rows.length - 1].best_lo as number))}`];
+  for (let i = rows.length - 1; i > 0; i--) {
+    lower.push(`V${r1(sy(rows[i - 1].best_lo as number))} H${r1(sx(rows[i - 1].n))}`);
+  }
+  return `${upper.join(' ')} ${lower.join(' ')} Z`;
 }

@@ -4,6 +4,9 @@
  * point by number, kept ones highlighted and labelled, the running best as a
  * step line, crashes as crosses along the edge where the worse results lie.
  * Rejected and interrupted experiments never produced a metric and are left out.
+ * Under the noise-aware rule an experiment's point is the mean of its runs: each run is
+ * also drawn as a small dot, and the best carries a band of ±2 standard errors of its mean,
+ * so a reader sees what the keep rule saw. Journals from before repeats get neither.
  */
 import type { ExperimentRecord } from './journal';
 import type { Direction } from './keep';
@@ -26,7 +29,24 @@ export interface ChartRow {
   description: string;
   /** A short label for kept experiments, null for the rest. */
   label: string | null;
+  /** The best's noise band, best ± 2·σ/√(its runs); only when a verdict measured σ. */
+  best_lo?: number;
+  best_hi?: number;
 }
+
+/** One run of an experiment measured more than once (the small dots). */
+export interface RunPoint {
+  n: number;
+  status: 'keep' | 'discard' | 'crash';
+  k: number;
+  seed: number;
+  metric: number;
+  /** False for an earlier experiment's run of the same code, reused. */
+  own: boolean;
+}
+
+/** Standard errors either side of the best's mean the band covers (about a 95 % interval). */
+export const BAND_SE = 2;
 
 /** Status colours, shared by the Vega-Lite spec and the static SVG so the two look alike. */
 export const COLORS = { keep: '#2e7d32', discard: '#9e9e9e', crash: '#c62828', best: '#2e7d32' } as const;
@@ -43,23 +63,43 @@ export function shortLabel(text: string, max = LABEL_CHARS): string {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
-/** The rows the chart plots, in experiment order, with the running best filled in. */
+/** The rows the chart plots, in experiment order, with the running best (and its band) filled in. */
 export function chartRows(records: ExperimentRecord[]): ChartRow[] {
   const rows: ChartRow[] = [];
   let best: number | null = null;
+  let bestCommit: string | null = null;
+  let bestRuns = 1;
+  let sigma: number | null = null;
   for (const r of [...records].sort((a, b) => a.n - b.n)) {
     if (r.status === 'rejected' || r.status === 'interrupted') {
       continue;
     }
+    const v = r.verdict;
+    if (v) {
+      sigma = v.sigma;
+    }
     // The engine's rule (bestOf): the best is the last kept result, so the line follows keeps only.
     if (r.status === 'keep' && r.metric !== null) {
       best = r.metric;
+      bestCommit = r.commit;
+      bestRuns = Math.max(1, r.runs?.filter(run => run.metric !== null).length ?? 1);
+    } else if (v && r.best_before !== null && v.best_runs > 0 && r.parent_commit === bestCommit) {
+      // Judging this experiment may have re-measured the best: its mean and run count moved.
+      // Only against the best it was built on: with workers, a decision may predate a later keep.
+      best = r.best_before;
+      bestRuns = v.best_runs;
     }
     const value = r.status === 'crash' ? null : r.metric;
     if (r.status !== 'crash' && value === null) {
       continue;
     }
-    rows.push({ n: r.n, status: r.status, value, best, description: r.description, label: r.status === 'keep' ? shortLabel(r.description) : null });
+    const row: ChartRow = { n: r.n, status: r.status, value, best, description: r.description, label: r.status === 'keep' ? shortLabel(r.description) : null };
+    if (best !== null && sigma) {
+      const half = (BAND_SE * sigma) / Math.sqrt(bestRuns);
+      row.best_lo = best - half;
+      row.best_hi = best + half;
+    }
+    rows.push(row);
   }
   // A long run keeps hundreds of times: label the baseline and the latest keeps only, or the
   // labels pile into an unreadable block. Every point keeps its description in the tooltip.
@@ -70,9 +110,25 @@ export function chartRows(records: ExperimentRecord[]): ChartRow[] {
   return rows;
 }
 
+/** Every run of the experiments measured more than once (one run is its own mean: no dot). */
+export function chartRuns(records: ExperimentRecord[]): RunPoint[] {
+  const points: RunPoint[] = [];
+  for (const r of [...records].sort((a, b) => a.n - b.n)) {
+    const measured = (r.runs ?? []).filter(run => run.metric !== null);
+    if (measured.length < 2 || (r.status !== 'keep' && r.status !== 'discard')) {
+      continue;
+    }
+    for (const run of measured) {
+      points.push({ n: r.n, status: r.status, k: run.k, seed: run.seed, metric: run.metric as number, own: run.own !== false });
+    }
+  }
+  return points;
+}
+
 /** The Vega-Lite v5 spec of a run's progress. */
 export function progressChart(records: ExperimentRecord[], opts: ChartOptions): Record<string, unknown> {
   const rows = chartRows(records);
+  const runs = chartRuns(records);
   const x = { field: 'n', type: 'quantitative', title: 'experiment', axis: { tickMinStep: 1, format: 'd' } };
   const y = { field: 'value', type: 'quantitative', title: `${opts.metric} (${opts.direction} is better)`, scale: { zero: false } };
   const color = {
@@ -93,13 +149,17 @@ export function progressChart(records: ExperimentRecord[], opts: ChartOptions): 
     width: 640,
     height: 320,
     data: { values: rows },
+    // The band and the run dots only when there is something to draw, so a journal from
+    // before repeats gets the very spec it always did.
     layer: [
+      ...(rows.some(r => r.best_lo !== undefined) ? [bandLayer(x, y)] : []),
       {
         // The running best: a step that moves only when an experiment is kept.
         transform: [{ filter: 'datum.best != null' }],
         mark: { type: 'line', interpolate: 'step-after', color: COLORS.best, strokeWidth: 2 },
         encoding: { x, y: { ...y, field: 'best' } }
       },
+      ...(runs.length ? [runsLayer(runs, x, y, color, opts.metric)] : []),
       {
         transform: [{ filter: "datum.status !== 'crash'" }],
         mark: { type: 'point', filled: true },
@@ -124,5 +184,38 @@ export function progressChart(records: ExperimentRecord[], opts: ChartOptions): 
         encoding: { x, y: { value: opts.direction === 'lower' ? 0 : 'height' }, color, tooltip }
       }
     ]
+  };
+}
+
+type Channel = Record<string, unknown>;
+
+/** The best's noise band: what a gain had to get past, drawn behind everything. */
+function bandLayer(x: Channel, y: Channel): Record<string, unknown> {
+  return {
+    name: 'noise band',
+    transform: [{ filter: 'datum.best_lo != null' }],
+    mark: { type: 'area', interpolate: 'step-after', color: COLORS.best, opacity: 0.15 },
+    encoding: { x, y: { ...y, field: 'best_lo' }, y2: { field: 'best_hi' } }
+  };
+}
+
+/** Each run as a small dot under its experiment's mean; reused runs fainter. */
+function runsLayer(runs: RunPoint[], x: Channel, y: Channel, color: Channel, metric: string): Record<string, unknown> {
+  return {
+    name: 'runs',
+    data: { values: runs },
+    mark: { type: 'point', filled: true, size: 14 },
+    encoding: {
+      x,
+      y: { ...y, field: 'metric' },
+      color,
+      opacity: { condition: { test: 'datum.own', value: 0.55 }, value: 0.25 },
+      tooltip: [
+        { field: 'n', type: 'quantitative', title: '#' },
+        { field: 'k', type: 'quantitative', title: 'run' },
+        { field: 'seed', type: 'quantitative' },
+        { field: 'metric', type: 'quantitative', title: metric, format: '.6f' }
+      ]
+    }
   };
 }

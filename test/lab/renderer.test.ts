@@ -6,6 +6,7 @@ import type { ExperimentRecord } from '../../src/core/journal';
 import { parseDiff } from '../../src/lab/renderer/diff';
 import { deltaQuality } from '../../src/lab/renderer/experiment-view';
 import extension, { ExperimentRenderer, rendererFactory } from '../../src/lab/renderer/index';
+import { noisyExperiments } from '../helpers/noisy-journal';
 import { record } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.
@@ -139,6 +140,51 @@ describe('experiment renderer', () => {
     expect(q(add, '.jp-AutoresearchExperiment-diffCode .tok').textContent).toBe('LEARNING_RATE = 0.0020');
     expect(q(add, '.jp-AutoresearchExperiment-diffPrefix').textContent).toBe('+');
     expect(add.textContent).toBe('+LEARNING_RATE = 0.0020');
+  });
+});
+
+describe('experiment renderer, noise-aware records', () => {
+  const [, discard, keep, withinNoise, crash, reused] = noisyExperiments();
+
+  it('a confirmed keep: mean ± se (k runs) in the header, each run with metric and seed, σ and the floor', async () => {
+    const node = await render(keep);
+    expect(q(node, '.jp-AutoresearchExperiment-metricValue').textContent).toBe('0.982000');
+    expect(q(node, '.jp-AutoresearchExperiment-spread').textContent).toBe('± 0.0028 (2 runs)');
+    expect(q(node, '.jp-AutoresearchExperiment-reason').textContent).toBe('Reason: beats the noise (−0.0180; floor 0.0073 at 2σ, 2 runs)');
+    expect(q(node, '.jp-AutoresearchExperiment-noise').textContent).toBe(
+      'Noise: σ 0.0040 per run; a gain counts beyond 0.0073 (2σ of the difference, best over 3 runs); runs spent: 1 measure, 1 confirm'
+    );
+    expect(q(node, '.jp-AutoresearchExperiment-confirmed').textContent).toBe('confirmed');
+    const runs = [...node.querySelectorAll('.jp-AutoresearchExperiment-run')];
+    expect(runs.map(r => r.textContent)).toEqual(['0.980000seed 2001', '0.984000seed 2002']);
+    expect(runs.map(r => (r as HTMLElement).dataset.k)).toEqual(['1', '2']);
+    expect(node.querySelector('.jp-AutoresearchExperiment-sameAs')).toBeNull();
+  });
+
+  it('a discard shows its runs but no confirmation badge; a crashed run says so', async () => {
+    const node = await render(withinNoise);
+    expect(q(node, '.jp-AutoresearchExperiment-spread').textContent).toBe('± 0.0023 (3 runs)');
+    expect(node.querySelector('.jp-AutoresearchExperiment-confirmed')).toBeNull();
+    expect(node.querySelectorAll('.jp-AutoresearchExperiment-run')).toHaveLength(3);
+    expect(q(await render(discard), '.jp-AutoresearchExperiment-spread').textContent).toBe('± 0.0040 (1 run)');
+    const crashed = await render(crash);
+    expect(q(crashed, '.jp-AutoresearchExperiment-run.jp-mod-crashed').textContent).toBe('crashedseed 4001');
+    expect(crashed.querySelector('.jp-AutoresearchExperiment-spread')).toBeNull();
+  });
+
+  it('a reused result names the experiment whose result it reports; its runs are marked reused', async () => {
+    const node = await render(reused);
+    const same = q(node, '.jp-AutoresearchExperiment-sameAs');
+    expect(same.textContent).toBe('Reused: same code as #2: its result is reported, nothing ran again');
+    expect(same.dataset.sameAs).toBe('2');
+    expect(node.querySelectorAll('.jp-AutoresearchExperiment-run.jp-mod-reused')).toHaveLength(2);
+  });
+
+  it('a record from before repeats has none of it', async () => {
+    const node = await render(record(3, { status: 'keep', metric: 0.99, best_before: 1, delta: -0.01 }));
+    for (const sel of ['spread', 'noise', 'runs', 'sameAs', 'confirmed']) {
+      expect(node.querySelector(`.jp-AutoresearchExperiment-${sel}`), sel).toBeNull();
+    }
   });
 });
 

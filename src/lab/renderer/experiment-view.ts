@@ -8,6 +8,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { ExperimentBundleData } from '../../core/bundle';
 import { fmtDelta, fmtMetric } from '../../core/bundle';
 import { parseDiff } from './diff';
+import { noiseSections, spreadElement } from './runs-view';
 
 /** Appends one line of Python, highlighted, to the given element; without one the diff is plain +/- coloured text. */
 export type LineHighlighter = (code: string, el: HTMLElement) => Promise<void>;
@@ -62,6 +63,10 @@ function header(d: ExperimentBundleData, trans: TranslationBundle): HTMLElement 
   const metric = el('span', 'jp-AutoresearchExperiment-metric');
   metric.appendChild(el('span', 'jp-AutoresearchExperiment-metricName', d.metric_name));
   metric.appendChild(el('span', 'jp-AutoresearchExperiment-metricValue', fmtMetric(d.metric)));
+  const spread = spreadElement(d, trans);
+  if (spread) {
+    metric.appendChild(spread);
+  }
   head.appendChild(metric);
   const quality = deltaQuality(d.delta, d.direction);
   if (quality !== null) {
@@ -143,6 +148,7 @@ export function renderExperiment(d: ExperimentBundleData, trans: TranslationBund
   if (d.reason) {
     root.appendChild(labelled('jp-AutoresearchExperiment-reason', trans.__('Reason: '), d.reason));
   }
+  noiseSections(d, trans).forEach(section => root.appendChild(section));
   root.appendChild(resources(d, trans));
   if (d.diff) {
     root.appendChild(diffSection(d, trans, highlight));
