@@ -33,7 +33,7 @@ help:
 	@echo "make lab    - a fresh tiny-cpu workspace, opened in JupyterLab on $(LAB_IP)"
 	@echo "make test   - all tests (vitest, pytest, then Galata in Chromium)"
 	@echo "make demo   - a headless engine run: 5 short experiments on a fresh workspace"
-	@echo "make bench  - the benchmarks: engine overhead, pipelining, kernel executor, panel (bench/)"
+	@echo "make bench  - the benchmarks: engine overhead, pipelining, kernel executor, noise-aware keep, panel (bench/)"
 	@echo "make setup  - install everything (each target does this first)"
 
 setup: system-packages $(VENV)/.stamp-deps node_modules/.stamp-npm-ci lib/.stamp-build $(VENV)/.stamp-editable
@@ -111,12 +111,14 @@ test: setup
 
 # bench/overhead takes ~3 minutes; bench/pipeline ~14 (10 experiments of 60 s, two sides at once);
 # bench/executor ~2 (20 experiments of 1 s through a kernel and as a subprocess, twice each);
+# bench/noise ~1 (30 offline proposals on a noisy synthetic metric, strict vs noise-aware keep, 5 seeds);
 # bench/panel ~1 (the panel opened on runs of 10 and 1,000 experiments in Chromium, 3 times each).
 bench: setup
 	@$(USE_VENV)
 	node bench/overhead.mjs
 	node bench/pipeline.mjs
 	node bench/executor.mjs
+	node bench/noise.mjs
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node bench/panel.mjs
 
 clean:

@@ -63,7 +63,10 @@ dropout = min(max(float(DROPOUT), 0.0), 0.9)
 warmup_frac = min(max(float(WARMUP_FRAC), 0.0), 0.5)
 final_lr_frac = min(max(float(FINAL_LR_FRAC), 0.0), 1.0)
 
-torch.manual_seed(0)
+# The engine gives each run its own seed (AUTORESEARCH_SEED), so the initialisation and the
+# batches differ from run to run and the noise they cause is part of what is measured.
+run_seed = int(os.environ.get("AUTORESEARCH_SEED", "0"))
+torch.manual_seed(run_seed)
 torch.set_num_threads(os.cpu_count() or 1)
 if USE_CUDA:
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -144,7 +147,7 @@ optimizer = torch.optim.AdamW(
     [{"params": decay, "weight_decay": WEIGHT_DECAY}, {"params": no_decay, "weight_decay": 0.0}],
     lr=learning_rate, betas=(0.9, 0.95), fused=USE_CUDA,
 )
-loader = make_loader(batch_size, seq_len, device, seed=0)
+loader = make_loader(batch_size, seq_len, device, seed=run_seed)
 print(f"device {device} | params {num_params / 1e6:.2f}M | layers {n_layer} | width {n_embd} | heads {n_head} | "
       f"batch {batch_size}x{seq_len} | budget {TIME_BUDGET}s", flush=True)
 
