@@ -28,6 +28,19 @@ describe('the claude prompt', () => {
     expect(text.endsWith('Make val_bpb lower.\nNever touch the tokenizer.')).toBe(true);
   });
 
+  it('states the keep rule truthfully, and σ with the floor a gain must clear once the noise is measured', () => {
+    const noise = { noiseRuns: 3, keepSigma: 2, confirmRuns: 2, sigma: 0.01, df: 4, bestRuns: 3 };
+    const c = { ...ctx(history(10)), noise };
+    expect(systemText(c)).toMatch(/keeps a commit only when the mean of its runs beats the best's mean by more than\s+2 standard errors of the difference/);
+    const text = userContent(c, { fix: null, logTail: null }).map(b => b.text).join('\n');
+    // 2 × 0.01 × √(1/2 + 1/3) = 0.0183
+    expect(text).toContain('Noise: σ = 0.0100 per run (4 degrees of freedom). A kept change must beat the best\'s mean (3 runs) by more than\n0.0183 on two runs');
+    // The strict rule says what it always said, and no noise.
+    const strict = { ...ctx(history(10)), noise: { ...noise, noiseRuns: 1, sigma: null } };
+    expect(systemText(strict)).toMatch(/keeps the commit if it beats the best so far/);
+    expect(userContent(strict, { fix: null, logTail: null }).map(b => b.text).join('\n')).not.toContain('Noise:');
+  });
+
   it('shows the files, the standing, the recent experiments in full and older ones in one line each', () => {
     const h = history(50);
     const blocks = userContent(ctx(h), { fix: null, logTail: null });

@@ -72,7 +72,7 @@ describe('autoresearch run, stop, status, results', () => {
     const r = await cli(['run', dir, ...RUN]);
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^# {2}0 {2}keep +1\.\d{6} +baseline$/);
+    expect(lines[0]).toMatch(/^# {2}0 {2}keep +1\.\d{6} +×3 +baseline$/); // noise_runs 3: the baseline ran 3 times
     expect(lines).toHaveLength(4);
     expect(lines[3]).toMatch(/^run t1 ended \(max-experiments\); best \d\.\d{6} at [0-9a-f]{7} on autoresearch\/t1$/);
     expect(r.stdout).not.toContain('\x1b');
@@ -82,10 +82,13 @@ describe('autoresearch run, stop, status, results', () => {
     expect(status.stdout).toMatch(/experiments: 3 — /);
     const results = await cli(['results', dir]);
     const table = results.stdout.replace(/\n$/, '').split('\n');
-    expect(table).toHaveLength(5);
-    expect(table[0]).toMatch(/^ +# +status +metric +delta +cost +description$/);
-    expect(table[1]).toMatch(/^# {2}0 {2}keep +1\.\d{6} +— {2}baseline$/);
+    expect(table).toHaveLength(7);
+    expect(table[0]).toMatch(/^ +# +status +metric +delta +cost +± se ×runs +description$/);
+    expect(table[1]).toMatch(/^# {2}0 {2}keep +1\.\d{6} +— {2}×3 +baseline$/);
     expect(table[4]).toBe('total: 3 experiments, $0.0000, 0 tokens');
+    // The stand-in's metric is deterministic: the baseline's repeats measure σ = 0, the strict rule.
+    expect(table[5]).toMatch(/^noise: σ 0 over 2 repeats: a deterministic metric, any improvement is kept$/);
+    expect(table[6]).toMatch(/^trust: 5 runs: 3 first runs, 2 noise, 0 confirmation, 0 re-measures of the best \(2 spent on trust\)/);
     const tsv = await cli(['results', dir, '--tsv']);
     expect(tsv.stdout).toBe(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8'));
   });
@@ -238,7 +241,7 @@ describe('autoresearch run in a terminal', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/\r\x1b\[2K# {2}0 {2}run \[█*░+\] \d+s left · loss 3\.2500 {2}baseline/);
     // The finished line replaces the live line.
-    expect(r.stdout).toMatch(/\r\x1b\[2K# {2}0 {2}keep +1\.\d{6} +baseline\r?\n/);
+    expect(r.stdout).toMatch(/\r\x1b\[2K# {2}0 {2}keep +1\.\d{6} +×3 +baseline\r?\n/);
   });
 });
 

@@ -11,7 +11,8 @@ describe('program.md front matter', () => {
     expect(frontMatter).toEqual({});
     expect(body).toBe('# Goal\nLower val_bpb.\n');
     expect(resolveConfig(frontMatter)).toEqual({
-      metric: 'val_bpb', direction: 'lower', budget_s: 300, timeout_s: 600, run: 'python train.py', editable: ['train.py'], readonly: ['prepare.py']
+      metric: 'val_bpb', direction: 'lower', budget_s: 300, timeout_s: 600, run: 'python train.py', editable: ['train.py'], readonly: ['prepare.py'],
+      noise_runs: 3, keep_sigma: 2, confirm_runs: 2
     });
   });
 

@@ -162,7 +162,7 @@ describe('the loop', () => {
 describe('stop conditions', () => {
   it('--hours stops starting experiments once the time is up', async () => {
     const dir = makeWorkspace({ train: standInTrain({ sleep: 0.5 }) });
-    const end = await loop(dir, new ScriptedProposer(Array.from({ length: 50 }, (_, i) => trainProposal(`p${i}`, { metric: String(2 + i), sleep: 0.5 }))), { hours: 1.5 / 3600 }).run();
+    const end = await loop(dir, new ScriptedProposer(Array.from({ length: 50 }, (_, i) => trainProposal(`p${i}`, { metric: String(2 + i), sleep: 0.5 }))), { hours: 1.5 / 3600, overrides: { noise_runs: 1 } }).run();
     expect(end.reason).toBe('hours');
     const n = experiments(dir, 't1').length;
     expect(n).toBeGreaterThanOrEqual(2);

@@ -126,6 +126,8 @@ export const RunRecord = z.object({
   reason: z.string().nullable(),
   memory_gb: z.number().nonnegative(),
   log_path: z.string().nullable(),
+  /** Whether the middle of a flooded output was left out of the log. */
+  log_truncated: z.boolean().optional(),
   worker
 });
 export type RunRecord = z.infer<typeof RunRecord>;

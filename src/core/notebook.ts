@@ -10,6 +10,7 @@ import { progressChart, VEGALITE_MIME } from './chart';
 import { progressChartSvg } from './chart-svg';
 import { experimentsOf, type ExperimentRecord, type JournalRecord } from './journal';
 import type { Direction } from './keep';
+import { bestWords, hasRepeats, noiseSummary, perMilliWords, perProposerWords, sigmaWords, trustRunsWords } from './noise-words';
 
 export interface NotebookInput {
   /** program.md's text. */
@@ -54,20 +55,31 @@ export function programMarkdown(text: string): string {
   return `\`\`\`yaml\n${m[1]}\n\`\`\`\n\n${text.slice(m[0].length)}`;
 }
 
-function summaryMarkdown(tag: string, exps: ExperimentRecord[], metric: string, direction: Direction): string {
+function summaryMarkdown(tag: string, records: JournalRecord[], metric: string, direction: Direction): string {
+  const exps = experimentsOf(records);
   const counts = new Map<string, number>();
   exps.forEach(e => counts.set(e.status, (counts.get(e.status) ?? 0) + 1));
   const kept = exps.filter(e => e.status === 'keep' && e.metric !== null);
   const best = kept[kept.length - 1];
   const baseline = kept[0];
   const cost = exps.reduce((s, e) => s + e.cost_usd, 0);
+  // Only a run measured with repeats has σ and a trust cost to report; older runs read as they did.
+  const noise = hasRepeats(records) ? noiseSummary(records, direction) : null;
   const parts = [`${exps.length} experiments${counts.size ? ` (${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')})` : ''}`];
   if (best) {
     const change = baseline && baseline !== best ? `, from ${baseline.metric!.toFixed(6)} at the baseline` : '';
-    parts.push(`best ${metric} ${best.metric!.toFixed(6)} (#${best.n}${best.commit ? `, \`${best.commit.slice(0, 7)}\`` : ''}${change}; ${direction} is better)`);
+    const value = noise?.best && noise.best.n === best.n ? bestWords(noise.best) : best.metric!.toFixed(6);
+    parts.push(`best ${metric} ${value} (#${best.n}${best.commit ? `, \`${best.commit.slice(0, 7)}\`` : ''}${change}; ${direction} is better)`);
+  }
+  if (noise) {
+    parts.push(sigmaWords(noise));
   }
   if (cost > 0) {
     parts.push(`proposals cost $${cost.toFixed(4)}`);
+  }
+  if (noise) {
+    const proposers = perProposerWords(noise.trust);
+    parts.push(`trust: ${trustRunsWords(noise.trust)}; ${perMilliWords(noise.trust)}${proposers.length ? ` (${proposers.join('; ')})` : ''}`);
   }
   // Backticks in a tag would break the inline code; tags are branch names, so this is rare.
   return `## Run \`${tag.replace(/`/g, '')}\` on branch \`autoresearch/${tag.replace(/`/g, '')}\`\n\n${parts.join(' · ')}.\n`;
@@ -112,7 +124,7 @@ export function buildNotebook(input: NotebookInput): Notebook {
   const exps = experimentsOf(input.records);
   const cells: Cell[] = [
     { cell_type: 'markdown', id: 'program', metadata: {}, source: toLines(programMarkdown(input.program)) },
-    { cell_type: 'markdown', id: 'summary', metadata: {}, source: toLines(summaryMarkdown(input.tag, exps, metric, direction)) },
+    { cell_type: 'markdown', id: 'summary', metadata: {}, source: toLines(summaryMarkdown(input.tag, input.records, metric, direction)) },
     outputCell('chart', mimeData(chartBundle(exps, metric, direction, input.chartSvg)))
   ];
   const ids = new Set<string>();

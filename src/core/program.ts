@@ -6,11 +6,11 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { RunConfig } from './journal';
-import { DEFAULT_CONFIRM_RUNS, DEFAULT_KEEP_SIGMA, DEFAULT_NOISE_RUNS } from './noise';
 import { PriceRow } from './pricing';
+import { frontMatterShape, RUN_OPTIONS } from './run-options';
 
 /** The original autoresearch conventions. */
-export const DEFAULT_BUDGET_S = 300;
+export const DEFAULT_BUDGET_S = RUN_OPTIONS.budget_s.default;
 export const DEFAULTS = {
   metric: 'val_bpb',
   direction: 'lower',
@@ -26,22 +26,20 @@ const relPath = z
     message: 'must be a path inside the workspace (relative, no "..")'
   });
 
-/** Front matter keys; `.strict()` so a misspelt key is an error, not silently ignored. */
+/**
+ * Front matter keys: what the method is (metric, files, command) here, the run options a flag
+ * may also set from src/core/run-options.ts; `.strict()` so a misspelt key is an error, not
+ * silently ignored.
+ */
 export const FrontMatter = z
   .object({
     metric: z.string().regex(/^\w+$/, 'must be a summary key like val_bpb').optional(),
     direction: z.enum(['lower', 'higher']).optional(),
-    budget_s: z.number().positive().optional(),
-    timeout_s: z.number().positive().optional(),
+    ...frontMatterShape(),
     run: z.string().min(1).optional(),
     editable: z.array(relPath).min(1).optional(),
     readonly: z.array(relPath).optional(),
-    model: z.string().min(1).optional(),
-    max_dollars: z.number().positive().optional(),
-    prices: z.record(z.string(), PriceRow).optional(),
-    noise_runs: z.number().int().min(1).optional(),
-    keep_sigma: z.number().nonnegative().optional(),
-    confirm_runs: z.number().int().nonnegative().optional()
+    prices: z.record(z.string(), PriceRow).optional()
   })
   .strict();
 export type FrontMatter = z.infer<typeof FrontMatter>;
@@ -91,9 +89,9 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     run: overrides.run ?? fm.run ?? DEFAULTS.run,
     editable: overrides.editable ?? fm.editable ?? [...DEFAULTS.editable],
     readonly: overrides.readonly ?? fm.readonly ?? [...DEFAULTS.readonly],
-    noise_runs: overrides.noise_runs ?? fm.noise_runs ?? DEFAULT_NOISE_RUNS,
-    keep_sigma: overrides.keep_sigma ?? fm.keep_sigma ?? DEFAULT_KEEP_SIGMA,
-    confirm_runs: overrides.confirm_runs ?? fm.confirm_runs ?? DEFAULT_CONFIRM_RUNS
+    noise_runs: overrides.noise_runs ?? fm.noise_runs ?? RUN_OPTIONS.noise_runs.default,
+    keep_sigma: overrides.keep_sigma ?? fm.keep_sigma ?? RUN_OPTIONS.keep_sigma.default,
+    confirm_runs: overrides.confirm_runs ?? fm.confirm_runs ?? RUN_OPTIONS.confirm_runs.default
   };
   const model = overrides.model ?? fm.model;
   const maxDollars = overrides.max_dollars ?? fm.max_dollars;

@@ -59,3 +59,27 @@ export function trustReport(records: JournalRecord[], direction: 'lower' | 'high
     byProposer: proposers.map(p => ({ proposer: p, ...cost(experiments.filter(e => e.proposer === p)) }))
   };
 }
+
+/** The report in a few lines of words, as `status`, `results` and the export print it. */
+export function describeTrust(t: TrustReport): string[] {
+  const p = t.byPurpose;
+  const lines = [
+    `${t.runs} run${t.runs === 1 ? '' : 's'}: ${p.measure} first runs, ${p.noise} noise, ${p.confirm} confirmation, ${p.best} re-measures of the best (${t.extraRuns} spent on trust); ${fmtMinutes(t.acceleratorS)} accelerator time`
+  ];
+  const per = (c: TrustCost) =>
+    c.perMilli ? `${fmtGain(c.gain)} gained in ${c.keeps} keep${c.keeps === 1 ? '' : 's'}: ${c.perMilli.acceleratorMin.toFixed(1)} accelerator-min and $${c.perMilli.dollars.toFixed(4)} per 0.001` : `no confirmed gain yet (${c.keeps} keeps)`;
+  lines.push(per(t));
+  const proposers = t.byProposer.filter(p => p.proposer !== 'baseline');
+  if (proposers.length > 1) {
+    for (const p of proposers) lines.push(`  ${p.proposer}: ${p.experiments} experiments, ${per(p)}`);
+  }
+  return lines;
+}
+
+function fmtMinutes(s: number): string {
+  return s >= 3600 ? `${(s / 3600).toFixed(1)} h` : `${(s / 60).toFixed(1)} min`;
+}
+
+function fmtGain(g: number): string {
+  return g.toFixed(4);
+}

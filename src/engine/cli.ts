@@ -3,17 +3,19 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { RunConfig } from '../core/journal';
+import { frontMatterValues, PROPOSER_INFO, PROPOSER_NAMES, RUN_OPTIONS } from '../core/run-options';
 import { isAlive, readEngineInfo } from './engine-lock';
-import { KernelExecutor, type ShipMode } from './executor/kernel';
+import { KernelExecutor } from './executor/kernel';
 import { SubprocessExecutor } from './executor/subprocess';
 import type { Executor } from './executor/types';
 import { exportNotebook } from './export';
 import { initWorkspace } from './init';
 import { Loop } from './loop';
 import { createProposer, defaultProposer } from './proposers';
-import { ClaudeProposer, DEFAULT_MODEL } from './proposers/claude';
+import { ClaudeProposer } from './proposers/claude';
 import { resolvePython } from './python';
 import { resultsText, statusText } from './report';
+import { addRunOptions, flagOf, type RunFlags } from './run-flags';
 import { fmtMetric } from './terminal';
 import { TerminalReporter } from './terminal';
 import { ENGINE_VERSION } from './version';
@@ -24,44 +26,24 @@ function positiveNumber(v: string): number {
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number above 0');
   return n;
 }
-function nonNegativeNumber(v: string): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('must be a number ≥ 0');
-  return n;
-}
 function positiveInt(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number ≥ 0');
-  return n;
-}
-function atLeastOne(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
   return n;
 }
 function abs(dir: string): string {
   return path.resolve(dir);
 }
 
-function shipMode(v: string): ShipMode {
-  if (v !== 'auto' && v !== 'always' && v !== 'never') throw new InvalidArgumentError('must be auto, always or never');
-  return v;
-}
-
-function executorName(v: string): 'subprocess' | 'kernel' {
-  if (v !== 'subprocess' && v !== 'kernel') throw new InvalidArgumentError('must be subprocess or kernel');
-  return v;
-}
-
 /** The executor --executor names; the kernel one talks to --server-url (default $JUPYTER_SERVER_URL). */
-function createExecutor(o: Record<string, unknown>): Executor {
+function createExecutor(o: RunFlags): Executor {
   if ((o.executor ?? 'subprocess') === 'subprocess') {
-    for (const [flag, name] of [['kernel', 'kernel'], ['serverUrl', 'server-url'], ['token', 'token'], ['kernelId', 'kernel-id'], ['ship', 'ship']] as const) {
-      if (o[flag] !== undefined) throw new UserError(`--${name} applies to --executor kernel`);
+    for (const key of ['kernel', 'server_url', 'token', 'kernel_id', 'ship'] as const) {
+      if (o[key] !== undefined) throw new UserError(`${flagOf(key)} applies to --executor kernel`);
     }
     return new SubprocessExecutor();
   }
-  const serverUrl = (o.serverUrl as string | undefined) ?? process.env.JUPYTER_SERVER_URL;
+  const serverUrl = o.server_url ?? process.env.JUPYTER_SERVER_URL;
   if (!serverUrl) {
     throw new UserError('--executor kernel needs a Jupyter server: pass --server-url URL (or set JUPYTER_SERVER_URL) and --token T (or JUPYTER_TOKEN)');
   }
@@ -74,15 +56,15 @@ function createExecutor(o: Record<string, unknown>): Executor {
     if (typeof args[0] === 'string' && args[0].startsWith('Connection lost, reconnecting')) return;
     warn(...args);
   };
-  if (o.kernel !== undefined && o.kernelId !== undefined) {
+  if (o.kernel !== undefined && o.kernel_id !== undefined) {
     throw new UserError('--kernel and --kernel-id exclude each other: an attached kernel\'s own kernelspec names the fresh ones');
   }
   return new KernelExecutor({
     serverUrl,
-    token: (o.token as string | undefined) ?? process.env.JUPYTER_TOKEN ?? '',
-    kernelName: o.kernel as string | undefined,
-    kernelId: o.kernelId as string | undefined,
-    ship: o.ship as ShipMode | undefined
+    token: o.token ?? process.env.JUPYTER_TOKEN ?? '',
+    kernelName: o.kernel,
+    kernelId: o.kernel_id,
+    ship: o.ship
   });
 }
 
@@ -91,7 +73,7 @@ export function stopRequestFile(dir: string): string {
   return path.join(dir, STATE_DIR, 'stop-requested');
 }
 
-async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<number> {
+async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
   const dir = abs(dirArg);
   const controller = new AbortController();
   let signals = 0;
@@ -107,24 +89,19 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
   };
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
-  const seed = (o.seed as number | undefined) ?? 0;
-  const overrides: Partial<RunConfig> = {};
-  if (o.budget !== undefined) overrides.budget_s = o.budget as number;
-  if (o.timeout !== undefined) overrides.timeout_s = o.timeout as number;
-  if (o.model !== undefined) overrides.model = o.model as string;
-  if (o.maxDollars !== undefined) overrides.max_dollars = o.maxDollars as number;
-  if (o.noiseRuns !== undefined) overrides.noise_runs = o.noiseRuns as number;
-  if (o.keepSigma !== undefined) overrides.keep_sigma = o.keepSigma as number;
-  if (o.confirmRuns !== undefined) overrides.confirm_runs = o.confirmRuns as number;
-  const python = resolvePython(o.python as string | undefined);
-  const proposerName = (o.proposer as string | undefined) ?? defaultProposer();
-  if (o.model !== undefined && proposerName !== 'claude') {
-    throw new UserError(`--model applies to the claude proposer, not ${proposerName}`);
+  const seed = o.seed ?? RUN_OPTIONS.seed.default;
+  // The flags that are also front matter keys (budget_s, model, noise_runs, …) override program.md's.
+  const overrides: Partial<RunConfig> = frontMatterValues(o);
+  const python = resolvePython(o.python);
+  const proposerName = o.proposer ?? defaultProposer();
+  if (o.model !== undefined && !PROPOSER_INFO[proposerName].hasModel) {
+    const withModel = PROPOSER_NAMES.filter(p => PROPOSER_INFO[p].hasModel).join(', ');
+    throw new UserError(`--model applies to the ${withModel} proposer, not ${proposerName}`);
   }
   // program.md's front matter may set the model, a spending cap and prices; flags win over it.
   const { config } = loadProgram(dir, overrides);
-  const workers = (o.workers as number | undefined) ?? 1;
-  if (workers > 1 && o.kernelId !== undefined) {
+  const workers = o.workers ?? RUN_OPTIONS.workers.default;
+  if (workers > 1 && o.kernel_id !== undefined) {
     throw new UserError(`--kernel-id attaches one kernel, but each of --workers ${workers} needs its own: pass --kernel NAME instead`);
   }
   // One executor per worker (each kernel executor starts its own kernel); all of them are disposed at the end.
@@ -137,14 +114,14 @@ async function runCommand(dirArg: string, o: Record<string, unknown>): Promise<n
   delete process.env.JUPYTER_TOKEN;
   const loop = new Loop({
     dir,
-    tag: o.tag as string | undefined,
+    tag: o.tag,
     resume: Boolean(o.resume),
     proposer,
     executor,
     python,
     seed,
-    maxExperiments: o.maxExperiments as number | undefined,
-    hours: o.hours as number | undefined,
+    maxExperiments: o.max_experiments,
+    hours: o.hours,
     pipeline: o.pipeline !== false,
     overrides,
     signal: controller.signal,
@@ -210,33 +187,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
       process.stdout.write(`created ${abs(dir)} from ${o.template} (commit ${commit.slice(0, 7)}); start with: autoresearch run ${dir}\n`);
     });
 
-  program
+  const run = program
     .command('run')
     .description('run experiments until stopped (Ctrl-C, autoresearch stop, --max-experiments or --hours)')
-    .argument('<dir>', 'workspace (a git repository with program.md, train.py, prepare.py)')
-    .option('--tag <tag>', 'run name; the branch is autoresearch/<tag> (default: today, e.g. nov30)')
-    .option('--proposer <name>', 'who proposes experiments: claude (the default when ANTHROPIC_API_KEY is set) or offline')
-    .option('--model <id>', `the claude proposer's model (default: ${DEFAULT_MODEL})`)
-    .option('--no-pipeline', 'propose only after each experiment ends, instead of drafting while it trains (claude)')
-    .option('--max-dollars <x>', 'stop before a proposal would take the run\'s API spending past x dollars', positiveNumber)
-    .option('--max-experiments <n>', 'stop after n experiments (the baseline not counted)', positiveInt)
-    .option('--hours <h>', 'stop starting experiments after h hours', positiveNumber)
-    .option('--workers <n>', 'experiments at once, each in its own git worktree and executor (a GPU each: CUDA_VISIBLE_DEVICES)', atLeastOne, 1)
-    .option('--noise-runs <k>', 'runs of the baseline that measure the noise before the first proposal (default 3; 1 = the strict rule: keep any improvement)', atLeastOne)
-    .option('--keep-sigma <z>', 'a keep must beat the best by this many standard errors of the difference (default 2)', nonNegativeNumber)
-    .option('--confirm-runs <k>', 'extra runs a promising candidate gets before the decision (default 2)', positiveInt)
-    .option('--resume', 'continue the run of --tag (default: the latest run)')
-    .option('--seed <n>', 'seed for the offline proposer', positiveInt)
-    .option('--python <path>', 'Python interpreter for the syntax check and the run (default: python3 on PATH)')
-    .option('--budget <seconds>', 'override budget_s', positiveNumber)
-    .option('--timeout <seconds>', 'override timeout_s (default: 2 × budget, at least budget + 60)', positiveNumber)
-    .option('--executor <name>', 'where training runs: subprocess (a child of the engine, the default) or kernel (through a Jupyter kernel)', executorName)
-    .option('--kernel <name>', 'kernelspec of the kernel executor (default: python3)')
-    .option('--kernel-id <id>', 'run in this existing kernel (never shut down by the engine); if it dies, a fresh one of its kernelspec goes on')
-    .option('--ship <mode>', 'copy the tracked files to the kernel\'s side before each run: auto (when the kernel cannot see the workspace, the default), always or never', shipMode)
-    .option('--server-url <url>', 'Jupyter server of the kernel executor (default: $JUPYTER_SERVER_URL)')
-    .option('--token <t>', 'token for --server-url (default: $JUPYTER_TOKEN)')
-    .action(async (dir: string, o: Record<string, unknown>) => setExit(await runCommand(dir, o)));
+    .argument('<dir>', 'workspace (a git repository with program.md, train.py, prepare.py)');
+  // Its flags are declared once, in src/core/run-options.ts, with the server's and the settings'.
+  const runFlags = addRunOptions(run);
+  run.action(async (dir: string, o: Record<string, unknown>) => setExit(await runCommand(dir, runFlags(o))));
 
   program
     .command('status')

@@ -1,19 +1,21 @@
 /**
- * One experiment: apply a proposal, check it, commit it, run it within the
- * deadline, read the metric and decide keep or discard. The loop around it
- * owns the journal and the best commit; this file only produces the record.
+ * One experiment: apply a proposal, check it, commit it, then measure it (measure.ts: as many
+ * runs as the noise-aware keep rule asks for) and produce its record. The loop around it owns
+ * the journal's experiment records and the best commit; the runs are journaled as they land.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { deltaOf, isImprovement } from '../core/keep';
-import type { ExperimentRecord, RunConfig } from '../core/journal';
+import type { ExperimentRecord, RunConfig, RunPurpose } from '../core/journal';
 import { ZERO_USAGE } from '../core/journal';
-import { memoryGb, parseSummary, readMetric, type Summary } from '../core/summary';
+import { decide, mean, noiseRuleOf, type NoiseRule } from '../core/noise';
 import type { Executor, RunKernel } from './executor/types';
 import { countDiffLines, type Repo } from './git';
-import { LogCapture } from './log-capture';
+import { stateOf, type Ledger } from './ledger';
+import type { LogCapture } from './log-capture';
+import type { Best } from './loop-records';
+import { measure } from './measure';
 import type { Proposal } from './proposers/types';
-import { pathWithPython, syntaxCheck } from './python';
+import { syntaxCheck } from './python';
 import { changedReadonly, checkEditablePath, PROGRAM_FILE } from './workspace';
 
 export interface ExperimentEnv {
@@ -24,12 +26,17 @@ export interface ExperimentEnv {
   python: string;
   proposerName: string;
   readonlyHashes: Record<string, string>;
-  logFile: string;
+  /** Where experiment n's runs go: the i-th run's log file. */
+  runLog: (i: number) => string;
   logHeadBytes?: number;
   logTailBytes?: number;
   signal: AbortSignal;
-  /** Called with the live log capture once the run starts (for the terminal's live line). */
-  onRunStart?: (log: LogCapture, startedAt: number, diff: string) => void;
+  ledger: Ledger;
+  /** The best as it is now (several workers may move it while this experiment is measured). */
+  currentBest: () => Best | null;
+  worker?: number;
+  /** Called with the live log capture as each run starts (for the terminal's live line). */
+  onRunStart?: (log: LogCapture, startedAt: number, diff: string, purpose: RunPurpose) => void;
   onPhase?: (phase: string) => void;
   onSpawn?: (pgid: number | null) => void;
   onKernel?: (kernel: RunKernel) => void;
@@ -39,17 +46,21 @@ export interface ExperimentEnv {
 
 export interface ExperimentInput {
   n: number;
-  best: { commit: string; metric: number } | null;
+  best: Best | null;
   /** Null for a baseline: run the best commit as it is. */
   proposal: Proposal | null;
   proposeSeconds: number;
+  /** An experiment a killed engine left mid-measurement: its commit (checked out), measured on from its recorded runs. */
+  resumeCommit?: string;
+  /** Measure as the baseline (noise_runs runs, kept as the reference); default: when there is no proposal. */
+  baseline?: boolean;
 }
 
 /** Runs one experiment and returns its journal record; the tree is left at the commit that ran. */
 export async function runExperiment(env: ExperimentEnv, input: ExperimentInput): Promise<ExperimentRecord> {
   const started = Date.now();
-  const parent = await env.repo.head();
   const { proposal } = input;
+  const parent = input.resumeCommit ? ((await env.repo.revParse(`${input.resumeCommit}^`)) ?? input.resumeCommit) : await env.repo.head();
   const record: ExperimentRecord = {
     type: 'experiment',
     ts: new Date().toISOString(),
@@ -76,7 +87,8 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
     proposer: proposal ? env.proposerName : 'baseline',
     usage: proposal?.usage ?? { ...ZERO_USAGE },
     cost_usd: proposal?.cost_usd ?? 0,
-    ...(proposal?.meta !== undefined ? { proposal_meta: proposal.meta } : {})
+    ...(proposal?.meta !== undefined ? { proposal_meta: proposal.meta } : {}),
+    ...(env.worker !== undefined ? { worker: env.worker } : {})
   };
   const finish = (fields: Partial<ExperimentRecord>): ExperimentRecord => {
     Object.assign(record, fields);
@@ -84,8 +96,15 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
     record.ts = new Date().toISOString();
     return record;
   };
+  const m = env.ledger.measurements;
 
-  if (proposal) {
+  if (input.resumeCommit) {
+    await env.repo.resetHard(input.resumeCommit);
+    record.commit = input.resumeCommit;
+    record.diff = await env.repo.diffCommits(parent, input.resumeCommit, env.config.editable);
+    const { added, removed } = countDiffLines(record.diff);
+    Object.assign(record, { lines_added: added, lines_removed: removed });
+  } else if (proposal) {
     env.onPhase?.('apply');
     const { problem, diff } = await applyProposal(env, proposal);
     const { added, removed } = countDiffLines(diff);
@@ -96,68 +115,64 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
     if (diff.trim() === '') {
       return finish({ status: 'rejected', reason: 'the proposal changed nothing' });
     }
+    // Code identical to code already judged is not run again: that result is reported.
+    const state = stateOf(env.dir, env.config.editable);
+    const earlier = m.decision(state);
+    if (earlier) {
+      const values = m.values(state);
+      const result = values.length ? `mean ${fmtMetricValue(mean(values))} over ${values.length} run${values.length > 1 ? 's' : ''}` : 'no metric';
+      return finish({
+        status: 'rejected', state, same_as: earlier.n, metric: values.length ? mean(values) : null,
+        reason: `same code as #${earlier.n} (${earlier.status}, ${result}); not run again`
+      });
+    }
     env.onPhase?.('commit');
     record.commit = await env.repo.commit(env.config.editable, proposal.description);
   } else {
     record.commit = parent;
   }
+  const state = stateOf(env.dir, env.config.editable);
+  record.state = state;
+  record.log_path = env.runLog(1);
 
-  env.onPhase?.('run');
-  fs.mkdirSync(path.dirname(env.logFile), { recursive: true });
-  const log = new LogCapture(env.logFile, env.logHeadBytes, env.logTailBytes);
-  record.log_path = env.logFile;
-  env.onRunStart?.(log, Date.now(), record.diff);
-  let outcome;
-  try {
-    outcome = await env.executor.run({
-      cwd: env.dir,
-      command: env.config.run,
-      timeoutS: env.config.timeout_s,
-      env: { ...pathWithPython(env.python), AUTORESEARCH_BUDGET_S: String(env.config.budget_s), ...env.runEnv },
-      log,
-      signal: env.signal,
-      onSpawn: env.onSpawn,
-      onKernel: env.onKernel
-    });
-  } finally {
-    log.close();
-  }
+  const measured = await measure(
+    {
+      dir: env.dir, repo: env.repo, executor: env.executor, python: env.python, command: env.config.run, metric: env.config.metric,
+      budgetS: env.config.budget_s, timeoutS: env.config.timeout_s, readonlyHashes: env.readonlyHashes, ledger: env.ledger,
+      rule: noiseRuleOf(env.config), currentBest: env.currentBest, runLog: env.runLog, logHeadBytes: env.logHeadBytes,
+      logTailBytes: env.logTailBytes, signal: env.signal, worker: env.worker, runEnv: env.runEnv, onPhase: env.onPhase,
+      onSpawn: env.onSpawn, onKernel: env.onKernel,
+      onRunStart: (log, startedAt, purpose) => env.onRunStart?.(log, startedAt, record.diff, purpose)
+    },
+    input.n,
+    { commit: record.commit, state },
+    input.baseline ?? proposal === null
+  );
   env.onPhase?.('judge');
-  const summary: Summary | null = parseSummary(log.tailText());
+  const runs = env.ledger.runsFor(input.n);
+  const own = runs.filter(r => r.state === state);
+  const lastOk = [...own].reverse().find(r => r.metric !== null) ?? own[own.length - 1];
   Object.assign(record, {
-    summary: summary ?? {},
-    exit_code: outcome.exitCode,
-    signal: outcome.signal,
-    log_truncated: log.truncated,
-    memory_gb: memoryGb(summary)
+    runs: env.ledger.refs(state, input.n),
+    summary: lastOk?.summary ?? {},
+    exit_code: lastOk?.exit_code ?? null,
+    signal: lastOk?.signal ?? null,
+    memory_gb: Math.max(0, ...own.map(r => r.memory_gb)),
+    log_truncated: own.some(r => r.log_truncated === true)
   });
-  record.timings.run_s = outcome.seconds;
-
-  if (outcome.interrupted) {
-    return finish({ status: 'interrupted', reason: 'stopped by the user while training' });
+  record.timings.run_s = runs.reduce((s, r) => s + r.run_s, 0);
+  if (measured.kind === 'failed') {
+    return finish({ status: measured.status, reason: measured.reason });
   }
-  const touched = changedReadonly(env.dir, env.readonlyHashes);
-  if (touched.length) {
-    return finish({ status: 'rejected', reason: `read-only ${touched.join(', ')} changed during the run` });
-  }
-  if (outcome.timedOut) {
-    return finish({ status: 'crash', reason: `killed at the ${env.config.timeout_s} s deadline` });
-  }
-  if (outcome.exitCode !== 0) {
-    const why = outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
-    return finish({ status: 'crash', reason: `${why}: ${lastErrorLine(log.tailText())}` });
-  }
-  const metric = readMetric(summary, env.config.metric);
-  if ('error' in metric) {
-    return finish({ status: 'crash', reason: metric.error });
-  }
-  return finish(judge(metric.value, input.best?.metric ?? null, env.config.direction));
+  return finish({
+    status: measured.status, reason: measured.reason, metric: measured.mean, best_before: measured.bestMean,
+    delta: measured.delta, verdict: measured.verdict
+  });
 }
 
-/** Keep or discard a measured result against a best, with the delta and the best it was judged against. */
-export function judge(metric: number, best: number | null, direction: RunConfig['direction']): Pick<ExperimentRecord, 'metric' | 'delta' | 'status' | 'best_before'> {
-  const keep = isImprovement(metric, best, direction);
-  return { metric, delta: deltaOf(metric, best), status: keep ? 'keep' : 'discard', best_before: best };
+/** A metric as the journal's readers show it (6 decimals, like results.tsv). */
+function fmtMetricValue(x: number): string {
+  return x.toFixed(6);
 }
 
 /** Writes the proposal's files after the guards; returns the diff and why it was rejected, or null. */
@@ -193,9 +208,15 @@ function changedReadonlyOrStray(changed: string[], editable: string[], touchedRe
   return stray.length ? `files outside the editable list changed: ${stray.join(', ')}` : null;
 }
 
-/** The most telling line of a crashed run's output (a Python exception's last line). */
-function lastErrorLine(tail: string): string {
-  const lines = tail.split('\n').map(l => l.trim()).filter(Boolean);
-  const err = [...lines].reverse().find(l => /(Error|Exception|Killed|error:)/.test(l));
-  return (err ?? lines[lines.length - 1] ?? 'no output').slice(0, 300);
+/**
+ * A kept result judged again, without running anything, against the best as it is now: with
+ * several workers another keep may have landed while it was measured.
+ */
+export function rejudge(record: ExperimentRecord, best: Best | null, ledger: Ledger, rule: NoiseRule): Partial<ExperimentRecord> {
+  if (!best || !record.state || best.commit === record.commit || best.state === record.state) return {};
+  const m = ledger.measurements;
+  const bestValues = m.values(best.state);
+  const d = decide({ candidate: m.values(record.state), best: bestValues.length ? bestValues : [best.metric], sigma: m.sigma().sigma, rule });
+  const moved = { best_before: d.bestMean, delta: d.delta };
+  return d.action === 'keep' ? { ...moved, reason: d.reason } : { ...moved, status: 'discard', reason: `${d.reason}; judged against the best that landed while it ran` };
 }

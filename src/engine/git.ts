@@ -106,6 +106,11 @@ export class Repo {
     return this.raw(['diff', '--no-color', '--no-ext-diff', 'HEAD', '--', ...paths]);
   }
 
+  /** Unified diff of the given paths between two commits. */
+  async diffCommits(from: string, to: string, paths: string[]): Promise<string> {
+    return this.raw(['diff', '--no-color', '--no-ext-diff', from, to, '--', ...paths]);
+  }
+
   /** Commits exactly the given paths with the message; returns the new commit's hash. */
   async commit(paths: string[], message: string): Promise<string> {
     const identity = (await this.hasIdentity()) ? [] : ['-c', 'user.name=autoresearch', '-c', 'user.email=autoresearch@localhost'];

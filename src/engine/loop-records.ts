@@ -4,22 +4,21 @@
  * and the experiments a dead engine left in flight. Shared by one worker and several.
  */
 import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunEndRecord } from '../core/journal';
+import { bestEstimate, type Measurements } from '../core/measurements';
 import type { ProposalAbandoned } from './proposers/types';
 
 export interface Best {
   commit: string;
+  /** The code's content hash (runs of it pool under it). */
+  state: string;
+  /** The mean of all its runs when this was read. */
   metric: number;
 }
 
-/** The best kept experiment of a history, or null before a baseline succeeded. */
-export function bestOf(history: ExperimentRecord[]): Best | null {
-  let best: Best | null = null;
-  for (const r of history) {
-    if (r.status === 'keep' && r.commit && r.metric !== null) {
-      best = { commit: r.commit, metric: r.metric };
-    }
-  }
-  return best;
+/** The best kept experiment of a history (its metric the mean of every run of its code), or null before a baseline succeeded. */
+export function bestOf(history: ExperimentRecord[], m: Measurements): Best | null {
+  const b = bestEstimate(history, m);
+  return b && { commit: b.commit, state: b.state, metric: b.metric };
 }
 
 /**

@@ -11,13 +11,16 @@ import { experimentsOf } from '../core/journal';
 import { ENGINE_VERSION } from './version';
 import { locatePython } from './python';
 import type { Executor } from './executor/types';
-import { runExperiment } from './experiment';
+import { runExperiment, type ExperimentEnv } from './experiment';
+import { Ledger, noiseFacts } from './ledger';
+import { Measurements } from '../core/measurements';
+import { continuations, proposalFacts, type Continuation } from './resume';
 import { ProposalSource } from './pipeline';
 import type { Repo } from './git';
 import { JournalStore } from './journal-store';
 import type { LogCapture } from './log-capture';
 import { ProposalAbandoned, type Proposer } from './proposers/types';
-import { abandonedRecord, bestOf, findInFlight, interruptedRecord, stopReason } from './loop-records';
+import { abandonedRecord, bestOf, findInFlight, interruptedRecord, stopReason, type Best } from './loop-records';
 import { checkWorkerFiles, deviceEnvs, runWorkers } from './workers';
 import { removeWorktrees, worktreesRoot } from './worktrees';
 
@@ -97,13 +100,13 @@ export class Loop extends EventEmitter {
     try {
       // Kernels a killed engine's runs went to are interrupted (the runner ends the training) and, if it started them, shut down.
       await Promise.all(executors.map(e => e.reclaim?.(left)));
+      let resumable: Continuation[] = [];
       if (this.opts.resume) {
-        await this.resume(repo, records, inFlight, journal);
+        resumable = await this.resume(repo, records, inFlight, journal);
       } else {
         await this.setUp(repo, records);
       }
       if (workers > 1) {
-        const history = experimentsOf(journal.read());
         await this.writeRunStart(repo, journal);
         return await runWorkers({
           dir, tag: this.tag, branch: this.branch, config: this.config, journal, python, proposer: this.opts.proposer,
@@ -113,9 +116,9 @@ export class Loop extends EventEmitter {
           maxDollars: this.opts.maxDollars ?? this.config.max_dollars,
           logHeadBytes: this.opts.logHeadBytes, logTailBytes: this.opts.logTailBytes,
           emit: (event, ...args) => this.emit(event, ...args)
-        }, history);
+        }, journal.read());
       }
-      return await this.iterate(repo, journal, program.body, python);
+      return await this.iterate(repo, journal, program.body, python, resumable[0] ?? null);
     } finally {
       releaseEngineLock(dir);
     }
@@ -157,7 +160,7 @@ export class Loop extends EventEmitter {
     await repo.createBranch(this.branch);
   }
 
-  private async resume(repo: Repo, records: JournalRecord[], inFlight: ExperimentStartRecord[], journal: JournalStore): Promise<void> {
+  private async resume(repo: Repo, records: JournalRecord[], inFlight: ExperimentStartRecord[], journal: JournalStore): Promise<Continuation[]> {
     const { dir } = this.opts;
     if (!(await repo.branchExists(this.branch))) {
       throw new UserError(`there is no run to resume: branch ${this.branch} does not exist; start one without --resume`);
@@ -165,7 +168,10 @@ export class Loop extends EventEmitter {
     if ((await repo.currentBranch()) !== this.branch) {
       await repo.checkout(this.branch);
     }
-    const best = bestOf(experimentsOf(records));
+    const best = bestOf(experimentsOf(records), Measurements.of(records));
+    // One worker, killed while measuring a committed experiment: it goes on from the runs it recorded.
+    const continued = (this.opts.workers ?? 1) === 1 ? continuations(records, inFlight) : [];
+    inFlight = inFlight.filter(s => !continued.some(c => c.start.n === s.n));
     if (inFlight.length) {
       const head = await repo.head();
       const committed: Array<string | null> = [];
@@ -189,21 +195,42 @@ export class Loop extends EventEmitter {
     } else if (best) {
       await repo.resetHard(best.commit);
     }
+    if (!best && continued.length && !continued[0].baseline) {
+      continued.length = 0;
+    }
     // A killed run with several workers leaves its worktrees; one worker works in the folder itself.
     const trees = worktreesRoot(dir, this.tag);
     if ((this.opts.workers ?? 1) === 1 && fs.existsSync(trees)) await removeWorktrees(repo, trees);
     reconcileResults(dir, experimentsOf(journal.read()));
+    return continued;
   }
 
-  private async iterate(repo: Repo, journal: JournalStore, programBody: string, python: string): Promise<RunEndRecord> {
+  /** What every experiment of this loop shares; n names its logs and its live events. */
+  private experimentEnv(repo: Repo, ledger: Ledger, python: string, readonlyHashes: Record<string, string>, n: number, currentBest: () => Best | null): ExperimentEnv {
+    const { dir } = this.opts;
+    const paths = runPaths(dir, this.tag);
+    return {
+      dir, repo, config: this.config, executor: this.opts.executor, python, proposerName: this.opts.proposer.name, readonlyHashes,
+      runLog: i => paths.runLog(n, i), logHeadBytes: this.opts.logHeadBytes, logTailBytes: this.opts.logTailBytes, signal: this.opts.signal,
+      ledger, currentBest,
+      onPhase: phase => this.emit('phase', n, phase, ''),
+      onSpawn: pgid => setRunningGroup(dir, pgid),
+      onKernel: kernel => setRunningKernel(dir, kernel),
+      onRunStart: (log, startedAt) => this.emit('run-start', n, log, startedAt, this.config.budget_s)
+    };
+  }
+
+  private async iterate(repo: Repo, journal: JournalStore, programBody: string, python: string, resumed: Continuation | null): Promise<RunEndRecord> {
     const { dir, proposer, signal } = this.opts;
     const records = journal.read();
     const history = experimentsOf(records);
+    const ledger = new Ledger(journal, records);
     const readonlyHashes = hashFiles(dir, this.config.readonly);
     const seed = this.opts.seed ?? 0;
     await this.writeRunStart(repo, journal);
-    let best = bestOf(history);
-    let n = history.length ? Math.max(...history.map(r => r.n)) + 1 : 0;
+    const bestNow = () => bestOf(history, ledger.measurements);
+    let best = bestNow();
+    let n = Math.max(-1, ...records.filter(r => r.type === 'experiment' || r.type === 'experiment_start').map(r => r.n)) + 1;
     const deadline = this.opts.hours ? Date.now() + this.opts.hours * 3600_000 : Infinity;
     let done = 0;
     const source = new ProposalSource(proposer, this.opts.pipeline !== false);
@@ -219,12 +246,37 @@ export class Loop extends EventEmitter {
 
     for (;;) {
       if (signal.aborted) return end(stopReason(signal));
+      if (resumed) {
+        // Measured on where the killed engine left it, before anything new is proposed.
+        const c = resumed;
+        resumed = null;
+        const record = await runExperiment(this.experimentEnv(repo, ledger, python, readonlyHashes, c.start.n, bestNow), {
+          n: c.start.n, best, proposal: c.proposal, proposeSeconds: c.proposal ? c.start.proposal?.propose_s ?? 0 : 0,
+          resumeCommit: c.commit, baseline: c.baseline
+        });
+        ledger.settle(record);
+        appendResult(dir, record);
+        history.push(record);
+        best = bestNow();
+        if (record.status !== 'keep') await repo.resetHard(best?.commit ?? record.parent_commit);
+        this.emit('experiment', record);
+        if (c.proposal) done++;
+        if (!best && record.status === 'crash') {
+          const message = `the baseline crashed (${record.reason}); fix ${this.config.editable[0]} — the log is ${record.log_path} — then run again with --resume`;
+          end('error', message);
+          throw new UserError(message);
+        }
+        continue;
+      }
       if (best && this.opts.maxExperiments !== undefined && done >= this.opts.maxExperiments) return end('max-experiments');
       if (Date.now() >= deadline) return end('hours');
 
       const files = Object.fromEntries(this.config.editable.map(f => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
       // program.md is read afresh: the researcher may have edited it since the last proposal.
-      const ctx = { workdir: dir, files, history: [...history], program: currentProgramBody(dir, programBody), metric: this.config.metric, direction: this.config.direction, seed, signal };
+      const ctx = {
+        workdir: dir, files, history: [...history], program: currentProgramBody(dir, programBody), metric: this.config.metric, direction: this.config.direction, seed, signal,
+        noise: noiseFacts(this.config, ledger.measurements, best)
+      };
       if (best && maxDollars !== undefined) {
         const next = proposer.estimateNextCost?.(ctx) ?? 0;
         if (spent() + next > maxDollars) {
@@ -258,19 +310,20 @@ export class Loop extends EventEmitter {
       const description = proposal?.description ?? 'baseline';
 
       const parent = await repo.head();
-      journal.append({ type: 'experiment_start', ts: new Date().toISOString(), n, parent_commit: parent, description });
+      journal.append({ type: 'experiment_start', ts: new Date().toISOString(), n, parent_commit: parent, description, ...(proposal ? { proposal: proposalFacts(proposal, proposer.name, proposeSeconds) } : {}) });
       let runStartedAt: number | null = null;
+      let drafted = false;
       this.emit('phase', n, 'apply', description);
+      const env = this.experimentEnv(repo, ledger, python, readonlyHashes, n, bestNow);
       const record = await runExperiment(
         {
-          dir, repo, config: this.config, executor: this.opts.executor, python, proposerName: proposer.name,
-          readonlyHashes, logFile: runPaths(dir, this.tag).log(n), logHeadBytes: this.opts.logHeadBytes, logTailBytes: this.opts.logTailBytes, signal,
+          ...env,
           onPhase: phase => this.emit('phase', n, phase, description),
-          onSpawn: pgid => setRunningGroup(dir, pgid),
-          onKernel: kernel => setRunningKernel(dir, kernel),
           onRunStart: (log: LogCapture, startedAt: number, diff: string) => {
-            runStartedAt = startedAt;
+            runStartedAt ??= startedAt;
             this.emit('run-start', n, log, startedAt, this.config.budget_s);
+            if (drafted) return;
+            drafted = true;
             // Draft the next proposal now, against the best as it stands (during the baseline: the
             // code it runs), unless this run is the last.
             const more = this.opts.maxExperiments === undefined || done + (proposal ? 1 : 0) < this.opts.maxExperiments;
@@ -287,14 +340,13 @@ export class Loop extends EventEmitter {
         lastRunEnd = Date.now();
       }
       // Journal first: a kill after this line loses nothing, as --resume resets to the best anyway.
-      journal.append(record);
+      ledger.settle(record);
       appendResult(dir, record);
-      if (record.status === 'keep' && record.commit && record.metric !== null) {
-        best = { commit: record.commit, metric: record.metric };
-      } else {
+      history.push(record);
+      best = bestNow();
+      if (record.status !== 'keep') {
         await repo.resetHard(best?.commit ?? record.parent_commit);
       }
-      history.push(record);
       this.emit('experiment', record);
       n++;
       if (proposal) done++;

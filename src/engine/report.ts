@@ -2,10 +2,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { experimentsOf, type JournalRecord } from '../core/journal';
+import { Measurements } from '../core/measurements';
+import { fmtNoise, noiseRuleOf } from '../core/noise';
+import { describeTrust, trustReport } from '../core/trust';
 import { isAlive, readEngineInfo } from './engine-lock';
 import { JournalStore } from './journal-store';
 import { bestOf, findInFlight } from './loop-records';
-import { experimentLine, fmtDelta, fmtMetric } from './terminal';
+import { experimentHead, experimentLine, experimentTail, fmtDelta, fmtMetric, fmtSpread, SPREAD_WIDTH } from './terminal';
 import { latestTag, runPaths, UserError } from './workspace';
 
 /** The tag to report on: the one given, else the most recent run's. */
@@ -32,7 +35,12 @@ export function statusText(dir: string, tag?: string): string {
   const state = running ? `running (engine pid ${engine.pid})` : last?.type === 'run_end' ? `stopped (${last.reason}${last.message ? `: ${last.message}` : ''})` : 'not running, ended without a clean stop; continue with --resume';
   const counts = new Map<string, number>();
   exps.forEach(e => counts.set(e.status, (counts.get(e.status) ?? 0) + 1));
-  const best = bestOf(exps);
+  const m = Measurements.of(records);
+  const best = bestOf(exps, m);
+  const bestRuns = best ? m.values(best.state).length : 0;
+  const { sigma, df } = m.sigma();
+  const config = [...records].reverse().find(r => r.type === 'run_start')?.config;
+  const rule = config ? noiseRuleOf(config) : null;
   const baseline = exps.find(e => e.status === 'keep');
   const cost = exps.reduce((s, e) => s + e.cost_usd, 0);
   const tokens = exps.reduce((s, e) => s + e.usage.input_tokens + e.usage.cache_creation_input_tokens + e.usage.cache_read_input_tokens + e.usage.output_tokens, 0);
@@ -41,8 +49,10 @@ export function statusText(dir: string, tag?: string): string {
     `state:       ${state}`,
     `experiments: ${exps.length}${counts.size ? ' — ' + [...counts].map(([k, v]) => `${v} ${k}`).join(', ') : ''}`,
     `baseline:    ${fmtMetric(baseline?.metric ?? null)}`,
-    `best:        ${fmtMetric(best?.metric ?? null)}${best && baseline?.metric != null ? ` (${fmtDelta(best.metric - baseline.metric)} vs baseline) at ${best.commit.slice(0, 7)}` : ''}`,
-    `cost:        $${cost.toFixed(4)} (${tokens} tokens)`
+    `best:        ${fmtMetric(best?.metric ?? null)}${best && sigma ? ` ± ${fmtNoise(sigma / Math.sqrt(Math.max(1, bestRuns)))}` : ''}${bestRuns > 1 ? ` (${bestRuns} runs)` : ''}${best && baseline?.metric != null ? ` (${fmtDelta(best.metric - baseline.metric)} vs baseline) at ${best.commit.slice(0, 7)}` : ''}`,
+    `noise:       ${noiseLine(sigma, df, rule)}`,
+    `cost:        $${cost.toFixed(4)} (${tokens} tokens)`,
+    ...describeTrust(trustReport(records, config?.direction ?? 'lower')).map((l, i) => `${i ? '             ' : 'trust:       '}${l}`)
   ];
   if (running) {
     // One line per experiment in flight: one per worker when there are several.
@@ -73,16 +83,27 @@ export function resultsText(dir: string, opts: { tag?: string; tsv?: boolean; js
   }
   // experimentLine puts `wK` before the description of a worker's experiment.
   const workers = exps.some(e => e.worker !== undefined) ? 'w   ' : '';
-  const header = `   #  ${'status'.padEnd(11)} ${'metric'.padStart(10)}  ${'delta'.padStart(10)}  ${'cost'.padStart(8)}  ${workers}description`;
-  const rows = exps.map(e => {
-    const line = experimentLine(e);
-    // The cost goes between the delta and the description: experimentLine's columns are fixed-width.
-    const at = 6 + 12 + 10 + 2 + 10 + 2;
-    return `${line.slice(0, at)}${fmtCost(e.cost_usd).padStart(8)}  ${line.slice(at)}`;
-  });
+  // The ± column appears once any experiment was measured more than once.
+  const spread = exps.some(e => fmtSpread(e) !== '');
+  const header = `   #  ${'status'.padEnd(11)} ${'metric'.padStart(10)}  ${'delta'.padStart(10)}  ${'cost'.padStart(8)}  ${spread ? `${'± se ×runs'.padEnd(SPREAD_WIDTH)}  ` : ''}${workers}description`;
+  const rows = exps.map(e => `${experimentHead(e)}  ${fmtCost(e.cost_usd).padStart(8)}  ${experimentTail(e, spread)}`);
   const cost = exps.reduce((s, e) => s + e.cost_usd, 0);
   const tokens = exps.reduce((s, e) => s + e.usage.input_tokens + e.usage.cache_creation_input_tokens + e.usage.cache_read_input_tokens + e.usage.output_tokens, 0);
-  return [header, ...rows, `total: ${exps.length} experiments, $${cost.toFixed(4)}, ${tokens} tokens`].join('\n');
+  const { sigma, df } = Measurements.of(records).sigma();
+  const config = [...records].reverse().find(r => r.type === 'run_start')?.config;
+  return [
+    header, ...rows, `total: ${exps.length} experiments, $${cost.toFixed(4)}, ${tokens} tokens`,
+    `noise: ${noiseLine(sigma, df, config ? noiseRuleOf(config) : null)}`,
+    ...describeTrust(trustReport(records, config?.direction ?? 'lower')).map(l => `trust: ${l}`)
+  ].join('\n');
+}
+
+/** σ and the rule in one line: `σ 0.0041 (12 df); a keep must beat the best by 2σ of the difference`. */
+function noiseLine(sigma: number | null, df: number, rule: ReturnType<typeof noiseRuleOf> | null): string {
+  if (!rule || rule.noiseRuns <= 1) return 'not measured (noise_runs 1: the strict rule keeps any improvement)';
+  if (sigma === null) return `not measured yet (the baseline runs ${rule.noiseRuns} times first)`;
+  if (sigma === 0) return `σ 0 over ${df} repeat${df === 1 ? '' : 's'}: a deterministic metric, any improvement is kept`;
+  return `σ ${fmtNoise(sigma)} per run (${df} df); a keep must beat the best by ${rule.keepSigma} standard errors of the difference, reproduced on ≥ 2 runs (up to ${1 + rule.confirmRuns})`;
 }
 
 function fmtCost(usd: number): string {

@@ -5,10 +5,13 @@
  * pipe, it writes the plain lines only.
  */
 import type { ExperimentRecord } from '../core/journal';
+import { fmtNoise } from '../core/noise';
 import type { LogCapture } from './log-capture';
 import type { Loop } from './loop';
 
 const BAR_WIDTH = 20;
+/** Phases in which a training run is going: the first run, the baseline's noise runs, confirmations, a re-measure of the best. */
+const RUN_PHASES = new Set(['run', 'noise', 'confirm', 'best']);
 
 /** Formats a metric with 6 decimals, or a dash. */
 export function fmtMetric(v: number | null): string {
@@ -20,13 +23,36 @@ export function fmtDelta(v: number | null): string {
   return v === null ? '' : `${v >= 0 ? '+' : ''}${v.toFixed(6)}`;
 }
 
-/** One line for a finished experiment: number, status, metric, delta vs best, description. */
+/** `±0.0021 ×3`: the standard error of a mean and its runs; blank for a single strict run. */
+export function fmtSpread(r: ExperimentRecord): string {
+  const runs = r.runs?.filter(x => x.metric !== null).length ?? 0;
+  const se = r.verdict?.se;
+  if (runs <= 1 && !se) return '';
+  return `${se ? `±${fmtNoise(se)}` : ''}${runs > 1 ? ` ×${runs}` : ''}`.trim();
+}
+
+/** One line for a finished experiment: number, status, metric (± its standard error, × runs), delta vs best, description (and the verdict). */
 export function experimentLine(r: ExperimentRecord): string {
-  const what = r.status === 'crash' || r.status === 'rejected' || r.status === 'interrupted' ? `${r.description} (${r.reason ?? ''})` : r.description;
+  return `${experimentHead(r)}  ${experimentTail(r)}`;
+}
+
+/** What follows the head: the spread (when measured more than once), the worker, the description and why. */
+export function experimentTail(r: ExperimentRecord, spreadColumn = false): string {
+  const noisy = r.verdict && !r.verdict.strict && r.reason && (r.status === 'keep' || r.status === 'discard');
+  const what = r.status === 'crash' || r.status === 'rejected' || r.status === 'interrupted' || noisy ? `${r.description} (${r.reason ?? ''})` : r.description;
   // With several workers, which one ran it, as a column of its own before the description.
   const worker = r.worker !== undefined ? `w${r.worker}`.padEnd(4) : '';
-  return `#${String(r.n).padStart(3)}  ${r.status.padEnd(11)} ${fmtMetric(r.metric).padStart(10)}  ${fmtDelta(r.delta).padStart(10)}  ${worker}${what}`;
+  const spread = fmtSpread(r);
+  return `${spread || spreadColumn ? `${spread.padEnd(SPREAD_WIDTH)}  ` : ''}${worker}${what}`;
 }
+
+/** The fixed-width start of an experiment's line: number, status, metric, delta. */
+export function experimentHead(r: ExperimentRecord): string {
+  return `#${String(r.n).padStart(3)}  ${r.status.padEnd(11)} ${fmtMetric(r.metric).padStart(10)}  ${fmtDelta(r.delta).padStart(10)}`;
+}
+
+/** Width of the `±se ×runs` column (present when a run measured something more than once). */
+export const SPREAD_WIDTH = 12;
 
 interface Live {
   n: number;
@@ -68,7 +94,9 @@ export class TerminalReporter {
       if (worker !== undefined) {
         this.lanes.set(worker, { n, phase: 'run', description: this.lanes.get(worker)?.description ?? '', log, startedAt, budgetS });
       } else {
-        this.live = { n, phase: 'run', description: this.live?.description ?? '', log, startedAt, budgetS };
+        // A repeat keeps its phase (noise, confirm, best) so the live line says which run this is.
+        const phase = this.live?.n === n && RUN_PHASES.has(this.live.phase) ? this.live.phase : 'run';
+        this.live = { n, phase, description: this.live?.description ?? '', log, startedAt, budgetS };
       }
       if (this.tty && !this.timer) {
         this.timer = setInterval(() => this.draw(), 500);
@@ -123,13 +151,13 @@ export class TerminalReporter {
 /** The phase of an experiment; while it runs, a bar of the budget, the time left and the last loss. */
 function statusOf(live: Live, barWidth: number): string {
   const { phase, log, startedAt, budgetS } = live;
-  if (phase !== 'run' || startedAt === undefined || !budgetS) {
+  if (!RUN_PHASES.has(phase) || startedAt === undefined || !budgetS) {
     return phase;
   }
   const elapsed = (Date.now() - startedAt) / 1000;
   const filled = Math.round(Math.min(1, elapsed / budgetS) * barWidth);
   const left = Math.max(0, budgetS - elapsed);
-  let status = `run [${'█'.repeat(filled)}${'░'.repeat(barWidth - filled)}] ${left.toFixed(0)}s left`;
+  let status = `${phase} [${'█'.repeat(filled)}${'░'.repeat(barWidth - filled)}] ${left.toFixed(0)}s left`;
   if (log?.lastLoss !== null && log?.lastLoss !== undefined) {
     status += ` · loss ${log.lastLoss.toPrecision(5)}`;
   }

@@ -20,10 +20,14 @@
  * rebase-proposal.ts). Numbers are allocated as proposals arrive, so they are
  * unique and in order.
  */
-import type { ExperimentRecord, RunConfig, RunEndRecord } from '../core/journal';
+import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
+import { experimentsOf } from '../core/journal';
+import { noiseRuleOf } from '../core/noise';
 import { setRunningGroup, setRunningKernel } from './engine-lock';
 import type { Executor } from './executor/types';
-import { judge, runExperiment } from './experiment';
+import { rejudge, runExperiment } from './experiment';
+import { Ledger, noiseFacts } from './ledger';
+import { proposalFacts } from './resume';
 import { Repo } from './git';
 import type { JournalStore } from './journal-store';
 import { abandonedRecord, bestOf, interruptedRecord, stopReason, type Best } from './loop-records';
@@ -68,8 +72,8 @@ interface Job {
 }
 
 /** Runs the workers until a stop condition; writes and returns the run_end record. */
-export async function runWorkers(o: PoolOptions, history: ExperimentRecord[]): Promise<RunEndRecord> {
-  return new WorkerPool(o, history).run();
+export async function runWorkers(o: PoolOptions, records: JournalRecord[]): Promise<RunEndRecord> {
+  return new WorkerPool(o, records).run();
 }
 
 class WorkerPool {
@@ -88,12 +92,17 @@ class WorkerPool {
   private readonly internal = new AbortController();
   private readonly signal: AbortSignal;
 
+  private readonly history: ExperimentRecord[];
+  private readonly ledger: Ledger;
+
   constructor(
     private readonly o: PoolOptions,
-    private readonly history: ExperimentRecord[]
+    records: JournalRecord[]
   ) {
-    this.best = bestOf(history);
-    this.next = history.length ? Math.max(...history.map(r => r.n)) + 1 : 0;
+    this.history = experimentsOf(records);
+    this.ledger = new Ledger(o.journal, records);
+    this.best = bestOf(this.history, this.ledger.measurements);
+    this.next = Math.max(-1, ...records.filter(r => r.type === 'experiment' || r.type === 'experiment_start').map(r => r.n)) + 1;
     this.main = new Repo(o.dir, this.gitLock);
     this.signal = AbortSignal.any([o.signal, this.internal.signal]);
     this.signal.addEventListener('abort', () => this.finished.wakeAll(), { once: true });
@@ -184,12 +193,13 @@ class WorkerPool {
       best = this.best;
       await t.repo.resetHard(best.commit);
       files = await filesAt(this.main, best.commit, config.editable);
-    } while (this.best !== best && this.best !== null);
+    } while (this.best !== null && this.best.commit !== best.commit);
     const inFlight = [...this.inFlight.values()].map(({ cost: _cost, ...e }) => e);
     const ctx = {
       // program.md as the researcher has it now in the workspace folder (edits reach the next proposal).
       workdir: t.dir, files, history: [...this.history], program: currentProgramBody(this.o.dir, this.o.programBody), metric: config.metric,
-      direction: config.direction, seed: this.o.seed, signal: this.signal, inFlight, bestCommit: best.commit
+      direction: config.direction, seed: this.o.seed, signal: this.signal, inFlight, bestCommit: best.commit,
+      noise: noiseFacts(config, this.ledger.measurements, best)
     };
     if (this.o.maxDollars !== undefined) {
       const spent = this.history.reduce((s, r) => s + r.cost_usd, 0) + [...this.inFlight.values()].reduce((s, e) => s + e.cost, 0);
@@ -228,7 +238,7 @@ class WorkerPool {
     // A slow proposal may have seen the best move: re-applied on the new one; on a conflict it runs
     // from the best it was made on (and is judged, like every result, against the best when it lands).
     let parent = best;
-    for (let tries = 0; this.best !== null && this.best !== parent && tries < 3; tries++) {
+    for (let tries = 0; this.best !== null && this.best.commit !== parent.commit && tries < 3; tries++) {
       const now: Best = this.best;
       const onto = await filesAt(this.main, now.commit, config.editable);
       const rebased = await rebaseProposal(proposal, files, onto);
@@ -237,12 +247,14 @@ class WorkerPool {
     }
     const n = this.next++;
     this.proposed++;
-    this.start(n, t, parent.commit, proposal.description, proposal.meta, proposal.cost_usd ?? 0);
-    return { n, proposal, parent, proposeSeconds: (Date.now() - started) / 1000 };
+    const proposeSeconds = (Date.now() - started) / 1000;
+    this.start(n, t, parent.commit, proposal.description, proposal.meta, proposal.cost_usd ?? 0, proposal, proposeSeconds);
+    return { n, proposal, parent, proposeSeconds };
   }
 
-  private start(n: number, t: Worktree, parent: string, description: string, meta: unknown, cost: number): void {
-    this.o.journal.append({ type: 'experiment_start', ts: new Date().toISOString(), n, parent_commit: parent, description, worker: t.k });
+  private start(n: number, t: Worktree, parent: string, description: string, meta: unknown, cost: number, proposal?: Proposal, proposeS = 0): void {
+    const facts = proposal ? { proposal: proposalFacts(proposal, this.o.proposer.name, proposeS) } : {};
+    this.o.journal.append({ type: 'experiment_start', ts: new Date().toISOString(), n, parent_commit: parent, description, worker: t.k, ...facts });
     this.inFlight.set(n, { n, worker: t.k, description, diff: '', meta, cost });
   }
 
@@ -256,8 +268,8 @@ class WorkerPool {
       record = await runExperiment(
         {
           dir: t.dir, repo: t.repo, config: o.config, executor: o.executors[t.k - 1], python: o.python, proposerName: o.proposer.name,
-          readonlyHashes: o.readonlyHashes, logFile: runPaths(o.dir, o.tag).log(n), logHeadBytes: o.logHeadBytes, logTailBytes: o.logTailBytes,
-          signal: this.signal, runEnv: o.devices[t.k - 1],
+          readonlyHashes: o.readonlyHashes, runLog: i => runPaths(o.dir, o.tag).runLog(n, i), logHeadBytes: o.logHeadBytes, logTailBytes: o.logTailBytes,
+          signal: this.signal, runEnv: o.devices[t.k - 1], ledger: this.ledger, currentBest: () => this.currentBest(), worker: t.k,
           onPhase: phase => o.emit('phase', n, phase, description, t.k),
           onSpawn: pgid => setRunningGroup(o.dir, pgid, t.k),
           onKernel: kernel => setRunningKernel(o.dir, kernel, t.k),
@@ -279,15 +291,13 @@ class WorkerPool {
     record.worker = t.k;
     // Judged again against the best as it is now: another worker may have moved it. No await
     // from here to the journal, so no other result can land in between.
-    if (record.metric !== null && (record.status === 'keep' || record.status === 'discard')) {
-      Object.assign(record, judge(record.metric, this.best?.metric ?? null, o.config.direction));
+    if (parent && record.status === 'keep') {
+      Object.assign(record, rejudge(record, this.currentBest(), this.ledger, noiseRuleOf(o.config)));
     }
     const kept = record.status === 'keep' && record.commit !== null && record.metric !== null;
     const before = this.best;
-    if (kept) {
-      this.best = { commit: record.commit as string, metric: record.metric as number };
-    }
     this.record(record);
+    this.best = this.currentBest();
     if (kept) {
       if (before && parent && before.commit !== parent.commit) {
         o.emit('note', `#${n} beat the best that landed while it ran; ${o.branch} moves to it`);
@@ -298,10 +308,15 @@ class WorkerPool {
     return record;
   }
 
+  /** The best as it stands: the last keep to land, its metric the mean of all its runs. */
+  private currentBest(): Best | null {
+    return bestOf(this.history, this.ledger.measurements);
+  }
+
   /** Journal first (a kill after it loses nothing), then results.tsv, the history and the listeners. */
   private record(record: ExperimentRecord): void {
     this.inFlight.delete(record.n);
-    this.o.journal.append(record);
+    this.ledger.settle(record);
     appendResult(this.o.dir, record);
     this.history.push(record);
     this.o.emit('experiment', record);

@@ -22,7 +22,9 @@ export function runPaths(dir: string, tag: string) {
     root,
     journal: path.join(root, 'journal.jsonl'),
     logs: path.join(root, 'logs'),
-    log: (n: number) => path.join(root, 'logs', `${String(n).padStart(4, '0')}.log`)
+    log: (n: number) => path.join(root, 'logs', `${String(n).padStart(4, '0')}.log`),
+    /** The i-th run of experiment n (repeats and re-measures of the best): the first is log(n). */
+    runLog: (n: number, i: number) => path.join(root, 'logs', `${String(n).padStart(4, '0')}${i > 1 ? `-${i}` : ''}.log`)
   };
 }
 

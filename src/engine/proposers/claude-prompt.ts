@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import type { TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { z } from 'zod';
 import type { ExperimentRecord } from '../../core/journal';
+import { fmtNoise } from '../../core/noise';
 import type { ProposalContext } from './types';
 import { EDITOR, FINISH, FIX } from './claude-tools';
 
@@ -32,11 +33,23 @@ export function fixOf(r: ExperimentRecord): number | undefined {
 }
 
 /** The system prompt: the role the engine gives the model, then program.md as the researcher wrote it. */
-export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'direction'>): string {
+export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'direction' | 'noise'>): string {
+  const n = ctx.noise;
+  const rule =
+    n && n.noiseRuns > 1
+      ? [
+          `trains for a fixed time budget and reads the metric ${ctx.metric} (${ctx.direction} is better). Runs are noisy, so the engine measured the`,
+          `noise (the baseline ran ${n.noiseRuns} times) and keeps a commit only when the mean of its runs beats the best's mean by more than`,
+          `${n.keepSigma} standard errors of the difference, reproduced on at least two runs (a promising result is re-run up to ${n.confirmRuns} more times);`,
+          'otherwise it resets to the best. You do not run anything; the engine runs, commits and judges.'
+        ]
+      : [
+          `trains for a fixed time budget, reads the metric ${ctx.metric} (${ctx.direction} is better), keeps the commit if it beats the best so far`,
+          'and otherwise resets to the best. You do not run anything; the engine runs, commits and judges.'
+        ];
   return [
     'You are the researcher in an automated research loop. An engine owns the loop: after each of your turns it commits your edit,',
-    `trains for a fixed time budget, reads the metric ${ctx.metric} (${ctx.direction} is better), keeps the commit if it beats the best so far`,
-    'and otherwise resets to the best. You do not run anything; the engine runs, commits and judges.',
+    ...rule,
     '',
     'Each turn you propose exactly one experiment:',
     `- edit the editable files only with the ${EDITOR} tool (view, str_replace, insert; str_replace must match exactly one place);`,
@@ -145,8 +158,23 @@ function standing(ctx: ProposalContext): string {
     '# Where the run stands',
     `Metric: ${ctx.metric}, ${ctx.direction} is better.`,
     best ? `Best so far: ${fmt(best.metric)} at #${best.n}; baseline ${fmt(keeps[0].metric)} at #${keeps[0].n}.` : 'No baseline yet.',
-    `Experiments so far: ${h.length} (${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')}).`
+    `Experiments so far: ${h.length} (${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')}).`,
+    ...noiseLines(ctx)
   ].join('\n');
+}
+
+/** σ and the floor a gain must clear, in numbers, once the noise has been measured. */
+function noiseLines(ctx: ProposalContext): string[] {
+  const n = ctx.noise;
+  if (!n || n.noiseRuns <= 1) return [];
+  if (n.sigma === null) return [`Noise: not measured yet (the baseline runs ${n.noiseRuns} times first).`];
+  if (n.sigma === 0) return ['Noise: none measured (repeated runs give the same metric), so any improvement is kept.'];
+  const floor = n.keepSigma * n.sigma * Math.sqrt(1 / 2 + 1 / Math.max(1, n.bestRuns));
+  return [
+    `Noise: σ = ${fmtNoise(n.sigma)} per run (${n.df} degrees of freedom). A kept change must beat the best's mean (${n.bestRuns} runs) by more than`,
+    `${fmtNoise(floor)} on two runs (${n.keepSigma}σ of the difference); differences smaller than that are noise, not findings. Prefer changes whose`,
+    'expected effect is larger than the floor; changing a random seed is never a finding.'
+  ];
 }
 
 /** The summary of older experiments: one line each, or past MAX_SUMMARY_LINES a digest of bounded size. */
@@ -176,14 +204,14 @@ export function summaryText(records: ExperimentRecord[], direction: 'lower' | 'h
 
 /** One experiment in one line: number, status, metric and delta, description (and why, for a failure). */
 export function oneLine(r: ExperimentRecord): string {
-  const metric = r.metric !== null ? `${fmt(r.metric)}${r.delta !== null ? ` (${signed(r.delta)})` : ''}` : '—';
+  const metric = r.metric !== null ? `${fmt(r.metric)}${spread(r)}${r.delta !== null ? ` (${signed(r.delta)})` : ''}` : '—';
   const why = (r.status === 'crash' || r.status === 'rejected') && r.reason ? ` [${clip(r.reason, 80)}]` : '';
   return `#${r.n} ${r.status} ${metric} ${clip(r.description, 120)}${why}`;
 }
 
 function full(r: ExperimentRecord): string {
   const fixNote = fixOf(r) !== undefined ? ` (fix attempt for #${fixOf(r)})` : '';
-  const metric = r.metric !== null ? `${fmt(r.metric)}${r.delta !== null ? ` (${signed(r.delta)} vs best ${fmt(r.best_before)})` : ''}` : '—';
+  const metric = r.metric !== null ? `${fmt(r.metric)}${spread(r)}${r.delta !== null ? ` (${signed(r.delta)} vs best ${fmt(r.best_before)})` : ''}` : '—';
   const lines = [`### #${r.n} ${r.status}${fixNote}: ${metric}`, `Description: ${r.description}`];
   if (r.rationale) lines.push(`Rationale: ${clip(r.rationale, 500)}`);
   if (r.reason) lines.push(`Reason: ${clip(r.reason, 300)}`);
@@ -192,6 +220,13 @@ function full(r: ExperimentRecord): string {
     lines.push('```diff\n' + diff.trimEnd() + '\n```');
   }
   return lines.join('\n');
+}
+
+/** ` ±0.0021 (3 runs)` for a metric measured more than once; empty otherwise. */
+function spread(r: ExperimentRecord): string {
+  const runs = r.runs?.filter(x => x.metric !== null).length ?? 1;
+  if (runs <= 1) return '';
+  return `${r.verdict?.se ? ` ±${fmtNoise(r.verdict.se)}` : ''} (${runs} runs)`;
 }
 
 function fmt(v: number | null): string {

@@ -1,11 +1,13 @@
 /** The proposers the engine knows, by name. */
 import type { Prices } from '../../core/pricing';
+import { PROPOSER_NAMES, type ProposerName } from '../../core/run-options';
 import { ClaudeProposer } from './claude';
 import { OfflineProposer } from './offline';
 import type { Proposer } from './types';
 import { UserError } from '../workspace';
 
-export const PROPOSERS = ['offline', 'claude'] as const;
+/** Their names and needs (an API key, a model) are declared with the run options, for the panel too. */
+export const PROPOSERS = PROPOSER_NAMES;
 
 export interface ProposerOptions {
   seed: number;
@@ -22,7 +24,7 @@ export interface ProposerOptions {
 }
 
 /** The proposer used when none is named: claude when an API key is set, else offline. */
-export function defaultProposer(env: NodeJS.ProcessEnv = process.env): (typeof PROPOSERS)[number] {
+export function defaultProposer(env: NodeJS.ProcessEnv = process.env): ProposerName {
   return env.ANTHROPIC_API_KEY ? 'claude' : 'offline';
 }
 

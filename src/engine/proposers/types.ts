@@ -28,6 +28,21 @@ export interface ProposalContext {
   inFlight?: InFlight[];
   /** With several workers: the best commit the files come from (it may have moved since an experiment started). */
   bestCommit?: string;
+  /** The keep rule and the noise measured so far, so a proposer knows what counts as a gain. */
+  noise?: NoiseFacts;
+}
+
+/** What the noise-aware keep rule needs a gain to clear, as the loop knows it when proposing. */
+export interface NoiseFacts {
+  /** Runs of the baseline; 1 = the strict rule (no noise measured). */
+  noiseRuns: number;
+  keepSigma: number;
+  confirmRuns: number;
+  /** σ of one run; null before anything was measured twice. */
+  sigma: number | null;
+  df: number;
+  /** Runs behind the best's mean. */
+  bestRuns: number;
 }
 
 /** An experiment another worker is running (or about to run). */

@@ -1,0 +1,189 @@
+/**
+ * Measuring committed code until the keep rule decides: run it, then run again whichever
+ * side the rule asks for (the candidate, to confirm it; the best, to sharpen its mean), one
+ * run at a time. Every run is journaled the moment it ends, so a kill -9 loses none and a
+ * resumed engine repeats none: the runs a state already has are where measuring resumes.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { RunPurpose, RunRecord, Verdict } from '../core/journal';
+import { decide, fmtNoise, mean, type Decision, type NoiseRule } from '../core/noise';
+import { memoryGb, parseSummary, readMetric } from '../core/summary';
+import type { Executor, RunKernel } from './executor/types';
+import type { Repo } from './git';
+import { seedFor, type Ledger } from './ledger';
+import { LogCapture } from './log-capture';
+import { pathWithPython } from './python';
+import type { Best } from './loop-records';
+import { changedReadonly } from './workspace';
+
+export interface MeasureEnv {
+  dir: string;
+  repo: Repo;
+  executor: Executor;
+  python: string;
+  command: string;
+  /** The summary key ranked by. */
+  metric: string;
+  budgetS: number;
+  timeoutS: number;
+  readonlyHashes: Record<string, string>;
+  ledger: Ledger;
+  rule: NoiseRule;
+  /** The best as it is now: with several workers it may move while this experiment is measured. */
+  currentBest: () => Best | null;
+  /** Log file of this experiment's i-th run. */
+  runLog: (i: number) => string;
+  logHeadBytes?: number;
+  logTailBytes?: number;
+  signal: AbortSignal;
+  worker?: number;
+  /** Extra environment for every run (a worker's CUDA_VISIBLE_DEVICES). */
+  runEnv?: Record<string, string>;
+  onPhase?: (phase: string) => void;
+  onRunStart?: (log: LogCapture, startedAt: number, purpose: RunPurpose, i: number) => void;
+  onSpawn?: (pgid: number | null) => void;
+  onKernel?: (kernel: RunKernel) => void;
+}
+
+export interface Target {
+  commit: string;
+  state: string;
+}
+
+export type Measured =
+  | { kind: 'decided'; status: 'keep' | 'discard'; reason: string; mean: number; bestMean: number | null; delta: number | null; verdict: Verdict }
+  | { kind: 'failed'; status: 'crash' | 'interrupted' | 'rejected'; reason: string };
+
+/** Runs `candidate` (n's code) and, when asked, the best, until keep or discard; the tree ends at the candidate. */
+export async function measure(env: MeasureEnv, n: number, candidate: Target, baseline: boolean): Promise<Measured> {
+  const m = env.ledger.measurements;
+  const spent = { measure: 0, noise: 0, confirm: 0, best: 0 };
+  let decision: Decision | null = null;
+  let bestRuns = 0;
+  try {
+    for (;;) {
+      const values = m.values(candidate.state);
+      let next: { target: Target; purpose: RunPurpose } | null = null;
+      if (values.length === 0) {
+        next = { target: candidate, purpose: 'measure' };
+      } else if (baseline) {
+        if (values.length < env.rule.noiseRuns) next = { target: candidate, purpose: 'noise' };
+      } else {
+        const best = env.currentBest();
+        if (!best) throw new Error(`experiment #${n} has no best to be judged against`);
+        const bestValues = m.values(best.state);
+        bestRuns = Math.max(1, bestValues.length);
+        decision = decide({ candidate: values, best: bestValues.length ? bestValues : [best.metric], sigma: m.sigma().sigma, rule: env.rule });
+        if (decision.action === 'run-best') next = { target: best, purpose: 'best' };
+        else if (decision.action === 'run-candidate') next = { target: candidate, purpose: 'confirm' };
+      }
+      if (!next) break;
+      const run = await runOnce(env, n, next.target, next.purpose);
+      spent[next.purpose]++;
+      if (run.failed) {
+        if (next.purpose === 'best' && run.failed.status === 'crash') {
+          // The candidate did not fail; the bar could not be re-measured, so nothing is kept on it.
+          const d = decision as Decision;
+          return { kind: 'decided', status: 'discard', reason: `re-measuring the best crashed (${run.failed.reason}); not kept`, mean: d.mean, bestMean: d.bestMean, delta: d.delta, verdict: verdictOf(env, d, bestRuns, spent, candidate) };
+        }
+        const which = spent.measure + spent.noise + spent.confirm > 1 ? ` (run ${run.record?.k ?? '?'} of this code)` : '';
+        return { kind: 'failed', status: run.failed.status, reason: `${run.failed.reason}${which}` };
+      }
+    }
+  } finally {
+    if ((await env.repo.head()) !== candidate.commit) await env.repo.resetHard(candidate.commit);
+  }
+  const values = m.values(candidate.state);
+  if (baseline) {
+    const sigma = m.sigma().sigma;
+    const reason = values.length > 1 ? `the reference: mean of ${values.length} runs${sigma !== null ? `, σ ${fmtNoise(sigma)}` : ''}` : 'the reference';
+    const d: Decision = { action: 'keep', reason, mean: mean(values), bestMean: NaN, delta: 0, se: sigma !== null ? sigma / Math.sqrt(values.length) : null, floor: null, strict: env.rule.noiseRuns <= 1 || sigma === 0 };
+    return { kind: 'decided', status: 'keep', reason, mean: d.mean, bestMean: null, delta: null, verdict: verdictOf(env, d, 0, spent, candidate) };
+  }
+  const d = decision as Decision;
+  return { kind: 'decided', status: d.action === 'keep' ? 'keep' : 'discard', reason: d.reason, mean: d.mean, bestMean: d.bestMean, delta: d.delta, verdict: verdictOf(env, d, bestRuns, spent, candidate) };
+}
+
+function verdictOf(env: MeasureEnv, d: Decision, bestRuns: number, spent: Verdict['spent'], candidate: Target): Verdict {
+  const sigma = env.ledger.measurements.sigma().sigma;
+  const runs = env.ledger.measurements.values(candidate.state).length;
+  return {
+    sigma, se: d.se, floor: d.floor, keep_sigma: env.rule.keepSigma, best_runs: bestRuns, strict: d.strict,
+    confirmed: d.action === 'keep' && !d.strict && runs > 1, spent
+  };
+}
+
+interface RunResult {
+  record: RunRecord | null;
+  failed: { status: 'crash' | 'interrupted' | 'rejected'; reason: string } | null;
+}
+
+/** One run of `target`: journaled (unless stopped mid-run, which measured nothing). */
+async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunPurpose): Promise<RunResult> {
+  if ((await env.repo.head()) !== target.commit) await env.repo.resetHard(target.commit);
+  const i = env.ledger.runsFor(n).length + 1;
+  const k = env.ledger.measurements.runCount(target.state) + 1;
+  const seed = seedFor(n, i);
+  const logFile = env.runLog(i);
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  env.onPhase?.(purpose === 'measure' ? 'run' : purpose);
+  const log = new LogCapture(logFile, env.logHeadBytes, env.logTailBytes);
+  env.onRunStart?.(log, Date.now(), purpose, i);
+  let outcome;
+  try {
+    outcome = await env.executor.run({
+      cwd: env.dir,
+      command: env.command,
+      timeoutS: env.timeoutS,
+      env: {
+        ...pathWithPython(env.python), AUTORESEARCH_BUDGET_S: String(env.budgetS), AUTORESEARCH_SEED: String(seed), AUTORESEARCH_RUN: String(k), ...env.runEnv
+      },
+      log,
+      signal: env.signal,
+      onSpawn: env.onSpawn,
+      onKernel: env.onKernel
+    });
+  } finally {
+    log.close();
+  }
+  if (outcome.interrupted) {
+    return { record: null, failed: { status: 'interrupted', reason: 'stopped by the user while training' } };
+  }
+  const summary = parseSummary(log.tailText());
+  const read = readMetric(summary, env.metric);
+  const failed = failureOf(env, outcome, read, log.tailText());
+  const metric = failed || 'error' in read ? null : read.value;
+  const record: RunRecord = {
+    type: 'run', ts: new Date().toISOString(), n, commit: target.commit, state: target.state, purpose, k, seed, metric,
+    summary: summary ?? {}, run_s: outcome.seconds, exit_code: outcome.exitCode, signal: outcome.signal,
+    reason: failed?.reason ?? null, memory_gb: memoryGb(summary), log_path: logFile, log_truncated: log.truncated,
+    ...(env.worker !== undefined ? { worker: env.worker } : {})
+  };
+  env.ledger.record(record);
+  return { record, failed };
+}
+
+/** Why a run measured nothing, or null. */
+function failureOf(
+  env: MeasureEnv,
+  outcome: { exitCode: number | null; signal: string | null; timedOut: boolean },
+  metric: ReturnType<typeof readMetric>,
+  tail: string
+): RunResult['failed'] {
+  const touched = changedReadonly(env.dir, env.readonlyHashes);
+  if (touched.length) return { status: 'rejected', reason: `read-only ${touched.join(', ')} changed during the run` };
+  if (outcome.timedOut) return { status: 'crash', reason: `killed at the ${env.timeoutS} s deadline` };
+  if (outcome.exitCode !== 0) {
+    const why = outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
+    return { status: 'crash', reason: `${why}: ${lastErrorLine(tail)}` };
+  }
+  return 'error' in metric ? { status: 'crash', reason: metric.error } : null;
+}
+
+/** The most telling line of a crashed run's output (a Python exception's last line). */
+export function lastErrorLine(tail: string): string {
+  const lines = tail.split('\n').map(l => l.trim()).filter(Boolean);
+  const err = [...lines].reverse().find(l => /(Error|Exception|Killed|error:)/.test(l));
+  return (err ?? lines[lines.length - 1] ?? 'no output').slice(0, 300);
+}

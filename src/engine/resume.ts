@@ -1,0 +1,43 @@
+/**
+ * Picking up an experiment a killed engine left mid-measurement: its proposal was journaled
+ * with its start, its commit and runs with each run, so the resumed engine measures it on
+ * from where it stopped — nothing recorded is lost or run again.
+ */
+import type { ExperimentStartRecord, JournalRecord, ProposalFacts } from '../core/journal';
+import { ZERO_USAGE } from '../core/journal';
+import type { Proposal } from './proposers/types';
+
+export interface Continuation {
+  start: ExperimentStartRecord;
+  /** The experiment's own commit (the baseline's: the code it measured). */
+  commit: string;
+  baseline: boolean;
+  /** The proposal rebuilt from its start record (files stay in the commit); null for the baseline. */
+  proposal: Proposal | null;
+}
+
+/** In-flight experiments with at least one recorded run of their own code, and what they proposed. */
+export function continuations(records: JournalRecord[], inFlight: ExperimentStartRecord[]): Continuation[] {
+  const out: Continuation[] = [];
+  for (const start of inFlight) {
+    const own = records.find(r => r.type === 'run' && r.n === start.n && r.purpose !== 'best');
+    if (!own || own.type !== 'run') continue;
+    // A start from before proposals were journaled with it cannot be rebuilt: it is recorded as interrupted.
+    const baseline = start.proposal === undefined && start.description === 'baseline';
+    if (!baseline && !start.proposal) continue;
+    const p = start.proposal;
+    out.push({
+      start, commit: own.commit, baseline,
+      proposal: p ? { description: start.description, rationale: p.rationale, files: {}, usage: p.usage, cost_usd: p.cost_usd, meta: p.meta } : null
+    });
+  }
+  return out;
+}
+
+/** What a proposal's start record keeps of it. */
+export function proposalFacts(p: Proposal, proposer: string, proposeS: number): ProposalFacts {
+  return {
+    rationale: p.rationale, proposer, propose_s: proposeS, usage: p.usage ?? { ...ZERO_USAGE }, cost_usd: p.cost_usd ?? 0,
+    ...(p.meta !== undefined ? { meta: p.meta } : {})
+  };
+}
