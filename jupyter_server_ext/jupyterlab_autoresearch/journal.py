@@ -9,10 +9,12 @@ from pathlib import Path
 
 STATUSES = {"keep", "discard", "crash", "interrupted", "rejected"}
 END_REASONS = {"max-experiments", "hours", "signal", "stop", "exhausted", "budget", "error"}
+# Why a training run was made (src/core/journal.ts RUN_PURPOSES).
+RUN_PURPOSES = {"measure", "noise", "confirm", "best"}
 
 # The fields src/core/journal.ts requires of each record type, with the JSON types allowed.
 # A server-side mirror of the zod schema: enough to refuse a corrupt line, not a second source of truth.
-STR, INT, NUM, BOOL, OBJ, NULL = "string", "integer", "number", "boolean", "object", "null"
+STR, INT, NUM, BOOL, OBJ, ARR, NULL = "string", "integer", "number", "boolean", "object", "array", "null"
 SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
     "run_start": {
         "ts": (STR,), "tag": (STR,), "branch": (STR,), "resume": (BOOL,), "base_commit": (STR,),
@@ -20,6 +22,12 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "engine_version": (STR,), "pid": (INT,),
     },
     "experiment_start": {"ts": (STR,), "n": (INT,), "parent_commit": (STR,), "description": (STR,)},
+    # One training run of an experiment's code (or of the best's, re-measured while judging one).
+    "run": {
+        "ts": (STR,), "n": (INT,), "commit": (STR,), "state": (STR,), "purpose": (STR,), "k": (INT,), "seed": (INT,),
+        "metric": (NUM, NULL), "summary": (OBJ,), "run_s": (NUM,), "exit_code": (INT, NULL), "signal": (STR, NULL),
+        "reason": (STR, NULL), "memory_gb": (NUM,), "log_path": (STR, NULL),
+    },
     "experiment": {
         "ts": (STR,), "n": (INT,), "parent_commit": (STR,), "commit": (STR, NULL), "description": (STR,),
         "rationale": (STR,), "diff": (STR,), "lines_added": (INT,), "lines_removed": (INT,),
@@ -32,6 +40,13 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "ts": (STR,), "reason": (STR,), "message": (STR, NULL), "best_commit": (STR, NULL),
         "best_metric": (NUM, NULL),
     },
+}
+
+# Fields a record may carry, checked when present: the noise-aware engine's additions to an
+# experiment (journals from before it lack them) and the optional flags of a run.
+OPTIONAL: dict[str, dict[str, tuple[str, ...]]] = {
+    "experiment": {"state": (STR,), "runs": (ARR,), "verdict": (OBJ,), "same_as": (INT,)},
+    "run": {"log_truncated": (BOOL,)},
 }
 
 
@@ -61,6 +76,26 @@ def _json_type(value) -> str:
     return "array"
 
 
+def _type_problem(kind: str, name: str, value, allowed: tuple[str, ...]) -> str | None:
+    got = _json_type(value)
+    if got not in allowed and not (got == INT and NUM in allowed):
+        return f"{kind}.{name} is {got}, expected {' or '.join(allowed)}"
+    return None
+
+
+def _run_refs_problem(runs: list) -> str | None:
+    """An experiment's `runs`: each a run of its code with k, seed and metric (null for a crash)."""
+    for i, ref in enumerate(runs):
+        if not isinstance(ref, dict):
+            return f"experiment.runs[{i}] is not an object"
+        for name, allowed in (("k", (INT,)), ("seed", (INT,)), ("metric", (NUM, NULL)), ("run_s", (NUM,)), ("log_path", (STR, NULL))):
+            if name not in ref:
+                return f"experiment.runs[{i}] lacks {name!r}"
+            if (why := _type_problem(f"experiment.runs[{i}]", name, ref[name], allowed)) is not None:
+                return why
+    return None
+
+
 def problem(record) -> str | None:
     """What is wrong with a parsed journal record, or None when it is valid."""
     if not isinstance(record, dict):
@@ -72,10 +107,16 @@ def problem(record) -> str | None:
     for name, allowed in fields.items():
         if name not in record:
             return f"{kind} record lacks {name!r}"
-        got = _json_type(record[name])
-        if got not in allowed and not (got == INT and NUM in allowed):
-            return f"{kind}.{name} is {got}, expected {' or '.join(allowed)}"
-    if kind in ("experiment", "experiment_start") and "worker" in record:
+        if (why := _type_problem(kind, name, record[name], allowed)) is not None:
+            return why
+    for name, allowed in OPTIONAL.get(kind, {}).items():
+        if name in record and (why := _type_problem(kind, name, record[name], allowed)) is not None:
+            return why
+    if kind == "experiment" and "runs" in record and (why := _run_refs_problem(record["runs"])) is not None:
+        return why
+    if kind == "run" and record["purpose"] not in RUN_PURPOSES:
+        return f"run.purpose {record['purpose']!r} is not one of {sorted(RUN_PURPOSES)}"
+    if kind in ("experiment", "experiment_start", "run") and "worker" in record:
         # Optional: present only in runs with several workers (1..N).
         worker = record["worker"]
         if _json_type(worker) != INT or worker < 1:
@@ -179,6 +220,15 @@ def in_flight_all(records: list[dict]) -> list[dict]:
     """Every experiment_start without an experiment record of its number: one per busy worker."""
     done = {r["n"] for r in records if r["type"] == "experiment"}
     return [r for r in records if r["type"] == "experiment_start" and r["n"] not in done]
+
+
+def run_counts(records: list[dict]) -> dict[int, int]:
+    """Training runs journaled per experiment number (an experiment in flight's next run is count + 1)."""
+    counts: dict[int, int] = {}
+    for r in records:
+        if r["type"] == "run":
+            counts[r["n"]] = counts.get(r["n"], 0) + 1
+    return counts
 
 
 def in_flight(records: list[dict]) -> dict | None:

@@ -44,13 +44,38 @@ def _locate(path: str | Path, tag: str | None) -> tuple[Path | None, str | None,
 
 
 def _read_experiments(journal: Path) -> list[dict[str, Any]]:
-    """The experiment records of a journal, in order, without their `type` (validated as the server reads it)."""
-    return [{k: v for k, v in r.items() if k != "type"} for r in read_journal(journal) if r.get("type") == "experiment"]
+    """The experiment records of a journal, in order, without their `type` (validated as the server reads it),
+    each with the columns of its runs (see `_with_runs`)."""
+    return [_with_runs({k: v for k, v in r.items() if k != "type"}) for r in read_journal(journal) if r.get("type") == "experiment"]
+
+
+def _with_runs(row: dict[str, Any]) -> dict[str, Any]:
+    """Adds what a table of experiments wants of their runs: `runs` (how many), `run_metrics`
+    (each run's metric, None for a crashed one), `se` (the mean's standard error), `sigma` (one
+    run's, pooled) and `confirmed`. The runs themselves, with seeds and logs, move to `run_list`.
+    A record from before repeats ran once: its metric is its one run's."""
+    refs = row.get("runs")
+    verdict = row.get("verdict") or {}
+    if refs is None:
+        ran = row["status"] in ("keep", "discard", "crash")
+        metrics = [row["metric"]] if ran else []
+    else:
+        row["run_list"] = refs
+        metrics = [ref["metric"] for ref in refs]
+    row["runs"] = len(metrics)
+    row["run_metrics"] = metrics
+    row["se"] = verdict.get("se")
+    row["sigma"] = verdict.get("sigma")
+    row["confirmed"] = bool(verdict.get("confirmed", False))
+    return row
 
 
 def load(path: str | Path, tag: str | None = None):
     """A run's experiment records: a pandas DataFrame (one row per experiment, the record's
     fields as columns) when pandas is importable, else a list of dicts with the same keys.
+    `metric` is the mean of the experiment's runs; `runs` counts them, `run_metrics` lists their
+    metrics, `se` is the mean's standard error, `sigma` one run's noise and `confirmed` whether
+    repeat runs reproduced a keep (`run_list` has each run's seed and log).
 
     `path` is a workspace folder (the latest run, or `tag`), a run folder or a journal file.
     """
@@ -86,7 +111,8 @@ def _notebook_from_engine(workspace: Path, tag: str) -> dict[str, Any] | None:
 
 
 def notebook_outputs(path: str | Path, tag: str | None = None) -> list[dict[str, Any]]:
-    """The MIME bundles `show` displays: the chart, then one per experiment."""
+    """The MIME bundles `show` displays: the run's one-line summary (σ and what trust cost
+    included), the chart, then one per experiment."""
     workspace, chosen, _ = _locate(path, tag)
     if workspace is None:
         raise ValueError(f"{path} is not inside a workspace (<workspace>/{STATE_DIR}/<tag>/{JOURNAL}); load() reads it, show() needs the workspace")
@@ -99,7 +125,15 @@ def notebook_outputs(path: str | Path, tag: str | None = None) -> list[dict[str,
                 f"(or export the run first: autoresearch export {workspace} --tag {chosen})"
             )
         notebook = json.loads(exported.read_text(encoding="utf-8"))
-    return [
+    # The export's summary cell is markdown; program.md, its first cell, is left out: it is the
+    # researcher's own text and already open beside the notebook.
+    summary = [
+        {"text/markdown": text, "text/plain": text}
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "markdown" and cell.get("id") == "summary"
+        for text in ["".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]]
+    ]
+    return summary + [
         _joined(output["data"])
         for cell in notebook["cells"]
         if cell["cell_type"] == "code"
@@ -109,7 +143,7 @@ def notebook_outputs(path: str | Path, tag: str | None = None) -> list[dict[str,
 
 
 def show(path: str | Path, tag: str | None = None) -> None:
-    """Displays a run as notebook outputs: the progress chart, then each experiment."""
+    """Displays a run as notebook outputs: its summary, the progress chart, then each experiment."""
     from IPython.display import display
 
     for bundle in notebook_outputs(path, tag):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .journal import in_flight, in_flight_all, read_journal, summarize
+from .journal import in_flight, in_flight_all, read_journal, run_counts, summarize
 from .supervisor import Supervisor
 from .workspaces import EngineInfo, api_path, engine_log_path, journal_path, log_path
 
@@ -26,6 +26,8 @@ def run_status(sup: Supervisor, ws: Path, tag: str, records: list[dict] | None =
     engine = sup.engine(ws)
     state = state_of(records[-1]["type"] if records else None, engine, tag)
     flight = in_flight(records)
+    # The log being written is the in-flight experiment's current run's (several with repeats).
+    runs = run_counts(records)
     mine = state == "running"
     engine_log = engine_log_path(ws, tag)
     return {
@@ -40,7 +42,7 @@ def run_status(sup: Supervisor, ws: Path, tag: str, records: list[dict] | None =
                 "n": flight["n"],
                 "description": flight["description"],
                 "ts": flight["ts"],
-                "log": api_path(sup.root, log_path(ws, tag, flight["n"])),
+                "log": api_path(sup.root, log_path(ws, tag, flight["n"], runs.get(flight["n"], 0) + 1)),
             }
             if flight is not None
             else None
@@ -52,7 +54,7 @@ def run_status(sup: Supervisor, ws: Path, tag: str, records: list[dict] | None =
                 "worker": f.get("worker"),
                 "description": f["description"],
                 "ts": f["ts"],
-                "log": api_path(sup.root, log_path(ws, tag, f["n"])),
+                "log": api_path(sup.root, log_path(ws, tag, f["n"], runs.get(f["n"], 0) + 1)),
             }
             for f in in_flight_all(records)
         ],

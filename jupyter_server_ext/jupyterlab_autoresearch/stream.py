@@ -58,7 +58,10 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
         self.last_type: str | None = None
         # Experiments started and not finished, by number: one per worker.
         self.flights: dict[int, dict] = {}
+        # Runs journaled per experiment: its next run writes log NNNN-(count+1).log.
+        self.run_counts: dict[int, int] = {}
         self.log_n: int | None = None
+        self.log_run = 1
         self.log_offset = 0
         self.log_partial = b""
         self.log_reset = False
@@ -97,10 +100,13 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
                 self.error = str(err)
             batch: list[dict] = []
             for record in records:
-                if record["type"] == "experiment" and record["n"] == self.log_n:
+                if record["type"] in ("experiment", "run") and record["n"] == self.log_n:
                     self.send_records(batch)  # the last lines come after what came before them
                     self.follow_log(final=True)  # and before the record that ends them
                     self.log_n = None
+                if record["type"] == "run":
+                    # An experiment measured again: its next run writes a log of its own.
+                    self.run_counts[record["n"]] = self.run_counts.get(record["n"], 0) + 1
                 if self.count >= self.since:
                     batch.append(record)
                 self.count += 1
@@ -123,7 +129,7 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
         if newest is not None and newest["n"] != self.log_n:
             if self.log_n is not None:
                 self.follow_log(final=True)
-            self.start_log(newest["n"])
+            self.start_log(newest["n"], self.run_counts.get(newest["n"], 0) + 1)
         if self.log_n is not None:
             self.follow_log()
         self.send_state()
@@ -157,19 +163,20 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
             self.sent_state = message
             self.send(message)
 
-    def start_log(self, n: int) -> None:
-        """Follows experiment n's log, from a bounded backlog of what it has written so far."""
+    def start_log(self, n: int, run: int = 1) -> None:
+        """Follows experiment n's log (of its run-th run), from a bounded backlog of what it has written so far."""
         self.log_n = n
+        self.log_run = run
         self.log_partial = b""
         self.log_reset = True
-        file = log_path(self.ws, self.tag, n)
+        file = log_path(self.ws, self.tag, n, run)
         size = file.stat().st_size if file.exists() else 0
         self.log_offset = max(0, size - LOG_BACKLOG)
         self.log_skip_first = self.log_offset > 0  # mid-line: the cut line is not shown
 
     def follow_log(self, final: bool = False) -> None:
         """Sends the log's new complete lines (and, when final, the unfinished last one)."""
-        file: Path = log_path(self.ws, self.tag, self.log_n)
+        file: Path = log_path(self.ws, self.tag, self.log_n, self.log_run)
         try:
             with open(file, "rb") as f:
                 f.seek(self.log_offset)

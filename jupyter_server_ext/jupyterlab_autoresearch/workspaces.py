@@ -53,9 +53,10 @@ def journal_path(ws: Path, tag: str) -> Path:
     return ws / STATE_DIR / tag / "journal.jsonl"
 
 
-def log_path(ws: Path, tag: str, n: int) -> Path:
-    """`.autoresearch/<tag>/logs/NNNN.log`: experiment n's training output."""
-    return ws / STATE_DIR / tag / "logs" / f"{n:04d}.log"
+def log_path(ws: Path, tag: str, n: int, run: int = 1) -> Path:
+    """`.autoresearch/<tag>/logs/NNNN.log`: experiment n's training output; its i-th run's
+    `NNNN-i.log` when the noise-aware rule runs it again (as the engine's runPaths names them)."""
+    return ws / STATE_DIR / tag / "logs" / (f"{n:04d}.log" if run <= 1 else f"{n:04d}-{run}.log")
 
 
 def engine_log_path(ws: Path, tag: str) -> Path:

@@ -4,7 +4,8 @@ import type { ExperimentStartRecord, JournalRecord, RunStartRecord } from '../..
 import { frontMatterEntries, frontMatterNumber, joinProgram, splitProgram } from '../../src/lab/panel/front-matter';
 import type { EventMessage } from '../../src/lab/panel/run-events';
 import { LIVE_LOG_LINES, RunModel } from '../../src/lab/panel/run-model';
-import { describeState } from '../../src/lab/panel/run-state';
+import { describeBest, describeNoise, describeState } from '../../src/lab/panel/run-state';
+import { noisyJournal } from '../helpers/noisy-journal';
 import { nullTranslator } from '@jupyterlab/translation';
 
 const trans = nullTranslator.load('jupyterlab_autoresearch');
@@ -97,6 +98,55 @@ describe('describeState', () => {
     expect(describeState(model, trans)).toBe('proposing #3');
     feed(model, [rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }), state('stopped')]);
     expect(describeState(model, trans)).toBe('stopped (stop)');
+  });
+});
+
+describe('RunModel with run records (the noise-aware engine)', () => {
+  it('keeps run records apart from experiments: they neither finish one nor count as one', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    const records = noisyJournal();
+    const added: number[] = [];
+    model.experimentAdded.connect((_, e) => added.push(e.record.n));
+    // #2 in flight: its first run is journaled, the experiment is not finished yet.
+    const firstRunOf2 = records.findIndex(r => r.type === 'run' && r.n === 2);
+    feed(model, [...records.slice(0, firstRunOf2).map(rec), rec(start(2)), rec(records[firstRunOf2]), state('running')]);
+    expect(model.experiments.map(e => e.n)).toEqual([0, 1]);
+    expect(model.inFlight.has(2)).toBe(true);
+    expect(describeState(model, trans)).toBe('#2 training');
+    feed(model, records.slice(firstRunOf2 + 1).map(rec));
+    expect(added).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(model.runs).toHaveLength(records.filter(r => r.type === 'run').length);
+    expect(model.inFlight.size).toBe(0);
+    model.reset('t2');
+    expect(model.runs).toEqual([]);
+    expect(model.noise).toBeNull();
+  });
+
+  it('the status gives the best as mean ± se and σ; the line above the chart the trust cost', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    feed(model, [...noisyJournal().map(rec), state('stopped')]);
+    // #2's code ran 3 times (0.980, 0.984, 0.983): σ pooled over #0, #2 and #3's runs.
+    const noise = model.noise!;
+    expect(noise.best).toMatchObject({ n: 2, runs: 3 });
+    expect(noise.best!.metric).toBeCloseTo(0.982333, 6);
+    expect(noise.df).toBe(2 + 2 + 2);
+    expect(describeBest(model, trans)).toMatch(/^best 0\.9823 ± 0\.00\d\d · σ 0\.00\d\d \(6 df\)$/);
+    const [head, trust] = describeNoise(model, trans);
+    expect(head).toMatch(/^σ 0\.00\d\d \(6 df\) · best val_bpb 0\.982333 ± 0\.00\d\d \(3 runs\) \(#2\)$/);
+    // 11 runs of 60 s (5 first runs, the crash's included, 2 noise, 3 confirmation, 1 re-measure
+    // of the best); one keep gained 0.018 for $0.05 of proposals: 11 min / 18 and $0.05 / 18.
+    expect(trust).toBe('trust: 6 of 11 runs on measurement and confirmation (2 noise, 3 confirmation, 1 re-measuring the best) · 0.6 accelerator-min and $0.0028 per 0.001 gained');
+  });
+
+  it('a run from before repeats shows what it always did', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    feed(model, [rec(runStart), rec(record(0, { status: 'keep', metric: 0.99 })), state('stopped')]);
+    expect(model.noise).toBeNull();
+    expect(describeBest(model, trans)).toBe('best 0.9900');
+    expect(describeNoise(model, trans)).toEqual([]);
   });
 });
 

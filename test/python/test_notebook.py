@@ -74,7 +74,13 @@ def test_load_without_pandas_returns_dicts(workspace, monkeypatch):
     rows = load(workspace, tag="t1")
     expected = journal_experiments(workspace)
     assert isinstance(rows, list)
-    assert rows == [{k: v for k, v in e.items() if k != "type"} for e in expected]
+    added = {"runs", "run_list", "run_metrics", "se", "sigma", "confirmed"}
+    assert [{k: v for k, v in r.items() if k not in added} for r in rows] == [
+        {k: v for k, v in e.items() if k not in added and k != "type"} for e in expected
+    ]
+    # Each experiment's runs: the record's own list when the engine repeats runs, else its one run.
+    assert [r["runs"] for r in rows] == [len(e["runs"]) if "runs" in e else 1 for e in expected]
+    assert [r["run_metrics"] for r in rows] == [[x["metric"] for x in e["runs"]] if "runs" in e else [e["metric"]] for e in expected]
 
 
 def test_load_takes_a_journal_file_or_run_folder(workspace, monkeypatch):
@@ -110,7 +116,9 @@ def test_show_displays_the_chart_then_each_experiment(workspace, monkeypatch):
     show(workspace)
     assert all(raw for _, raw in shown)
     bundles = [obj for obj, _ in shown]
-    chart, *experiments = bundles
+    summary, chart, *experiments = bundles
+    assert set(summary) == {"text/markdown", "text/plain"}
+    assert summary["text/markdown"].startswith("## Run `t1`")
     assert set(chart) == {VEGALITE_MIME, "image/svg+xml", "text/plain"}
     assert chart["image/svg+xml"].startswith("<svg ")
     assert chart[VEGALITE_MIME]["$schema"].endswith("vega-lite/v5.json")

@@ -20,7 +20,7 @@ import { LiveView } from './live-view';
 import { ProgramCell } from './program-cell';
 import { RunEvents } from './run-events';
 import { RunModel } from './run-model';
-import { describeState } from './run-state';
+import { describeBest, describeState } from './run-state';
 import { RunToolbar, type ToolbarAction } from './run-toolbar';
 
 /** The settings of schema/plugin.json the panel reads (defaults for new runs). */
@@ -90,7 +90,8 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     this.chart = new ChartView(opts.rendermime, trans, () => ({
       experiments: this.model.experiments,
       metric: this.model.metric,
-      direction: this.model.direction
+      direction: this.model.direction,
+      model: this.model
     }));
     const live = new LiveView(this.model, trans);
     this.list = new ExperimentList({
@@ -134,9 +135,9 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
   /** The run state in a few words, for the status bar. */
   statusText(): string {
     const { trans } = this.opts;
-    const m = this.model;
-    const best = m.best?.metric != null ? ` · ${trans.__('best %1', m.best.metric.toFixed(4))}` : '';
-    return `${describeState(this.model, trans)}${best}`;
+    // The best as mean ± se with σ once runs are repeated; as before for older runs.
+    const best = describeBest(this.model, trans);
+    return `${describeState(this.model, trans)}${best ? ` · ${best}` : ''}`;
   }
 
   dispose(): void {

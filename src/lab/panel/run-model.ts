@@ -4,7 +4,8 @@
  * state. The toolbar, chart, list and status bar all read it and redraw on `changed`.
  */
 import { Signal, type ISignal } from '@lumino/signaling';
-import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunEndRecord, RunStartRecord } from '../../core/journal';
+import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunEndRecord, RunRecord, RunStartRecord } from '../../core/journal';
+import { hasRepeats, noiseSummary, type NoiseSummary } from '../../core/noise-words';
 import type { EventMessage, IStateMessage } from './run-events';
 
 /** How many lines of the running experiment's log the panel keeps. */
@@ -22,6 +23,8 @@ export class RunModel {
   runStart: RunStartRecord | null = null;
   runEnd: RunEndRecord | null = null;
   readonly experiments: ExperimentRecord[] = [];
+  /** Every training run, as the noise-aware engine journals them (none in older journals). */
+  readonly runs: RunRecord[] = [];
   /** Experiments started and not finished, by number (one per worker). */
   readonly inFlight = new Map<number, ExperimentStartRecord>();
   /** The experiment whose log `liveLog` holds, and its last lines. */
@@ -32,6 +35,10 @@ export class RunModel {
   best: ExperimentRecord | null = null;
   costUsd = 0;
   error: string | null = null;
+
+  /** Runs and experiments in journal order: what σ, the best's mean and the trust report come from. */
+  private readonly measured: Array<RunRecord | ExperimentRecord> = [];
+  private noiseCache: { size: number; summary: NoiseSummary | null } | null = null;
 
   private readonly _changed = new Signal<this, void>(this);
   private readonly _experimentAdded = new Signal<this, { record: ExperimentRecord; live: boolean }>(this);
@@ -74,6 +81,18 @@ export class RunModel {
     return latest;
   }
 
+  /**
+   * σ, the best as mean ± se and what trust cost, or null for a run from before repeats (the
+   * panel then shows what it always did). Recomputed only when a run or experiment arrived.
+   */
+  get noise(): NoiseSummary | null {
+    if (this.noiseCache?.size !== this.measured.length) {
+      const summary = hasRepeats(this.measured) ? noiseSummary(this.measured, this.direction) : null;
+      this.noiseCache = { size: this.measured.length, summary };
+    }
+    return this.noiseCache.summary;
+  }
+
   /** Forgets everything: the panel is about to follow another run. */
   reset(tag: string | null, state: RunState = 'none'): void {
     this.tag = tag;
@@ -83,6 +102,9 @@ export class RunModel {
     this.runStart = null;
     this.runEnd = null;
     this.experiments.length = 0;
+    this.runs.length = 0;
+    this.measured.length = 0;
+    this.noiseCache = null;
     this.inFlight.clear();
     this.liveLogN = null;
     this.liveLog = [];
@@ -126,7 +148,14 @@ export class RunModel {
       case 'experiment_start':
         this.inFlight.set(record.n, record);
         break;
+      case 'run':
+        // One training run of an experiment still in flight (or a re-measure of the best):
+        // the experiment is not finished until its own record comes.
+        this.runs.push(record);
+        this.measured.push(record);
+        break;
       case 'experiment':
+        this.measured.push(record);
         this.addExperiment(record);
         break;
       case 'run_end':

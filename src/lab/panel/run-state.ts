@@ -1,5 +1,7 @@
 /** The run's state in words, for the panel's strip and the status bar; no DOM, so testable anywhere. */
 import type { TranslationBundle } from '@jupyterlab/translation';
+import { fmtNoise } from '../../core/noise';
+import { bestWords, perMilliWords, perProposerWords, sigmaWords, trustRunsWords } from '../../core/noise-words';
 import type { RunModel } from './run-model';
 
 /** The run's state in a few words: "#12 training", "proposing #13", "stopped (stop)". */
@@ -27,4 +29,42 @@ export function describeState(m: RunModel, trans: TranslationBundle): string {
     default:
       return trans.__('connecting');
   }
+}
+
+/**
+ * The best and the noise for the status bar: `best 0.9823 ± 0.0023 · σ 0.0040 (4 df)`; a run
+ * from before repeats keeps its `best 0.9900`. Empty before a best exists.
+ */
+export function describeBest(m: RunModel, trans: TranslationBundle): string {
+  const noise = m.noise;
+  if (noise?.best) {
+    const { metric, se } = noise.best;
+    const best = se !== null ? trans.__('best %1 ± %2', metric.toFixed(4), fmtNoise(se)) : trans.__('best %1', metric.toFixed(4));
+    return `${best} · ${sigmaWords(noise)}`;
+  }
+  return m.best?.metric != null ? trans.__('best %1', m.best.metric.toFixed(4)) : '';
+}
+
+/**
+ * The noise line above the chart: σ with its degrees of freedom, the best as mean ± se over
+ * its runs, and what trust cost (runs on measurement and confirmation of all runs; accelerator
+ * minutes and dollars per 0.001 gained, by proposer). Empty for a run from before repeats.
+ */
+export function describeNoise(m: RunModel, trans: TranslationBundle): string[] {
+  const noise = m.noise;
+  if (!noise) {
+    return [];
+  }
+  const head = [sigmaWords(noise)];
+  if (noise.best) {
+    head.push(trans.__('best %1 %2 (#%3)', m.metric, bestWords(noise.best), noise.best.n));
+  }
+  const t = noise.trust;
+  const cost = [trustRunsWords(t), perMilliWords(t)];
+  const proposers = perProposerWords(t);
+  // One proposer's figure is the total's; name them only when there is a comparison to make.
+  if (proposers.length > 1) {
+    cost.push(proposers.join('; '));
+  }
+  return [head.join(' · '), `${trans.__('trust:')} ${cost.join(' · ')}`];
 }
