@@ -82,13 +82,14 @@ describe('autoresearch run, stop, status, results', () => {
     expect(status.stdout).toMatch(/experiments: 3 — /);
     const results = await cli(['results', dir]);
     const table = results.stdout.replace(/\n$/, '').split('\n');
-    expect(table).toHaveLength(7);
+    expect(table).toHaveLength(8);
     expect(table[0]).toMatch(/^ +# +status +metric +delta +cost +± se ×runs +description$/);
     expect(table[1]).toMatch(/^# {2}0 {2}keep +1\.\d{6} +— {2}×3 +baseline$/);
     expect(table[4]).toBe('total: 3 experiments, $0.0000, 0 tokens');
     // The stand-in's metric is deterministic: the baseline's repeats measure σ = 0, the strict rule.
     expect(table[5]).toMatch(/^noise: σ 0 over 2 repeats: a deterministic metric, any improvement is kept$/);
     expect(table[6]).toMatch(/^trust: 5 runs: 3 first runs, 2 noise, 0 confirmation, 0 re-measures of the best \(2 spent on trust\)/);
+    expect(table[7]).toMatch(/^trust: (no confirmed gain yet \(\d keeps\)|0\.\d{4} gained in \d keeps?: [\d.]+ accelerator-min and \$0\.0000 per 0\.001)$/);
     const tsv = await cli(['results', dir, '--tsv']);
     expect(tsv.stdout).toBe(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8'));
   });

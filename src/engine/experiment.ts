@@ -162,7 +162,9 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
   });
   record.timings.run_s = runs.reduce((s, r) => s + r.run_s, 0);
   if (measured.kind === 'failed') {
-    return finish({ status: measured.status, reason: measured.reason });
+    // The log worth reading is the failed run's (a repeat's crash is not in the first run's log).
+    const failedRun = runs[runs.length - 1];
+    return finish({ status: measured.status, reason: measured.reason, log_path: failedRun?.log_path ?? record.log_path });
   }
   return finish({
     status: measured.status, reason: measured.reason, metric: measured.mean, best_before: measured.bestMean,

@@ -1,0 +1,412 @@
+/**
+ * The loop, for one worker or N: propose → run → record, on each lane, until a stop
+ * condition. One worker works in the workspace folder itself (and, with a slow proposer,
+ * drafts the next proposal while an experiment trains: pipelining); several work in git
+ * worktrees, each with its own executor, and the others train while one waits for a proposal.
+ *
+ * One global best: the branch `autoresearch/<tag>`, checked out in the workspace folder. Every
+ * proposal starts from it as it is at that moment, and a result is kept only if it beats it as
+ * it is when the result lands (the noise-aware rule, measured in experiment.ts/measure.ts).
+ * With several workers the kept commit itself becomes the tip of the branch: a fast-forward when
+ * the best did not move meanwhile, else a sideways move to the new keep, which beat the one that
+ * landed in between — re-applying it would make a commit nobody measured. Numbers are allocated
+ * as proposals arrive, so they are unique and in order.
+ */
+import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
+import { experimentsOf } from '../core/journal';
+import { noiseRuleOf } from '../core/noise';
+import { setRunningGroup, setRunningKernel } from './engine-lock';
+import type { Executor } from './executor/types';
+import { rejudge, runExperiment } from './experiment';
+import { Repo } from './git';
+import type { JournalStore } from './journal-store';
+import { Ledger, noiseFacts } from './ledger';
+import { abandonedRecord, bestOf, interruptedRecord, stopReason, type Best } from './loop-records';
+import { EventCount, Mutex } from './mutex';
+import { ProposalSource } from './pipeline';
+import { ProposalAbandoned, type InFlight, type Proposal, type ProposalContext, type Proposer } from './proposers/types';
+import { filesAt, rebaseProposal } from './rebase-proposal';
+import { proposalFacts, type Continuation } from './resume';
+import { appendResult } from './results-file';
+import { currentProgramBody, runPaths, UserError } from './workspace';
+import { createWorktrees, removeWorktrees, worktreesRoot } from './worktrees';
+
+export interface PoolOptions {
+  dir: string;
+  tag: string;
+  branch: string;
+  config: RunConfig;
+  journal: JournalStore;
+  python: string;
+  proposer: Proposer;
+  programBody: string;
+  readonlyHashes: Record<string, string>;
+  seed: number;
+  /** One per worker, worker K's at K-1; likewise its extra environment. */
+  executors: Executor[];
+  devices: Array<Record<string, string>>;
+  signal: AbortSignal;
+  maxExperiments?: number;
+  /** Epoch ms after which no experiment starts. */
+  deadline: number;
+  maxDollars?: number;
+  /** Draft the next proposal while an experiment trains (one worker, a pipelined proposer). */
+  pipeline: boolean;
+  /** Experiments a killed engine left mid-measurement, measured on first. */
+  resumed: Continuation[];
+  logHeadBytes?: number;
+  logTailBytes?: number;
+  emit: (event: string, ...args: unknown[]) => void;
+}
+
+/** Where one worker works: the workspace folder itself (one worker), or its worktree. */
+interface Lane {
+  k: number;
+  dir: string;
+  repo: Repo;
+  /** When its previous run ended, for idle_s. */
+  lastRunEnd: number;
+}
+
+interface Job {
+  n: number;
+  proposal: Proposal | null;
+  /** The commit the experiment starts from, and the best it was proposed against (null for the baseline). */
+  from: string;
+  parent: Best | null;
+  /** The files the proposal was made against (the next draft starts from them). */
+  files: Record<string, string>;
+  proposeSeconds: number;
+  resume?: Continuation;
+}
+
+/** Runs the loop until a stop condition; writes and returns the run_end record. */
+export async function runPool(o: PoolOptions, records: JournalRecord[]): Promise<RunEndRecord> {
+  return new Pool(o, records).run();
+}
+
+class Pool {
+  private best: Best | null;
+  private next: number;
+  private proposed = 0;
+  private readonly several: boolean;
+  /** Experiments finished: a worker whose proposer had nothing waits for the next one. */
+  private readonly finished = new EventCount();
+  private readonly inFlight = new Map<number, InFlight & { cost: number }>();
+  private stopped: { reason: RunEndRecord['reason']; message: string | null } | null = null;
+  private fatal: string | null = null;
+  private readonly proposals = new Mutex();
+  private readonly gitLock = new Mutex();
+  private readonly main: Repo;
+  /** Aborted by the user's signal, or by a fatal error in one worker so the others stop too. */
+  private readonly internal = new AbortController();
+  private readonly signal: AbortSignal;
+  private readonly history: ExperimentRecord[];
+  private readonly ledger: Ledger;
+  private readonly source: ProposalSource;
+  private readonly resumed: Continuation[];
+
+  constructor(
+    private readonly o: PoolOptions,
+    records: JournalRecord[]
+  ) {
+    this.several = o.executors.length > 1;
+    this.history = experimentsOf(records);
+    this.ledger = new Ledger(o.journal, records);
+    this.best = this.currentBest();
+    this.next = Math.max(-1, ...records.filter(r => r.type === 'experiment' || r.type === 'experiment_start').map(r => r.n)) + 1;
+    this.main = new Repo(o.dir, this.several ? this.gitLock : undefined);
+    this.signal = AbortSignal.any([o.signal, this.internal.signal]);
+    this.signal.addEventListener('abort', () => this.finished.wakeAll(), { once: true });
+    this.source = new ProposalSource(o.proposer, o.pipeline && !this.several);
+    this.resumed = [...o.resumed];
+  }
+
+  async run(): Promise<RunEndRecord> {
+    const root = worktreesRoot(this.o.dir, this.o.tag);
+    let lanes: Lane[];
+    if (this.several) {
+      const start = this.best?.commit ?? (await this.main.head());
+      const trees = await createWorktrees(this.main, root, this.o.branch, this.o.executors.length, start, this.gitLock);
+      lanes = trees.map(t => ({ k: t.k, dir: t.dir, repo: t.repo, lastRunEnd: Date.now() }));
+    } else {
+      lanes = [{ k: 1, dir: this.o.dir, repo: this.main, lastRunEnd: Date.now() }];
+    }
+    try {
+      await this.guard(lanes[0], () => this.baseline(lanes[0]));
+      await Promise.all(lanes.map(l => this.guard(l, () => this.loop(l))));
+    } finally {
+      this.source.discard();
+      if (this.several) await removeWorktrees(this.main, root).catch(() => undefined);
+    }
+    const reason = this.fatal ? 'error' : (this.stopped?.reason ?? stopReason(this.o.signal));
+    const record: RunEndRecord = {
+      type: 'run_end', ts: new Date().toISOString(), reason, message: this.fatal ?? this.stopped?.message ?? null,
+      best_commit: this.best?.commit ?? null, best_metric: this.best?.metric ?? null
+    };
+    this.o.journal.append(record);
+    if (this.fatal) {
+      throw new UserError(this.fatal);
+    }
+    return record;
+  }
+
+  /** The best as it stands: the last keep to land, its metric the mean of all its runs. */
+  private currentBest(): Best | null {
+    return bestOf(this.history, this.ledger.measurements);
+  }
+
+  /** True once no new experiment may start; records why the first time. */
+  private halted(): boolean {
+    if (this.fatal || this.stopped) return true;
+    const stop = (reason: RunEndRecord['reason'], message: string | null = null) => ((this.stopped = { reason, message }), true);
+    if (this.o.signal.aborted) return stop(stopReason(this.o.signal));
+    if (this.best && this.o.maxExperiments !== undefined && this.proposed >= this.o.maxExperiments) return stop('max-experiments');
+    if (Date.now() >= this.o.deadline) return stop('hours');
+    return false;
+  }
+
+  private fail(message: string): void {
+    this.fatal ??= message;
+    this.internal.abort('error');
+  }
+
+  /** Git or the proposer's plumbing failing outside an experiment stops every worker cleanly. */
+  private async guard(lane: Lane, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (e) {
+      this.fail(this.several ? `worker ${lane.k} failed: ${(e as Error).message}` : (e as Error).message);
+    }
+  }
+
+  /** The baseline, first: measured from scratch, or on from where a killed engine left it. */
+  private async baseline(lane: Lane): Promise<void> {
+    const resumed = this.resumed.findIndex(c => c.baseline);
+    if (this.best || this.halted()) {
+      if (resumed >= 0) this.resumed.splice(resumed, 1);
+      return;
+    }
+    const parent = await this.main.head();
+    const files = await filesAt(this.main, parent, this.o.config.editable);
+    let job: Job;
+    if (resumed >= 0) {
+      const c = this.resumed.splice(resumed, 1)[0];
+      job = { n: c.start.n, proposal: null, from: c.commit, parent: null, files, proposeSeconds: 0, resume: c };
+    } else {
+      const n = this.next++;
+      this.start(n, lane, parent, 'baseline', undefined, 0);
+      job = { n, proposal: null, from: parent, parent: null, files, proposeSeconds: 0 };
+    }
+    const record = await this.experiment(lane, job);
+    if (!this.best && record.status === 'crash') {
+      this.fail(`the baseline crashed (${record.reason}); fix ${this.o.config.editable[0]} — the log is ${record.log_path} — then run again with --resume`);
+    }
+  }
+
+  /** One worker: an experiment left in flight first, then propose (one worker at a time), run, record. */
+  private async loop(lane: Lane): Promise<void> {
+    for (;;) {
+      const seen = this.finished.count;
+      const job = await this.proposals.run(() => this.take(lane));
+      if (job === 'stop') return;
+      if (job === 'retry') continue;
+      if (job === 'wait') {
+        await this.finished.after(seen, () => this.signal.aborted || this.fatal !== null);
+        continue;
+      }
+      await this.experiment(lane, job);
+    }
+  }
+
+  /** The lane's next job: a resumed experiment, else a fresh proposal. */
+  private async take(lane: Lane): Promise<Job | 'stop' | 'wait' | 'retry'> {
+    if (this.halted() || !this.best) return 'stop';
+    const c = this.resumed.shift();
+    if (c) {
+      if (c.proposal) this.proposed++;
+      const files = await filesAt(this.main, this.best.commit, this.o.config.editable);
+      this.inFlight.set(c.start.n, { n: c.start.n, worker: lane.k, description: c.start.description, diff: '', meta: c.proposal?.meta, cost: 0 });
+      return { n: c.start.n, proposal: c.proposal, from: c.commit, parent: this.best, files, proposeSeconds: c.start.proposal?.propose_s ?? 0, resume: c };
+    }
+    return this.propose(lane);
+  }
+
+  private context(lane: Lane, files: Record<string, string>, best: Best | null): ProposalContext {
+    const { config } = this.o;
+    const ctx: ProposalContext = {
+      // program.md as the researcher has it now in the workspace folder (edits reach the next proposal).
+      workdir: lane.dir, files, history: [...this.history], program: currentProgramBody(this.o.dir, this.o.programBody), metric: config.metric,
+      direction: config.direction, seed: this.o.seed, signal: this.signal, noise: noiseFacts(config, this.ledger.measurements, best)
+    };
+    if (this.several && best) {
+      ctx.inFlight = [...this.inFlight.values()].map(({ cost: _cost, ...e }) => e);
+      ctx.bestCommit = best.commit;
+    }
+    return ctx;
+  }
+
+  private spent(): number {
+    return this.history.reduce((s, r) => s + r.cost_usd, 0) + [...this.inFlight.values()].reduce((s, e) => s + e.cost, 0);
+  }
+
+  private async propose(lane: Lane): Promise<Job | 'stop' | 'wait' | 'retry'> {
+    if (!this.best) return 'stop';
+    const { proposer, config } = this.o;
+    // The worker's branch sits on the proposal's parent before its start is journaled, so a
+    // resume after kill -9 knows a commit on top of it as this experiment's. A result that
+    // lands meanwhile moves the best: then again, so the proposer sees the best as it is.
+    let best: Best;
+    let files: Record<string, string>;
+    do {
+      best = this.best;
+      await lane.repo.resetHard(best.commit);
+      files = await filesAt(this.main, best.commit, config.editable);
+    } while (this.best !== null && this.best.commit !== best.commit);
+    const ctx = this.context(lane, files, best);
+    if (this.o.maxDollars !== undefined) {
+      const spent = this.spent();
+      const estimate = proposer.estimateNextCost?.(ctx) ?? 0;
+      if (spent + estimate > this.o.maxDollars) {
+        this.stopped = { reason: 'budget', message: `spent $${spent.toFixed(4)} of --max-dollars ${this.o.maxDollars}; the next proposal would cost about $${estimate.toFixed(4)}` };
+        return 'stop';
+      }
+    }
+    this.emitFor(lane, 'phase', this.next, 'propose', '');
+    const started = Date.now();
+    let proposal: Proposal | null;
+    try {
+      proposal = (await this.source.next(ctx, best.commit)).proposal;
+    } catch (e) {
+      if (this.signal.aborted) return 'stop';
+      if (e instanceof ProposalAbandoned) {
+        // The model gave up (too many turns or failed edits): record what it cost and try again.
+        const record = abandonedRecord(this.next++, best, e, proposer.name, (Date.now() - started) / 1000);
+        if (this.several) record.worker = lane.k;
+        this.proposed++;
+        this.record(record);
+        return 'retry';
+      }
+      this.fail(`the ${proposer.name} proposer failed: ${(e as Error).message}`);
+      return 'stop';
+    }
+    if (this.signal.aborted) return 'stop';
+    if (proposal === null) {
+      if (this.inFlight.size === 0) {
+        this.stopped = { reason: 'exhausted', message: `the ${proposer.name} proposer has nothing left to try` };
+        return 'stop';
+      }
+      // What is in flight may change the best, or free its ideas: ask again when one finishes.
+      return 'wait';
+    }
+    // A slow proposal may have seen the best move: re-applied on the new one; on a conflict it runs
+    // from the best it was made on (and is judged, like every result, against the best when it lands).
+    let parent = best;
+    for (let tries = 0; this.best !== null && this.best.commit !== parent.commit && tries < 3; tries++) {
+      const now: Best = this.best;
+      const onto = await filesAt(this.main, now.commit, config.editable);
+      const rebased = await rebaseProposal(proposal, files, onto);
+      if (!rebased) break;
+      [proposal, files, parent] = [rebased, onto, now];
+    }
+    const n = this.next++;
+    this.proposed++;
+    const proposeSeconds = (Date.now() - started) / 1000;
+    this.start(n, lane, parent.commit, proposal.description, proposal.meta, proposal.cost_usd ?? 0, proposal, proposeSeconds);
+    return { n, proposal, from: parent.commit, parent, files, proposeSeconds };
+  }
+
+  /** Events name the worker only when there are several. */
+  private emitFor(lane: Lane, event: string, ...args: unknown[]): void {
+    this.o.emit(event, ...args, ...(this.several ? [lane.k] : []));
+  }
+
+  private start(n: number, lane: Lane, parent: string, description: string, meta: unknown, cost: number, proposal?: Proposal, proposeS = 0): void {
+    const facts = proposal ? { proposal: proposalFacts(proposal, this.o.proposer.name, proposeS) } : {};
+    const worker = this.several ? { worker: lane.k } : {};
+    this.o.journal.append({ type: 'experiment_start', ts: new Date().toISOString(), n, parent_commit: parent, description, ...worker, ...facts });
+    this.inFlight.set(n, { n, worker: lane.k, description, diff: '', meta, cost });
+  }
+
+  /** Drafts the next proposal while this experiment trains (one worker, a pipelined proposer), unless this run is the last. */
+  private draft(lane: Lane, job: Job, description: string, diff: string): void {
+    const affordable = this.o.maxDollars === undefined || this.spent() + (this.o.proposer.estimateNextCost?.(this.context(lane, job.files, this.best)) ?? 0) * 2 <= this.o.maxDollars;
+    const more = this.o.maxExperiments === undefined || this.proposed < this.o.maxExperiments;
+    if (this.source.pipelining && more && affordable && Date.now() < this.o.deadline) {
+      const ctx = { ...this.context(lane, job.files, this.best), running: { n: job.n, description, diff } };
+      // Against the best as it stands (during the baseline: the code it runs).
+      this.source.startDraft(ctx, this.best?.commit ?? job.from);
+    }
+  }
+
+  /** Runs a job in a lane, records it, and moves the best or resets the lane. */
+  private async experiment(lane: Lane, job: Job): Promise<ExperimentRecord> {
+    const { o } = this;
+    const { n } = job;
+    const description = job.resume?.start.description ?? job.proposal?.description ?? 'baseline';
+    const worker = this.several ? lane.k : undefined;
+    let record: ExperimentRecord;
+    let runStartedAt: number | null = null;
+    try {
+      if (!job.resume) await lane.repo.resetHard(job.from);
+      this.emitFor(lane, 'phase', n, 'apply', description);
+      record = await runExperiment(
+        {
+          dir: lane.dir, repo: lane.repo, config: o.config, executor: o.executors[lane.k - 1], python: o.python, proposerName: o.proposer.name,
+          readonlyHashes: o.readonlyHashes, runLog: i => runPaths(o.dir, o.tag).runLog(n, i), logHeadBytes: o.logHeadBytes, logTailBytes: o.logTailBytes,
+          signal: this.signal, runEnv: o.devices[lane.k - 1], ledger: this.ledger, currentBest: () => this.currentBest(), worker,
+          onPhase: phase => this.emitFor(lane, 'phase', n, phase, description),
+          onSpawn: pgid => setRunningGroup(o.dir, pgid, worker),
+          onKernel: kernel => setRunningKernel(o.dir, kernel, lane.k),
+          onRunStart: (log, startedAt, diff) => {
+            const mine = this.inFlight.get(n);
+            if (mine) mine.diff = diff;
+            this.emitFor(lane, 'run-start', n, log, startedAt, o.config.budget_s);
+            if (runStartedAt === null) this.draft(lane, job, description, diff);
+            runStartedAt ??= startedAt;
+          }
+        },
+        { n, best: job.parent, proposal: job.proposal, proposeSeconds: job.proposeSeconds, resumeCommit: job.resume?.commit, baseline: job.resume?.baseline }
+      );
+    } catch (e) {
+      // A failure of git or of the executor itself, not of the experiment: the run cannot go on.
+      const message = this.several ? `worker ${lane.k} failed during experiment #${n}: ${(e as Error).message}` : `experiment #${n} failed: ${(e as Error).message}`;
+      const start = { type: 'experiment_start' as const, ts: '', n, parent_commit: job.from, description, ...(worker ? { worker } : {}) };
+      record = interruptedRecord(start, null, this.best, message);
+      this.fail(message);
+    }
+    if (runStartedAt !== null) {
+      record.timings.idle_s = Math.max(0, (runStartedAt - lane.lastRunEnd) / 1000);
+      lane.lastRunEnd = Date.now();
+    }
+    // Judged again against the best as it is now: another worker may have moved it. No await
+    // from here to the journal, so no other result can land in between.
+    if (job.parent && record.status === 'keep') {
+      Object.assign(record, rejudge(record, this.currentBest(), this.ledger, noiseRuleOf(o.config)));
+    }
+    const before = this.best;
+    this.record(record);
+    this.best = this.currentBest();
+    const kept = record.status === 'keep' && record.commit !== null && this.best?.commit === record.commit;
+    if (kept && this.several) {
+      if (before && job.parent && before.commit !== job.parent.commit) {
+        o.emit('note', `#${n} beat the best that landed while it ran; ${o.branch} moves to it`);
+      }
+      // Queued behind any earlier keep's move, so the branch ends at the latest best.
+      await this.main.resetHard(record.commit as string);
+    } else if (!kept && !this.several) {
+      await lane.repo.resetHard(this.best?.commit ?? record.parent_commit);
+    }
+    return record;
+  }
+
+  /** Journal first (a kill after it loses nothing), then results.tsv, the history and the listeners. */
+  private record(record: ExperimentRecord): void {
+    this.inFlight.delete(record.n);
+    this.ledger.settle(record);
+    appendResult(this.o.dir, record);
+    this.history.push(record);
+    this.o.emit('experiment', record);
+    this.finished.add();
+  }
+}
