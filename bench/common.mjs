@@ -67,3 +67,10 @@ export function readJournal(dir, tag) {
   const text = fs.readFileSync(path.join(dir, '.autoresearch', tag, 'journal.jsonl'), 'utf8');
   return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
 }
+
+/**
+ * The strict rule, one run per experiment: the overhead, executor and pipeline benchmarks
+ * measure what the engine adds around a run, so each side must run the same number of runs
+ * (the noise-aware rule's repeats depend on the random metric; bench/noise.mjs measures them).
+ */
+export const ONE_RUN_EACH = ['--noise-runs', '1'];

@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchWorkspace, freePort, sleepTrain } from './common.mjs';
+import { benchWorkspace, freePort, ONE_RUN_EACH, sleepTrain } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENGINE = path.join(ROOT, 'lib', 'engine', 'autoresearch.cjs');
@@ -70,7 +70,7 @@ function workspace(name) {
 function runEngine(name, extra) {
   const dir = workspace(name);
   const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [ENGINE, 'run', dir, '--tag', 'bench', '--proposer', 'offline', '--max-experiments', String(N - 1), '--python', PYTHON, ...extra], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [ENGINE, 'run', dir, '--tag', 'bench', '--proposer', 'offline', '--max-experiments', String(N - 1), '--python', PYTHON, ...ONE_RUN_EACH, ...extra], { encoding: 'utf8' });
   const seconds = Number(process.hrtime.bigint() - t) / 1e9;
   if (r.status !== 0) throw new Error(`${name}: the engine failed: ${r.stderr}`);
   const records = fs.readFileSync(path.join(dir, '.autoresearch', 'bench', 'journal.jsonl'), 'utf8').trim().split('\n').map(l => JSON.parse(l));

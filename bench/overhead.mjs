@@ -11,7 +11,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchWorkspace, sleepTrain } from './common.mjs';
+import { benchWorkspace, ONE_RUN_EACH, sleepTrain } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENGINE = path.join(ROOT, 'lib', 'engine', 'autoresearch.cjs');
@@ -58,7 +58,7 @@ function runShell() {
 function runEngine() {
   const dir = workspace('engine');
   const seconds = timed(() => {
-    const r = spawnSync(process.execPath, [ENGINE, 'run', dir, '--tag', 'bench', '--max-experiments', String(N - 1), '--python', PYTHON], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [ENGINE, 'run', dir, '--tag', 'bench', '--max-experiments', String(N - 1), '--python', PYTHON, ...ONE_RUN_EACH], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`engine failed: ${r.stderr}`);
   });
   const lines = fs.readFileSync(path.join(dir, '.autoresearch', 'bench', 'journal.jsonl'), 'utf8').trim().split('\n');

@@ -15,7 +15,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { benchWorkspace } from './common.mjs';
+import { benchWorkspace, ONE_RUN_EACH } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENGINE = path.join(ROOT, 'lib', 'engine', 'autoresearch.cjs');
@@ -64,7 +64,7 @@ function handler() {
 async function side(MessagesApiServer, name, pipeline) {
   const server = await MessagesApiServer.start({ latencyMs: LATENCY_S * 1000, handler: handler() });
   const dir = workspace(name);
-  const args = [ENGINE, 'run', dir, '--tag', 'bench', '--proposer', 'claude', '--max-experiments', String(N), '--python', PYTHON];
+  const args = [ENGINE, 'run', dir, '--tag', 'bench', '--proposer', 'claude', '--max-experiments', String(N), '--python', PYTHON, ...ONE_RUN_EACH];
   if (!pipeline) args.push('--no-pipeline');
   const env = { ...process.env, ANTHROPIC_API_KEY: server.apiKey, ANTHROPIC_BASE_URL: server.url };
   const started = Date.now();
