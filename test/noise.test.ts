@@ -148,6 +148,20 @@ describe('the engine under the noise-aware rule', () => {
     expect(runs(dir)).toHaveLength(2);
   });
 
+  it('with two workers: one rule, distinct seeds across workers, each run and experiment names its worker', async () => {
+    const dir = makeWorkspace({ train: noisyTrain(1.0, BASELINE_OFFSETS) });
+    const proposals = [change('a real gain', 0.9), change('a knob that does nothing', 1.0, { 2001: -0.015, 2002: 0.01, 2003: 0.01 })];
+    await loop(dir, new ScriptedProposer(proposals), { workers: 2, executorFor: () => new SubprocessExecutor(1) }).run();
+    const exps = experiments(dir, 't1');
+    expect(exps.map(e => [e.n, e.status])).toEqual(expect.arrayContaining([[0, 'keep'], [1, 'keep'], [2, 'discard']]));
+    const all = runs(dir);
+    expect(new Set(all.map(r => r.seed)).size).toBe(all.length);
+    expect(all.every(r => r.worker === 1 || r.worker === 2)).toBe(true);
+    expect(all.filter(r => r.n === 1).map(r => r.purpose)).toEqual(['measure', 'confirm']);
+    expect(exps.find(e => e.n === 1)?.verdict?.confirmed).toBe(true);
+    expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(exps.find(e => e.n === 1)?.commit);
+  });
+
   it('after kill -9 during a confirmation run, --resume measures on: nothing lost, nothing run twice', async () => {
     const marker = path.join(makeWorkspace(), 'slept');
     // The offline proposer's first move changes a knob that does nothing; its first draw looks
