@@ -5,9 +5,11 @@
 //   node scripts/build-engine.mjs [--entry FILE] [--outfile FILE] [--no-copy]
 //
 // The bundle is also copied into the Python package (engine/autoresearch.cjs) so an
-// editable install and the wheel find it at the same place.
+// editable install and the wheel find it at the same place, beside engine/run-options.json:
+// the run options the server accepts and the engine flags they become, which the server
+// (validate.py, supervisor.py) reads since it cannot import src/core/run-options.ts.
 import { build } from 'esbuild';
-import { chmodSync, copyFileSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,6 +23,22 @@ const { values: opts } = parseArgs({
   }
 });
 const packageCopy = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/autoresearch.cjs');
+const optionsFile = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/run-options.json');
+
+/** serverOptions() of src/core/run-options.ts, run from an in-memory bundle (Node cannot import .ts). */
+async function serverOptions() {
+  const out = await build({
+    entryPoints: [resolve(root, 'src/core/run-options.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'neutral',
+    logLevel: 'warning'
+  });
+  const code = Buffer.from(out.outputFiles[0].contents).toString('base64');
+  const mod = await import(`data:text/javascript;base64,${code}`);
+  return mod.serverOptions();
+}
 
 /** Resolves `X?raw` to file X loaded as a string (Vite's convention, which vitest also follows). */
 const rawPlugin = {
@@ -63,5 +81,6 @@ if (result.errors.length === 0) {
     mkdirSync(dirname(packageCopy), { recursive: true });
     copyFileSync(opts.outfile, packageCopy);
     chmodSync(packageCopy, 0o755);
+    writeFileSync(optionsFile, JSON.stringify(await serverOptions(), null, 2) + '\n');
   }
 }

@@ -174,7 +174,7 @@ class RunsHandler(BaseHandler):
 
     @tornado.web.authenticated
     async def post(self):
-        await self.start(validate.body(self.request.body, validate.RUN_FIELDS))
+        await self.start(validate.body(self.request.body, validate.run_fields()))
 
     async def start(self, opts: dict) -> None:
         ws = self.workspace(opts.pop("path"))
@@ -219,7 +219,7 @@ class ResumeHandler(RunsHandler):
 
     @tornado.web.authenticated
     async def post(self):
-        opts = validate.body(self.request.body, validate.RESUME_FIELDS)
+        opts = validate.body(self.request.body, validate.resume_fields())
         await self.start({**opts, "resume": True})
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from tornado.ioloop import IOLoop, PeriodicCallback
 
 from .node import engine_path, find_node
+from .run_options import MissingOptions, engine_flags
 from .workspaces import (
     STATE_DIR,
     STOP_FILE,
@@ -175,7 +176,10 @@ class Supervisor:
             tag = tags[0]
         elif tag is None:
             tag = await asyncio.to_thread(free_tag, ws)
-        argv = [node.path, str(bundle), "run", str(ws), "--tag", tag, *self._flags(opts)]
+        try:
+            argv = [node.path, str(bundle), "run", str(ws), *self._flags({**opts, "tag": tag})]
+        except MissingOptions as err:
+            raise SupervisorError(503, str(err)) from None
         log_file = engine_log_path(ws, tag)
         log_file.parent.mkdir(parents=True, exist_ok=True)
         journal = journal_path(ws, tag)
@@ -212,22 +216,11 @@ class Supervisor:
 
     @staticmethod
     def _flags(opts: dict) -> list[str]:
-        flags: list[str] = []
-        for key, flag in (
-            ("proposer", "--proposer"), ("model", "--model"), ("budget_s", "--budget"),
-            ("timeout_s", "--timeout"), ("max_experiments", "--max-experiments"), ("hours", "--hours"),
-            ("max_dollars", "--max-dollars"), ("python", "--python"),
-            ("kernel", "--kernel"), ("server_url", "--server-url"), ("workers", "--workers"),
-        ):
-            if opts.get(key) is not None:
-                flags += [flag, str(opts[key])]
+        """The engine's flags for the run options in opts (src/core/run-options.ts says which and how)."""
+        flags = engine_flags(opts)
         if opts.get("kernel") is not None:
             # The token travels in the environment (JUPYTER_TOKEN), never in argv, which ps shows to all.
             flags += ["--executor", "kernel"]
-        if opts.get("resume"):
-            flags.append("--resume")
-        if opts.get("pipeline") is False:
-            flags.append("--no-pipeline")
         return flags
 
     @staticmethod

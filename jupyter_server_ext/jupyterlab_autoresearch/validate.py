@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Any, Callable
 
 from tornado import web
 
+from .run_options import MissingOptions, run_options
 from .workspaces import valid_tag
 
 
@@ -45,6 +47,13 @@ def count(name: str, value: Any) -> int:
     if not _number(value) or value != int(value) or value < 0:
         raise ApiError(400, f"{name} must be a whole number of 0 or more, got {json.dumps(value)}", name)
     return int(value)
+
+
+def non_negative_number(name: str, value: Any) -> float:
+    """A finite number of 0 or more."""
+    if not _number(value) or value < 0:
+        raise ApiError(400, f"{name} must be a number of 0 or more, got {json.dumps(value)}", name)
+    return value
 
 
 def boolean(name: str, value: Any) -> bool:
@@ -86,24 +95,42 @@ def path(name: str, value: Any) -> str:
     return value
 
 
-# The fields of each body: name → (checker, required). null counts as absent.
-RUN_FIELDS: dict[str, tuple[Callable[[str, Any], Any], bool]] = {
-    "path": (path, True),
-    "tag": (tag, False),
-    "proposer": (one_of("offline", "claude"), False),
-    "model": (text, False),
-    "budget_s": (positive_number, False),
-    "timeout_s": (positive_number, False),
-    "max_experiments": (count, False),
-    "hours": (positive_number, False),
-    "max_dollars": (positive_number, False),
-    "resume": (boolean, False),
-    "pipeline": (boolean, False),
-    "python": (text, False),
-    "kernel": (text, False),
-    "workers": (positive_int, False),
+Fields = dict[str, tuple[Callable[[str, Any], Any], bool]]
+
+# The checker of each kind of run option (src/core/run-options.ts's OptionKind); 'choice' is one_of.
+KIND_CHECKS: dict[str, Callable[[str, Any], Any]] = {
+    "positive": positive_number,
+    "nonnegative": non_negative_number,
+    "positive-int": positive_int,
+    "count": count,
+    "text": text,
+    "tag": tag,
+    "switch": boolean,
 }
-RESUME_FIELDS = {k: RUN_FIELDS[k] for k in RUN_FIELDS if k != "resume"}
+
+
+@functools.cache
+def run_fields() -> Fields:
+    """POST /autoresearch/runs: the workspace, then every run option the declaration lets a client give."""
+    try:
+        options = run_options()
+    except MissingOptions as err:
+        raise ApiError(503, str(err)) from None
+    fields: Fields = {"path": (path, True)}
+    for option in options:
+        if option["server"] == "body":
+            kind = option["kind"]
+            check = one_of(*option["choices"]) if kind == "choice" else KIND_CHECKS[kind]
+            fields[option["key"]] = (check, False)
+    return fields
+
+
+def resume_fields() -> Fields:
+    """POST /autoresearch/runs/resume: the same, less resume, which the route itself means."""
+    return {k: v for k, v in run_fields().items() if k != "resume"}
+
+
+# The fields of the other bodies: name → (checker, required). null counts as absent.
 STOP_FIELDS = {"path": (path, True)}
 EXPORT_FIELDS = {"path": (path, True), "tag": (tag, False)}
 WORKSPACE_FIELDS = {
@@ -113,7 +140,7 @@ WORKSPACE_FIELDS = {
 }
 
 
-def body(raw: bytes, fields: dict[str, tuple[Callable[[str, Any], Any], bool]]) -> dict:
+def body(raw: bytes, fields: Fields) -> dict:
     """Parses a JSON object body and checks each field; unknown and missing fields are refused."""
     try:
         data = json.loads(raw or b"null")

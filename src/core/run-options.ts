@@ -29,12 +29,13 @@ export const RULES: Record<OptionKind, string> = {
 };
 
 /**
- * The proposers and what each needs; the engine's table (src/engine/proposers) builds them, and
- * the toolbar, which cannot import the engine, lists them from here.
+ * The proposers and what each takes: hasModel, whether --model (and the toolbar's model field)
+ * applies. The engine's table (src/engine/proposers) builds them; the toolbar, which cannot
+ * import the engine, lists them from here.
  */
 export const PROPOSER_INFO = {
-  offline: { label: 'offline (no key)', needsKey: false, hasModel: false },
-  claude: { label: 'Claude', needsKey: true, hasModel: true }
+  offline: { label: 'offline (no key)', hasModel: false },
+  claude: { label: 'Claude', hasModel: true }
 } as const;
 export type ProposerName = keyof typeof PROPOSER_INFO;
 export const PROPOSER_NAMES = Object.keys(PROPOSER_INFO) as ProposerName[];

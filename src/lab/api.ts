@@ -4,6 +4,7 @@
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
+import type { RunRequest } from '../core/run-options';
 
 /** What `GET /autoresearch/status` answers. */
 export interface IServerStatus {
@@ -95,19 +96,11 @@ export interface IRunsList {
   runs: IRunStatus[];
 }
 
-/** What the panel may pass when it starts or resumes a run (the engine's flags, by another name). */
-export interface IRunOptions {
-  tag?: string;
-  proposer?: 'offline' | 'claude';
-  model?: string;
-  budget_s?: number;
-  timeout_s?: number;
-  max_experiments?: number;
-  hours?: number;
-  max_dollars?: number;
-  kernel?: string;
-  workers?: number;
-}
+/**
+ * What the panel may pass when it starts or resumes a run: the run options the server takes, as
+ * src/core/run-options.ts declares them (resume is what the resume route itself means).
+ */
+export type IRunOptions = Omit<RunRequest, 'resume'>;
 
 function post<T>(endPoint: string, settings: ServerConnection.ISettings, body: unknown): Promise<T> {
   return requestAPI<T>(endPoint, settings, { method: 'POST', body: JSON.stringify(body) });

@@ -15,6 +15,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
+import { runSettingDefaults } from '../core/run-options';
 import { fetchStatus } from './api';
 import { addCommands, CommandIDs } from './commands';
 import { AutoresearchPanel, type IRunDefaults } from './panel/panel';
@@ -23,16 +24,8 @@ import { RunStatusItem } from './status-item';
 
 const PLUGIN_ID = 'jupyterlab-autoresearch:plugin';
 
-const DEFAULTS: IRunDefaults = {
-  proposer: 'offline',
-  model: '',
-  budget_s: 300,
-  timeout_s: null,
-  kernel: '',
-  max_dollars: null,
-  workers: 1,
-  openOnStart: true
-};
+// The same defaults as schema/plugin.json's, which test/run-options.test.ts keeps equal to the declaration.
+const DEFAULTS: IRunDefaults = { ...runSettingDefaults(), openOnStart: true };
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,

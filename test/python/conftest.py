@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from jupyterlab_autoresearch.node import engine_path
+from jupyterlab_autoresearch.run_options import OPTIONS_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com"]
@@ -60,8 +61,8 @@ print("peak_vram_mb:     10.0")
 
 @pytest.fixture(scope="session")
 def engine_bundle():
-    """The engine bundle, built once if this checkout has none."""
-    if not engine_path().is_file():
+    """The engine bundle and its option list, built once if this checkout has none."""
+    if not engine_path().is_file() or not OPTIONS_FILE.is_file():
         subprocess.run(["node", str(ROOT / "scripts" / "build-engine.mjs")], cwd=ROOT, check=True, timeout=300)
     return engine_path()
 

@@ -9,6 +9,8 @@ from conftest import alive, git_status, journal, make_workspace, wait_for
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
+from jupyterlab_autoresearch.workspaces import engine_log_path
+
 ROUTES = [
     ("GET", "workspaces"),
     ("POST", "workspaces"),
@@ -72,6 +74,14 @@ BAD_RUN_BODIES = [
     ({"path": "ws", "workers": 0}, "workers"),
     ({"path": "ws", "workers": 1.5}, "workers"),
     ({"path": "ws", "budget": 60}, "budget"),
+    ({"path": "ws", "noise_runs": 0}, "noise_runs"),
+    ({"path": "ws", "noise_runs": 1.5}, "noise_runs"),
+    ({"path": "ws", "keep_sigma": -0.5}, "keep_sigma"),
+    ({"path": "ws", "keep_sigma": "2"}, "keep_sigma"),
+    ({"path": "ws", "confirm_runs": -1}, "confirm_runs"),
+    ({"path": "ws", "confirm_runs": True}, "confirm_runs"),
+    # The server passes its own address; a client may not name another.
+    ({"path": "ws", "server_url": "http://elsewhere/"}, "server_url"),
 ]
 
 
@@ -172,6 +182,19 @@ async def test_a_refusal_after_the_start_wait_shows_in_the_runs(workspace, super
     failed = await wait_for(failure, timeout=30, what="the failure in GET /runs")
     assert failed["tag"] == "late" and failed["exit_code"] == 1
     assert "uncommitted changes" in failed["message"]
+
+
+async def test_the_noise_options_reach_the_engine_as_flags(workspace, supervisor, api):
+    body = {"path": "ws", "proposer": "offline", "tag": "noisy", "max_experiments": 0, "noise_runs": 1, "keep_sigma": 0.5, "confirm_runs": 0}
+    code, started = await api("runs", "POST", body)
+    assert code == 202, started
+    await wait_for(lambda: not alive(started["pid"]), timeout=60, what="the engine to finish")
+    (run_start,) = [r for r in journal(workspace, "noisy") if r["type"] == "run_start"]
+    assert run_start["config"]["noise_runs"] == 1
+    assert run_start["config"]["keep_sigma"] == 0.5
+    assert run_start["config"]["confirm_runs"] == 0
+    argv = engine_log_path(workspace, "noisy").read_text().splitlines()[0]
+    assert "--noise-runs 1 --keep-sigma 0.5 --confirm-runs 0" in argv
 
 
 def records_in(messages: list[dict]) -> list[dict]:

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import alive, git_status, journal, make_workspace, wait_for
 
+from jupyterlab_autoresearch import validate
 from jupyterlab_autoresearch.journal import JournalError, JournalTail, in_flight, in_flight_all, problem, summarize
 from jupyterlab_autoresearch.node import engine_path
+from jupyterlab_autoresearch.run_options import run_options
 from jupyterlab_autoresearch.supervisor import Supervisor, _run_groups
 
 
@@ -178,6 +180,19 @@ def test_run_options_become_engine_flags():
     assert flags[flags.index("--workers") + 1] == "2"
     assert flags[flags.index("--max-experiments") + 1] == "6"
     assert "--workers" not in Supervisor._flags({"proposer": "offline"})
+
+
+def test_every_run_option_the_declaration_gives_the_server_becomes_its_flag():
+    flags = Supervisor._flags({"tag": "t1", "noise_runs": 1, "keep_sigma": 0.5, "confirm_runs": 0, "resume": True, "pipeline": True})
+    assert flags == ["--tag", "t1", "--noise-runs", "1", "--keep-sigma", "0.5", "--confirm-runs", "0", "--resume"]
+    # A switch's flag only when it differs from its default.
+    assert Supervisor._flags({"resume": False, "pipeline": False}) == ["--no-pipeline"]
+    # Each option the server takes from a client is a field of POST /runs, checked by its kind.
+    body_keys = [o["key"] for o in run_options() if o["server"] == "body"]
+    assert list(validate.run_fields()) == ["path", *body_keys]
+    assert {"noise_runs", "keep_sigma", "confirm_runs", "workers", "tag"} <= set(body_keys)
+    assert "resume" not in validate.resume_fields() and "server_url" not in validate.run_fields()
+    assert {o["kind"] for o in run_options()} - {"choice"} <= set(validate.KIND_CHECKS)
 
 
 def test_journal_records_of_several_workers():

@@ -12,6 +12,7 @@ import type { ServiceManager } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Panel, Widget } from '@lumino/widgets';
 import type { ExperimentRecord } from '../../core/journal';
+import type { RunSettings } from '../../core/run-options';
 import * as api from '../api';
 import { ChartView } from './chart-view';
 import { ExperimentList } from './experiment-list';
@@ -23,18 +24,12 @@ import { RunModel } from './run-model';
 import { describeBest, describeState } from './run-state';
 import { RunToolbar, type ToolbarAction } from './run-toolbar';
 
-/** The settings of schema/plugin.json the panel reads (defaults for new runs). */
-export interface IRunDefaults {
-  proposer: 'offline' | 'claude';
-  model: string;
-  budget_s: number;
-  timeout_s: number | null;
-  kernel: string;
-  max_dollars: number | null;
-  workers: number;
-  /** Open the root's panel when JupyterLab starts in a workspace. */
-  openOnStart: boolean;
-}
+/**
+ * The settings of schema/plugin.json the panel reads: the run options' values for new runs (which
+ * options, their types and defaults: src/core/run-options.ts), and openOnStart (open the root's
+ * panel when JupyterLab starts in a workspace).
+ */
+export type IRunDefaults = RunSettings & { openOnStart: boolean };
 
 export interface IPanelOptions {
   /** The workspace folder, relative to the server root. */

@@ -7,12 +7,16 @@
 import type { KernelSpec } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
+import { PROPOSER_INFO, PROPOSER_NAMES, type ProposerName, type SettingKey, settingKeys } from '../../core/run-options';
 import type { IRunOptions } from '../api';
 import type { IRunDefaults } from './panel';
 import type { RunModel } from './run-model';
 import { describeState } from './run-state';
 
 export type ToolbarAction = 'start' | 'stop' | 'resume' | 'export' | 'select-run';
+
+/** The settings the toolbar shows as fields (the settings give their initial values); the field wins. */
+const TOOLBAR_FIELDS = new Set<SettingKey>(['proposer', 'model', 'budget_s', 'kernel']);
 
 function control<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, title: string): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
@@ -63,11 +67,8 @@ export class RunToolbar {
   ) {
     this.kernel.title = trans.__('The kernel whose environment runs train.py');
     this.proposer.title = trans.__('Who proposes the edits to train.py');
-    for (const [value, text] of [
-      ['offline', trans.__('offline (no key)')],
-      ['claude', 'Claude']
-    ]) {
-      this.proposer.appendChild(new Option(text, value));
+    for (const name of PROPOSER_NAMES) {
+      this.proposer.appendChild(new Option(trans.__(PROPOSER_INFO[name].label), name));
     }
     this.model.title = trans.__('Model of the claude proposer (empty: the engine default)');
     this.model.placeholder = trans.__('model');
@@ -165,32 +166,35 @@ export class RunToolbar {
     this.exportButton.disabled = busy || m.tag === null || m.experiments.length === 0;
   }
 
-  /** The run options the toolbar's fields say, with the settings' defaults for the rest. */
+  /**
+   * The run options the toolbar's fields say, and the settings' values for every other run option
+   * in the settings (src/core/run-options.ts); a setting left null or empty is not sent, so
+   * program.md's front matter, else the engine's default, applies.
+   */
   runOptions(d: IRunDefaults): IRunOptions {
+    const opts: Record<string, unknown> = {};
+    for (const key of settingKeys()) {
+      if (!TOOLBAR_FIELDS.has(key) && d[key] !== null && d[key] !== '') {
+        opts[key] = d[key];
+      }
+    }
+    const proposer = this.proposer.value as ProposerName;
+    opts.proposer = proposer;
     const budget = Number(this.budget.value);
-    const opts: IRunOptions = { proposer: this.proposer.value as 'offline' | 'claude' };
     if (Number.isFinite(budget) && budget > 0) {
       opts.budget_s = budget;
     }
-    if (opts.proposer === 'claude' && this.model.value.trim()) {
+    if (PROPOSER_INFO[proposer].hasModel && this.model.value.trim()) {
       opts.model = this.model.value.trim();
     }
     if (this.kernel.value) {
       opts.kernel = this.kernel.value;
     }
-    if (d.timeout_s !== null) {
-      opts.timeout_s = d.timeout_s;
-    }
-    if (d.max_dollars !== null && opts.proposer === 'claude') {
-      opts.max_dollars = d.max_dollars;
-    }
-    if (d.workers > 1) {
-      opts.workers = d.workers;
-    }
-    return opts;
+    return opts as IRunOptions;
   }
 
   syncModelField(): void {
-    this.model.parentElement?.classList.toggle('jp-mod-hidden', this.proposer.value !== 'claude');
+    const proposer = PROPOSER_INFO[this.proposer.value as ProposerName];
+    this.model.parentElement?.classList.toggle('jp-mod-hidden', !proposer?.hasModel);
   }
 }

@@ -1,0 +1,44 @@
+"""The run options of `autoresearch run` that the server takes or passes, as src/core/run-options.ts
+declares them: the build writes them to engine/run-options.json beside the engine bundle (this
+side cannot import TypeScript), so a new option reaches the server without an edit here."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+OPTIONS_FILE = Path(__file__).resolve().parent / "engine" / "run-options.json"
+
+
+class MissingOptions(RuntimeError):
+    """engine/run-options.json is missing or unreadable: the package was not built."""
+
+
+@functools.cache
+def run_options() -> tuple[dict, ...]:
+    """Each option: key (the JSON field), flag (the engine's), kind, server ('body' or 'server'), choices."""
+    try:
+        return tuple(json.loads(OPTIONS_FILE.read_text())["options"])
+    except (OSError, ValueError, KeyError) as err:
+        raise MissingOptions(
+            f"the engine's option list {OPTIONS_FILE} is missing or broken ({err}); this installation is broken"
+        ) from None
+
+
+def engine_flags(opts: dict) -> list[str]:
+    """`--flag value` for each option set in opts; a switch is its bare flag when it differs from the default."""
+    flags: list[str] = []
+    for option in run_options():
+        value = opts.get(option["key"])
+        if value is None:
+            continue
+        if option["kind"] == "switch":
+            # A switch's flag says it differs from its default: --resume is off unless given,
+            # --no-pipeline turns off what is on.
+            on_by_default = option["flag"].startswith("--no-")
+            if value != on_by_default:
+                flags.append(option["flag"])
+        else:
+            flags += [option["flag"], str(value)]
+    return flags
