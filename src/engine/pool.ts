@@ -370,7 +370,8 @@ class Pool {
       );
     } catch (e) {
       // A failure of git or of the executor itself, not of the experiment: the run cannot go on.
-      const message = this.several ? `worker ${lane.k} failed during experiment #${n}: ${(e as Error).message}` : `experiment #${n} failed: ${(e as Error).message}`;
+      // One worker: the executor's own message, which names the fix (a kernel that cannot start).
+      const message = this.several ? `worker ${lane.k} failed during experiment #${n}: ${(e as Error).message}` : (e as Error).message;
       const start = { type: 'experiment_start' as const, ts: '', n, parent_commit: job.from, description, ...(worker ? { worker } : {}) };
       record = interruptedRecord(start, null, this.best, message);
       this.fail(message);
