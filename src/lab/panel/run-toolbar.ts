@@ -7,6 +7,7 @@
 import type { KernelSpec } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
+import { fmtNoise } from '../../core/noise';
 import { PROPOSER_INFO, PROPOSER_NAMES, type ProposerName, type SettingKey, settingKeys } from '../../core/run-options';
 import type { IRunOptions } from '../api';
 import type { IRunDefaults } from './panel';
@@ -159,7 +160,14 @@ export class RunToolbar {
     this.state.dataset.state = m.state;
     this.cost.textContent = m.costUsd > 0 ? trans.__('cost $%1', m.costUsd.toFixed(4)) : '';
     const best = m.best;
-    this.best.textContent = best?.metric != null ? trans.__('best %1 %2 (#%3)', m.metric, best.metric.toFixed(6), best.n) : '';
+    // The best as the mean of its runs ± its standard error, once the noise is measured.
+    const noise = m.noise?.best;
+    this.best.textContent =
+      best?.metric == null
+        ? ''
+        : noise && noise.se !== null
+          ? trans.__('best %1 %2 ± %3 (#%4)', m.metric, noise.metric.toFixed(6), fmtNoise(noise.se), best.n)
+          : trans.__('best %1 %2 (#%3)', m.metric, best.metric.toFixed(6), best.n);
     this.startButton.disabled = busy || running;
     this.stopButton.disabled = busy || m.state !== 'running' || m.stopping;
     this.resumeButton.disabled = busy || running || m.tag === null;
