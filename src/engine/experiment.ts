@@ -211,7 +211,7 @@ function changedReadonlyOrStray(changed: string[], editable: string[], touchedRe
 }
 
 /**
- * A kept result judged again, without running anything, against the best as it is now: with
+ * A result judged again, without running anything, against the best as it is now: with
  * several workers another keep may have landed while it was measured.
  */
 export function rejudge(record: ExperimentRecord, best: Best | null, ledger: Ledger, rule: NoiseRule): Partial<ExperimentRecord> {
@@ -220,5 +220,9 @@ export function rejudge(record: ExperimentRecord, best: Best | null, ledger: Led
   const bestValues = m.values(best.state);
   const d = decide({ candidate: m.values(record.state), best: bestValues.length ? bestValues : [best.metric], sigma: m.sigma().sigma, rule });
   const moved = { best_before: d.bestMean, delta: d.delta };
+  if (record.status === 'discard') {
+    // The best only improves, so a discard stays one; its delta is against the best as it is now.
+    return d.action === 'discard' ? { ...moved, reason: d.reason } : moved;
+  }
   return d.action === 'keep' ? { ...moved, reason: d.reason } : { ...moved, status: 'discard', reason: `${d.reason}; judged against the best that landed while it ran` };
 }

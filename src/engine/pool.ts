@@ -222,7 +222,10 @@ class Pool {
   /** The lane's next job: a resumed experiment, else a fresh proposal. */
   private async take(lane: Lane): Promise<Job | 'stop' | 'wait' | 'retry'> {
     if (this.halted() || !this.best) return 'stop';
-    const c = this.resumed.shift();
+    // A resumed experiment goes back to its own worker when that worker still exists.
+    const lanes = this.o.executors.length;
+    const mine = this.resumed.findIndex(c => !this.several || c.start.worker === undefined || c.start.worker === lane.k || c.start.worker > lanes);
+    const c = mine >= 0 ? this.resumed.splice(mine, 1)[0] : undefined;
     if (c) {
       if (c.proposal) this.proposed++;
       const files = await filesAt(this.main, this.best.commit, this.o.config.editable);
@@ -382,7 +385,7 @@ class Pool {
     }
     // Judged again against the best as it is now: another worker may have moved it. No await
     // from here to the journal, so no other result can land in between.
-    if (job.parent && record.status === 'keep') {
+    if (job.parent && (record.status === 'keep' || record.status === 'discard')) {
       Object.assign(record, rejudge(record, this.currentBest(), this.ledger, noiseRuleOf(o.config)));
     }
     const before = this.best;
