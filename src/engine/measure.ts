@@ -55,12 +55,19 @@ export type Measured =
   | { kind: 'decided'; status: 'keep' | 'discard'; reason: string; mean: number; bestMean: number | null; delta: number | null; verdict: Verdict }
   | { kind: 'failed'; status: 'crash' | 'interrupted' | 'rejected'; reason: string };
 
-/** Runs `candidate` (n's code) and, when asked, the best, until keep or discard; the tree ends at the candidate. */
+/** Runs `candidate` (n's code, checked out) and, when asked, the best, until keep or discard; the tree ends at the candidate. */
 export async function measure(env: MeasureEnv, n: number, candidate: Target, baseline: boolean): Promise<Measured> {
   const m = env.ledger.measurements;
   const spent = { measure: 0, noise: 0, confirm: 0, best: 0 };
   let decision: Decision | null = null;
   let bestRuns = 0;
+  // What the tree has checked out (the caller hands it over at the candidate): moved only for a
+  // re-measure of the best, so a plain experiment asks git nothing here.
+  let at = candidate.commit;
+  const checkout = async (commit: string) => {
+    if (at !== commit) await env.repo.resetHard(commit);
+    at = commit;
+  };
   try {
     for (;;) {
       const values = m.values(candidate.state);
@@ -79,6 +86,7 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
         else if (decision.action === 'run-candidate') next = { target: candidate, purpose: 'confirm' };
       }
       if (!next) break;
+      await checkout(next.target.commit);
       const run = await runOnce(env, n, next.target, next.purpose);
       spent[next.purpose]++;
       if (run.failed) {
@@ -92,7 +100,7 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
       }
     }
   } finally {
-    if ((await env.repo.head()) !== candidate.commit) await env.repo.resetHard(candidate.commit);
+    await checkout(candidate.commit);
   }
   const values = m.values(candidate.state);
   if (baseline) {
@@ -119,9 +127,8 @@ interface RunResult {
   failed: { status: 'crash' | 'interrupted' | 'rejected'; reason: string } | null;
 }
 
-/** One run of `target`: journaled (unless stopped mid-run, which measured nothing). */
+/** One run of `target`, checked out: journaled (unless stopped mid-run, which measured nothing). */
 async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunPurpose): Promise<RunResult> {
-  if ((await env.repo.head()) !== target.commit) await env.repo.resetHard(target.commit);
   const i = env.ledger.runsFor(n).length + 1;
   const k = env.ledger.measurements.runCount(target.state) + 1;
   const seed = seedFor(n, i);

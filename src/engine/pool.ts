@@ -12,6 +12,8 @@
  * landed in between — re-applying it would make a commit nobody measured. Numbers are allocated
  * as proposals arrive, so they are unique and in order.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
 import { experimentsOf } from '../core/journal';
 import { noiseRuleOf } from '../core/noise';
@@ -256,15 +258,12 @@ class Pool {
   private async propose(lane: Lane): Promise<Job | 'stop' | 'wait' | 'retry'> {
     if (!this.best) return 'stop';
     const { proposer, config } = this.o;
-    // The worker's branch sits on the proposal's parent before its start is journaled, so a
-    // resume after kill -9 knows a commit on top of it as this experiment's. A result that
-    // lands meanwhile moves the best: then again, so the proposer sees the best as it is.
+    // A result that lands meanwhile moves the best: then again, so the proposer sees the best as it is.
     let best: Best;
     let files: Record<string, string>;
     do {
       best = this.best;
-      await lane.repo.resetHard(best.commit);
-      files = await filesAt(this.main, best.commit, config.editable);
+      files = await this.filesOfBest(lane, best);
     } while (this.best !== null && this.best.commit !== best.commit);
     const ctx = this.context(lane, files, best);
     if (this.o.maxDollars !== undefined) {
@@ -319,6 +318,18 @@ class Pool {
     return { n, proposal, from: parent.commit, parent, files, proposeSeconds };
   }
 
+  /**
+   * The best's editable files as the proposal sees them. A worker's branch is put on the best first,
+   * so a resume after kill -9 knows a commit on top of it as this experiment's; one worker's folder
+   * is there already, and its files are read from disk without asking git.
+   */
+  private async filesOfBest(lane: Lane, best: Best): Promise<Record<string, string>> {
+    const { editable } = this.o.config;
+    if (!this.several) return Object.fromEntries(editable.map(f => [f, fs.readFileSync(path.join(lane.dir, f), 'utf8')]));
+    await lane.repo.resetHard(best.commit);
+    return filesAt(this.main, best.commit, editable);
+  }
+
   /** Events name the worker only when there are several. */
   private emitFor(lane: Lane, event: string, ...args: unknown[]): void {
     this.o.emit(event, ...args, ...(this.several ? [lane.k] : []));
@@ -351,7 +362,8 @@ class Pool {
     let record: ExperimentRecord;
     let runStartedAt: number | null = null;
     try {
-      if (!job.resume) await lane.repo.resetHard(job.from);
+      // One worker's folder is already at the best (reset after every result that was not kept).
+      if (!job.resume && this.several) await lane.repo.resetHard(job.from);
       this.emitFor(lane, 'phase', n, 'apply', description);
       record = await runExperiment(
         {
