@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ExperimentRecord, RunConfig, RunPurpose } from '../core/journal';
+import { fmtMetric } from '../core/bundle';
 import { ZERO_USAGE } from '../core/journal';
 import { decide, mean, noiseRuleOf, type NoiseRule } from '../core/noise';
 import type { Executor, RunKernel } from './executor/types';
@@ -120,7 +121,7 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
     const earlier = m.decision(state);
     if (earlier) {
       const values = m.values(state);
-      const result = values.length ? `mean ${fmtMetricValue(mean(values))} over ${values.length} run${values.length > 1 ? 's' : ''}` : 'no metric';
+      const result = values.length ? `mean ${fmtMetric(mean(values))} over ${values.length} run${values.length > 1 ? 's' : ''}` : 'no metric';
       return finish({
         status: 'rejected', state, same_as: earlier.n, metric: values.length ? mean(values) : null,
         reason: `same code as #${earlier.n} (${earlier.status}, ${result}); not run again`
@@ -170,11 +171,6 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
     status: measured.status, reason: measured.reason, metric: measured.mean, best_before: measured.bestMean,
     delta: measured.delta, verdict: measured.verdict
   });
-}
-
-/** A metric as the journal's readers show it (6 decimals, like results.tsv). */
-function fmtMetricValue(x: number): string {
-  return x.toFixed(6);
 }
 
 /** Writes the proposal's files after the guards; returns the diff and why it was rejected, or null. */

@@ -35,12 +35,9 @@ export function statusText(dir: string, tag?: string): string {
   const state = running ? `running (engine pid ${engine.pid})` : last?.type === 'run_end' ? `stopped (${last.reason}${last.message ? `: ${last.message}` : ''})` : 'not running, ended without a clean stop; continue with --resume';
   const counts = new Map<string, number>();
   exps.forEach(e => counts.set(e.status, (counts.get(e.status) ?? 0) + 1));
-  const m = Measurements.of(records);
+  const { m, sigma, noise, trust } = noiseOf(records);
   const best = bestOf(exps, m);
   const bestRuns = best ? m.values(best.state).length : 0;
-  const { sigma, df } = m.sigma();
-  const config = [...records].reverse().find(r => r.type === 'run_start')?.config;
-  const rule = config ? noiseRuleOf(config) : null;
   const baseline = exps.find(e => e.status === 'keep');
   const cost = exps.reduce((s, e) => s + e.cost_usd, 0);
   const tokens = exps.reduce((s, e) => s + e.usage.input_tokens + e.usage.cache_creation_input_tokens + e.usage.cache_read_input_tokens + e.usage.output_tokens, 0);
@@ -50,9 +47,9 @@ export function statusText(dir: string, tag?: string): string {
     `experiments: ${exps.length}${counts.size ? ' — ' + [...counts].map(([k, v]) => `${v} ${k}`).join(', ') : ''}`,
     `baseline:    ${fmtMetric(baseline?.metric ?? null)}`,
     `best:        ${fmtMetric(best?.metric ?? null)}${best && sigma ? ` ± ${fmtNoise(sigma / Math.sqrt(Math.max(1, bestRuns)))}` : ''}${bestRuns > 1 ? ` (${bestRuns} runs)` : ''}${best && baseline?.metric != null ? ` (${fmtDelta(best.metric - baseline.metric)} vs baseline) at ${best.commit.slice(0, 7)}` : ''}`,
-    `noise:       ${noiseLine(sigma, df, rule)}`,
+    `noise:       ${noise}`,
     `cost:        $${cost.toFixed(4)} (${tokens} tokens)`,
-    ...describeTrust(trustReport(records, config?.direction ?? 'lower')).map((l, i) => `${i ? '             ' : 'trust:       '}${l}`)
+    ...trust.map((l, i) => `${i ? '             ' : 'trust:       '}${l}`)
   ];
   if (running) {
     // One line per experiment in flight: one per worker when there are several.
@@ -89,13 +86,19 @@ export function resultsText(dir: string, opts: { tag?: string; tsv?: boolean; js
   const rows = exps.map(e => `${experimentHead(e)}  ${fmtCost(e.cost_usd).padStart(8)}  ${experimentTail(e, spread)}`);
   const cost = exps.reduce((s, e) => s + e.cost_usd, 0);
   const tokens = exps.reduce((s, e) => s + e.usage.input_tokens + e.usage.cache_creation_input_tokens + e.usage.cache_read_input_tokens + e.usage.output_tokens, 0);
-  const { sigma, df } = Measurements.of(records).sigma();
+  const { noise, trust } = noiseOf(records);
+  return [header, ...rows, `total: ${exps.length} experiments, $${cost.toFixed(4)}, ${tokens} tokens`, `noise: ${noise}`, ...trust.map(l => `trust: ${l}`)].join('\n');
+}
+
+/** What status and results say of the noise: the measurements, σ, the rule in words and the trust cost. */
+function noiseOf(records: JournalRecord[]): { m: Measurements; sigma: number | null; noise: string; trust: string[] } {
+  const m = Measurements.of(records);
+  const { sigma, df } = m.sigma();
   const config = [...records].reverse().find(r => r.type === 'run_start')?.config;
-  return [
-    header, ...rows, `total: ${exps.length} experiments, $${cost.toFixed(4)}, ${tokens} tokens`,
-    `noise: ${noiseLine(sigma, df, config ? noiseRuleOf(config) : null)}`,
-    ...describeTrust(trustReport(records, config?.direction ?? 'lower')).map(l => `trust: ${l}`)
-  ].join('\n');
+  return {
+    m, sigma, noise: noiseLine(sigma, df, config ? noiseRuleOf(config) : null),
+    trust: describeTrust(trustReport(records, config?.direction ?? 'lower'))
+  };
 }
 
 /** σ and the rule in one line: `σ 0.0041 (12 df); a keep must beat the best by 2σ of the difference`. */

@@ -8,6 +8,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { ExperimentBundleData } from '../../core/bundle';
 import { fmtDelta, fmtMetric } from '../../core/bundle';
 import { parseDiff } from './diff';
+import { el } from './dom';
 import { noiseSections, spreadElement } from './runs-view';
 
 /** Appends one line of Python, highlighted, to the given element; without one the diff is plain +/- coloured text. */
@@ -22,15 +23,6 @@ export function deltaQuality(delta: number | null, direction: 'lower' | 'higher'
     return 'same';
   }
   return (delta < 0) === (direction === 'lower') ? 'better' : 'worse';
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
 }
 
 function fmtSeconds(s: number): string {

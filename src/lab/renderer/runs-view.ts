@@ -9,15 +9,7 @@ import type { ExperimentBundleData } from '../../core/bundle';
 import { fmtMetric } from '../../core/bundle';
 import { fmtNoise } from '../../core/noise';
 import { measuredRuns, verdictWords } from '../../core/noise-words';
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
+import { el } from './dom';
 
 /** `± 0.0028 (2 runs)` for the header, after the mean; null when there is nothing to add. */
 export function spreadElement(d: ExperimentBundleData, trans: TranslationBundle): HTMLElement | null {
