@@ -6,7 +6,8 @@ from pathlib import Path
 
 from .journal import in_flight, in_flight_all, read_journal, run_counts, summarize
 from .supervisor import Supervisor
-from .workspaces import EngineInfo, api_path, engine_log_path, journal_path, log_path
+from .engine_info import EngineInfo
+from .workspaces import api_path, engine_log_path, journal_path, log_path
 
 
 def state_of(last_type: str | None, engine: EngineInfo | None, tag: str) -> str:

@@ -14,19 +14,12 @@ from pathlib import Path
 
 from tornado.ioloop import IOLoop, PeriodicCallback
 
+from . import procid
+from .confine import open_inside, read_from, write_inside
+from .engine_info import EngineInfo, is_engine_process, read_engine_info
 from .node import engine_path, find_node
 from .run_options import MissingOptions, engine_flags
-from .workspaces import (
-    STATE_DIR,
-    STOP_FILE,
-    EngineInfo,
-    engine_log_path,
-    free_tag,
-    is_engine_process,
-    journal_path,
-    read_engine_info,
-    run_tags,
-)
+from .workspaces import STATE_DIR, STOP_FILE, engine_log_path, free_tag, journal_path, run_tags
 
 
 def server_url(ip: str, port: int, base_url: str, https: bool = False) -> str:
@@ -59,43 +52,12 @@ def _scrub(text: str) -> str:
     return text
 
 
-def _run_groups(ws: Path, first: int | None) -> list[int]:
-    """The process groups of the training runs in progress: run_pgid, and run_pgids with several workers."""
-    groups = [first] if first else []
+def _read_from(file: Path, folder: Path, offset: int) -> bytes:
+    """What a file inside `folder` holds past `offset`; nothing when it cannot be read (or is a symlink out)."""
     try:
-        extra = json.loads((ws / STATE_DIR / "engine.json").read_text()).get("run_pgids") or []
-    except (OSError, ValueError, AttributeError):
-        extra = []
-    if not isinstance(extra, list):
-        extra = []
-    groups += [g for g in extra if type(g) is int and g > 0 and g not in groups]
-    return groups
-
-
-def _read_from(file: Path, offset: int) -> bytes:
-    """What a file holds past `offset` (what this start appended); nothing when it cannot be read."""
-    try:
-        with open(file, "rb") as f:
-            f.seek(offset)
-            return f.read()
+        return read_from(file, folder, offset)
     except OSError:
         return b""
-
-
-def _signal_engine(pid: int, sig: int) -> None:
-    """SIGTERM to the engine alone; SIGKILL to its whole process group when it leads one."""
-    try:
-        if sig == signal.SIGKILL and os.getpgid(pid) == pid:
-            # Our engines lead their own group: a kill takes its git and syntax-check children too.
-            os.killpg(pid, sig)
-        else:
-            # A SIGTERM to the group would also kill the git commands the engine needs to stop
-            # cleanly (reset to the best commit, journal the end); the training run has its own
-            # group, which the engine kills itself. An engine started from a shell shares the
-            # shell's group, which must not be signalled at all.
-            os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 @dataclass
@@ -142,13 +104,19 @@ class Supervisor:
         """The live engine on a workspace (ours or started elsewhere), or None."""
         self.reap()
         info = read_engine_info(ws)
-        if info is not None and is_engine_process(info.pid):
-            return info
         child = self.children.get(ws)
+        if info is not None and (self._ours(ws, info.pid) or is_engine_process(info, ws)):
+            return info
         if child is not None:
             # Ours, still before its lock (engine.json) is written.
             return EngineInfo(child.proc.pid, child.tag, child.started, None)
         return None
+
+    def _ours(self, ws: Path, pid: int) -> bool:
+        """Whether pid is the engine this server started on ws and has not reaped: its number
+        cannot have been reused, whatever engine.json says (or does not say) of it."""
+        child = self.children.get(ws)
+        return child is not None and child.proc.pid == pid and child.proc.poll() is None
 
     def stopping(self, ws: Path) -> bool:
         """Whether a stop was requested of the engine now running on the workspace."""
@@ -186,17 +154,24 @@ class Supervisor:
         journal_size = journal.stat().st_size if journal.exists() else 0
         started = datetime.datetime.now(datetime.timezone.utc).isoformat()
         self._forget_stop_request(ws)
-        with open(log_file, "ab") as out:
+        try:
+            out = open(open_inside(log_file, ws / STATE_DIR, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")
+        except OSError as err:
+            raise SupervisorError(409, f"cannot write the engine's log: {err}; remove what is in its place") from None
+        with out:
             out.write(f"--- {started} started by the Jupyter server: {' '.join(argv[2:])}\n".encode())
             out.flush()
             log_offset = out.tell()
             # Its own session (and process group): the engine outlives this server, the request and
             # the browser, and a kill can take its whole group. The environment passes through
             # (the API key too; the engine keeps it from the training runs).
-            proc = subprocess.Popen(
-                argv, cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, env=self._env(opts),
-            )
+            try:
+                proc = subprocess.Popen(
+                    argv, cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True, env=self._env(opts),
+                )
+            except OSError as err:
+                raise SupervisorError(500, f"could not start the engine: {err.strerror or err}") from None
         self.children[ws] = Child(proc, tag, started, log_file, log_offset)
         self.failures.pop(ws, None)
         self._ensure_reaper()
@@ -234,7 +209,7 @@ class Supervisor:
     @staticmethod
     def _run_started(journal: Path, offset: int, pid: int) -> bool:
         """Whether the engine `pid` has written its run_start record (its checks all passed)."""
-        for line in _read_from(journal, offset).split(b"\n")[:-1]:
+        for line in _read_from(journal, journal.parent.parent, offset).split(b"\n")[:-1]:
             try:
                 record = json.loads(line)
             except ValueError:
@@ -246,7 +221,7 @@ class Supervisor:
     @staticmethod
     def _failure(log_file: Path, offset: int, code: int) -> str:
         """The engine's one-line error from its log (the `autoresearch: …` line), else a fallback."""
-        lines = _read_from(log_file, offset).decode(errors="replace").splitlines()
+        lines = _read_from(log_file, log_file.parent, offset).decode(errors="replace").splitlines()
         errors = [ln for ln in lines if ln.startswith("autoresearch: ")]
         if errors:
             return _scrub(errors[-1][len("autoresearch: "):])
@@ -259,32 +234,62 @@ class Supervisor:
         if info is None:
             raise SupervisorError(404, f"no engine is running on {self._rel(ws)}")
         # The engine records a stop (not a signal) when this file is there as SIGTERM arrives.
-        stop_file = ws / STATE_DIR / STOP_FILE
-        stop_file.parent.mkdir(parents=True, exist_ok=True)
-        stop_file.write_text(str(int(time.time() * 1000)))
-        _signal_engine(info.pid, signal.SIGTERM)
+        try:
+            write_inside(ws / STATE_DIR / STOP_FILE, ws / STATE_DIR, str(int(time.time() * 1000)).encode())
+        except OSError as err:
+            raise SupervisorError(409, f"cannot write {STATE_DIR}/{STOP_FILE}: {err}; remove what is in its place") from None
+        # SIGTERM to the engine alone: one to its group would also kill the git commands it needs
+        # to stop cleanly (reset to the best commit, journal the end); the training run has its
+        # own group, which the engine kills itself. An engine started from a shell shares the
+        # shell's group, which must not be signalled at all.
+        if not self._signal(ws, info, signal.SIGTERM):
+            raise SupervisorError(404, f"no engine is running on {self._rel(ws)} (it has just ended)")
         if ws not in self._escalations:
             self._escalations[ws] = IOLoop.current().call_later(self.stop_grace_s, self._escalate, ws, info.pid)
         return {"pid": info.pid, "tag": info.tag, "signal": "SIGTERM", "grace_s": self.stop_grace_s}
 
+    def _signal(self, ws: Path, info: EngineInfo, sig: int) -> bool:
+        """Signals the engine engine.json records, only while it is still that process; True when sent."""
+        if self._ours(ws, info.pid):
+            self.children[ws].proc.send_signal(sig)
+            return True
+        return procid.signal_if_same(info.pid, info.identity, sig)
+
     def _escalate(self, ws: Path, pid: int) -> None:
-        """SIGKILL for an engine that outlived its grace, and for the training run it left behind."""
+        """SIGKILL for an engine that outlived its grace, and for the training runs it left behind."""
         self._escalations.pop(ws, None)
-        self.reap()
-        if not is_engine_process(pid):
-            return
-        info = read_engine_info(ws)
+        info = self.engine(ws)
+        if info is None or info.pid != pid:
+            return  # it ended (or another engine holds the workspace now)
         if self.log:
             self.log.warning("autoresearch: engine %s outlived SIGTERM by %s s; sending SIGKILL", pid, self.stop_grace_s)
-        _signal_engine(pid, signal.SIGKILL)
-        if info is not None and info.pid == pid:
-            # Each training run has its own group, which only the engine would have killed
-            # (one per worker with several: engine.json's run_pgids).
-            for pgid in _run_groups(ws, info.run_pgid):
+        try:
+            leads = os.getpgid(pid) == pid
+        except ProcessLookupError:
+            leads = False
+        if leads:
+            # Our engines lead their own group (checked just above to be the engine): a kill
+            # takes its git and syntax-check children too.
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        else:
+            self._signal(ws, info, signal.SIGKILL)
+        # Each training run has its own group, which only the engine would have killed (one per
+        # worker with several). A group is killed only while led by the process recorded for it:
+        # a number from an old engine.json may name anyone's group by now.
+        for pgid in info.run_groups():
+            if procid.group_leader_is(pgid, info.run_identities.get(pgid)):
                 try:
                     os.killpg(pgid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+            elif self.log:
+                self.log.warning(
+                    "autoresearch: not killing process group %s named in %s: it is not the training run recorded there",
+                    pgid, self._rel(ws / STATE_DIR / "engine.json"),
+                )
         self._forget_stop_request(ws)
         IOLoop.current().call_later(0.5, self.reap)
 

@@ -6,11 +6,9 @@ import datetime
 import json
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 STATE_DIR = ".autoresearch"
-ENGINE_FILE = "engine.json"
 STOP_FILE = "stop-requested"
 # The engine's own tag rule (src/engine/loop.ts); checked here too so a bad tag never reaches argv.
 TAG_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -105,67 +103,6 @@ def free_tag(ws: Path) -> str:
         if not journal_path(ws, tag).exists() and not branch_exists(ws, tag):
             return tag
     raise RuntimeError(f"no free tag left for {base}")
-
-
-@dataclass(frozen=True)
-class EngineInfo:
-    """`.autoresearch/engine.json`: the engine that holds (or held) a workspace."""
-
-    pid: int
-    tag: str
-    started: str
-    run_pgid: int | None
-
-    def to_json(self) -> dict:
-        return {"pid": self.pid, "tag": self.tag, "started": self.started, "run_pgid": self.run_pgid}
-
-
-def read_engine_info(ws: Path) -> EngineInfo | None:
-    """The engine recorded for a workspace, alive or not; None when absent or unreadable."""
-    try:
-        raw = json.loads((ws / STATE_DIR / ENGINE_FILE).read_text())
-        pgid = raw.get("run_pgid")
-        if (
-            type(raw["pid"]) is not int
-            or not isinstance(raw["tag"], str)
-            or not isinstance(raw["started"], str)
-            or (pgid is not None and type(pgid) is not int)
-        ):
-            return None
-        return EngineInfo(raw["pid"], raw["tag"], raw["started"], pgid)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        # Half-written or foreign: the engine treats it the same way, as no engine.
-        return None
-
-
-def is_engine_process(pid: int) -> bool:
-    """Whether pid is a live (not zombie) process running our engine's `run` command."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rsplit(")", 1)[1].split()[0] == "Z":
-            return False
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        words = [a.decode(errors="replace") for a in argv if a]
-    except FileNotFoundError:
-        return False
-    except OSError:
-        words = _ps_argv(pid)  # no /proc (macOS): ask ps
-        if words is None:
-            return False
-    # A recycled pid is some other program: the engine bundle must be on its command line.
-    return any(w.endswith(("autoresearch.cjs", "engine/main.ts")) for w in words) and "run" in words
-
-
-def _ps_argv(pid: int) -> list[str] | None:
-    """A process's command line from ps, for systems without /proc; None if it is gone."""
-    try:
-        out = subprocess.run(["ps", "-o", "stat=,command=", "-p", str(pid)], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    fields = out.stdout.split()
-    if out.returncode != 0 or not fields or fields[0].startswith("Z"):
-        return None
-    return fields[1:]
 
 
 def find_workspaces(root: Path, depth: int = 2) -> list[Path]:

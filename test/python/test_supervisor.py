@@ -13,7 +13,8 @@ from jupyterlab_autoresearch import validate
 from jupyterlab_autoresearch.journal import JournalError, JournalTail, in_flight, in_flight_all, problem, summarize
 from jupyterlab_autoresearch.node import engine_path
 from jupyterlab_autoresearch.run_options import run_options
-from jupyterlab_autoresearch.supervisor import Supervisor, _run_groups
+from jupyterlab_autoresearch.engine_info import read_engine_info
+from jupyterlab_autoresearch.supervisor import Supervisor
 
 
 async def experiments(api, path, tag):
@@ -120,8 +121,11 @@ async def test_an_engine_that_outlives_the_grace_is_killed_with_its_training_run
     assert code == 202, started
     await wait_for(lambda: _count(ws, "s") >= 1, what="the baseline")
     (ws / "hang").write_text("")  # from now on a training run ignores SIGTERM and hangs
-    await wait_for(lambda: _training_pid(ws) is not None and alive(_training_pid(ws)), what="the training run")
-    trainer = _training_pid(ws)
+    await wait_for(lambda: _training_pid(ws) is not None, what="the training run")
+    # The run's group as the engine recorded it: a sandboxed run's own pid (train.pid) is its
+    # pid namespace's, not this host's.
+    group = json.loads((ws / ".autoresearch" / "engine.json").read_text())["run_pgid"]
+    assert group and _group_alive(group)
 
     # A wedged engine: SIGTERM stays pending while it is stopped; only SIGKILL ends it.
     os.kill(started["pid"], signal.SIGSTOP)
@@ -129,10 +133,22 @@ async def test_an_engine_that_outlives_the_grace_is_killed_with_its_training_run
     assert code == 202
     await wait_for(lambda: not alive(started["pid"]), timeout=10, what="SIGKILL of the engine")
     # Its training run has its own process group, which the wedged engine can no longer kill.
-    await wait_for(lambda: not alive(trainer), timeout=5, what="SIGKILL of the training run")
+    await wait_for(lambda: not _group_alive(group), timeout=5, what="SIGKILL of the training run's group")
     code, status = await api("runs/status", path="stubborn")
     assert status["state"] == "died" and status["resumable"]
     assert not (ws / ".autoresearch" / "stop-requested").exists()
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (not zombie) process is in process group pgid."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
 
 
 def _training_pid(ws: Path):
@@ -216,6 +232,13 @@ def test_every_worker_s_training_run_is_found_for_the_sigkill(tmp_path):
     state = tmp_path / ".autoresearch"
     state.mkdir()
     (state / "engine.json").write_text(json.dumps({"pid": 1, "tag": "t", "started": "s", "run_pgid": 40, "run_pgids": [40, 41]}))
-    assert _run_groups(tmp_path, 40) == [40, 41]
+    assert read_engine_info(tmp_path).run_groups() == [40, 41]
     (state / "engine.json").write_text(json.dumps({"pid": 1, "tag": "t", "started": "s", "run_pgid": None}))
-    assert _run_groups(tmp_path, None) == []
+    assert read_engine_info(tmp_path).run_groups() == []
+    # Identities come with the engines that record them (see test_signals.py); junk is dropped.
+    raw = {"pid": 1, "tag": "t", "started": "s", "run_pgid": 40, "run_pgids": [40, "x", -3, 41],
+           "identity": {"boot": "b", "start": "12"}, "run_identities": {"40": {"boot": "b", "start": "9"}, "41": "no", "x": {}}}
+    (state / "engine.json").write_text(json.dumps(raw))
+    info = read_engine_info(tmp_path)
+    assert info.run_groups() == [40, 41]
+    assert info.identity == {"boot": "b", "start": "12"} and info.run_identities == {40: {"boot": "b", "start": "9"}}

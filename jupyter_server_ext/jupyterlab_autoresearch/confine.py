@@ -1,0 +1,84 @@
+"""Files read or written for a request stay inside the folder they belong to.
+
+A workspace's `.autoresearch/` folder is written by the engine, and also reachable by the
+training runs it starts (untrusted code, often a model's, running as the user): a symlink left
+there, `logs/0000.log -> ~/.ssh/id_ed25519` or `stop-requested -> ~/.bashrc`, must not make the
+server serve or overwrite a file elsewhere. Every path is resolved (os.path.realpath) and must
+land inside the folder; the folder itself must be no symlink. Opening re-checks what was
+actually opened (through /proc/self/fd where there is one), so swapping a link in between does
+not help, and never blocks on a FIFO left in a file's place.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+class OutsideError(PermissionError):
+    """A path that resolves outside the folder it must stay in; the message names both."""
+
+
+def _top(folder: str | Path) -> str:
+    # The folder as its parent's real path plus its own name: a folder that is itself a symlink
+    # resolves elsewhere, and so is not inside itself.
+    folder = os.fspath(folder)
+    return os.path.join(os.path.realpath(os.path.dirname(folder)), os.path.basename(folder))
+
+
+def _under(real: str, top: str) -> bool:
+    return real == top or real.startswith(top + os.sep)
+
+
+def inside(path: str | Path, folder: str | Path) -> bool:
+    """Whether `path`, every symlink followed, is `folder` or below it (and `folder` is no symlink)."""
+    top = _top(folder)
+    return os.path.realpath(folder) == top and _under(os.path.realpath(path), top)
+
+
+def open_inside(path: str | Path, folder: str | Path, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
+    """An fd for `path`, a regular file inside `folder`; OutsideError when it resolves elsewhere or is
+    not a regular file, FileNotFoundError when it is absent (and flags do not create it)."""
+    path = os.fspath(path)
+    top = _top(folder)
+    if not inside(path, folder):
+        raise OutsideError(f"{path} resolves outside {top} (a symlink); the server reads and writes nothing outside it")
+    # Opened at its resolved place; O_NOFOLLOW in case the last part became a link since.
+    # O_NONBLOCK: opening a FIFO left in a log's place would otherwise wait for a writer forever.
+    fd = os.open(os.path.realpath(path), flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), mode)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OutsideError(f"{path} is not a regular file; the server reads and writes only regular files in {top}")
+        opened = f"/proc/self/fd/{fd}"
+        if os.path.exists(opened) and not _under(os.path.realpath(opened), top):
+            raise OutsideError(f"{path} resolves outside {top} (a symlink); the server reads and writes nothing outside it")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_tail(path: str | Path, folder: str | Path, tail: int) -> tuple[bytes, int]:
+    """The last `tail` bytes of a file inside `folder` and its size."""
+    with open(open_inside(path, folder), "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - tail))
+        return f.read(), size
+
+
+def read_from(path: str | Path, folder: str | Path, offset: int, limit: int = -1) -> bytes:
+    """What a file inside `folder` holds from `offset` on (at most `limit` bytes)."""
+    with open(open_inside(path, folder), "rb") as f:
+        f.seek(offset)
+        return f.read(limit)
+
+
+def write_inside(path: str | Path, folder: str | Path, data: bytes, append: bool = False) -> None:
+    """Writes (or appends) `data` to a file inside `folder`, never through a symlink."""
+    fd = open_inside(path, folder, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else 0))
+    with open(fd, "ab" if append else "wb") as f:
+        if not append:
+            os.ftruncate(fd, 0)  # only once the file opened is known to be the one inside
+        f.write(data)
