@@ -146,37 +146,11 @@ class WorkspacesHandler(BaseHandler):
         self.finish({"path": api_path(self.sup.root, ws), "message": message})
 
 
-class RunsHandler(BaseHandler):
-    """`GET ?path=`: the runs of a workspace; `POST {path, …options}`: start the engine on it."""
-
-    @tornado.web.authenticated
-    async def get(self):
-        ws = self.query_workspace()
-        engine = self.sup.engine(ws)
-        tags = run_tags(ws)
-        if engine is not None and engine.tag not in tags:
-            tags.insert(0, engine.tag)  # started, no journal yet
-        runs = []
-        for tag in tags:
-            try:
-                runs.append(run_status(self.sup, ws, tag))
-            except JournalError as err:
-                # One damaged journal should not hide the other runs.
-                runs.append({"tag": tag, "state": "corrupt", "error": str(err)})
-        self.finish(
-            {
-                "path": api_path(self.sup.root, ws),
-                "engine": engine.to_json() if engine else None,
-                "last_failure": self.sup.failures.get(ws),
-                "runs": runs,
-            }
-        )
-
-    @tornado.web.authenticated
-    async def post(self):
-        await self.start(validate.body(self.request.body, validate.run_fields()))
+class EngineStarter:
+    """Starting the engine for a request: shared by POST runs and POST runs/resume (and only them)."""
 
     async def start(self, opts: dict) -> None:
+        """Starts the engine on opts' workspace; answers 202 with its pid, tag and log."""
         ws = self.workspace(opts.pop("path"))
         if "kernel" in opts:
             opts.update(await self.kernel_executor(opts.pop("kernel")))
@@ -214,7 +188,37 @@ class RunsHandler(BaseHandler):
         return opts
 
 
-class ResumeHandler(RunsHandler):
+class RunsHandler(EngineStarter, BaseHandler):
+    """`GET ?path=`: the runs of a workspace; `POST {path, …options}`: start the engine on it."""
+
+    @tornado.web.authenticated
+    async def get(self):
+        ws = self.query_workspace()
+        engine = self.sup.engine(ws)
+        tags = run_tags(ws)
+        if engine is not None and engine.tag not in tags:
+            tags.insert(0, engine.tag)  # started, no journal yet
+        runs = []
+        for tag in tags:
+            try:
+                runs.append(run_status(self.sup, ws, tag))
+            except JournalError as err:
+                # One damaged journal should not hide the other runs.
+                runs.append({"tag": tag, "state": "corrupt", "error": str(err)})
+        self.finish(
+            {
+                "path": api_path(self.sup.root, ws),
+                "engine": engine.to_json() if engine else None,
+                "last_failure": self.sup.failures.get(ws),
+                "runs": runs,
+            }
+        )
+
+    @tornado.web.authenticated
+    async def post(self):
+        await self.start(validate.body(self.request.body, validate.run_fields()))
+
+class ResumeHandler(EngineStarter, BaseHandler):
     """`POST {path, tag?, …options}`: continue a run (the latest when no tag) with --resume."""
 
     @tornado.web.authenticated

@@ -6,50 +6,8 @@ from pathlib import Path
 
 import pytest
 from conftest import alive, git_status, journal, make_workspace, wait_for
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-from tornado.websocket import websocket_connect
 
 from jupyterlab_autoresearch.workspaces import engine_log_path
-
-ROUTES = [
-    ("GET", "workspaces"),
-    ("POST", "workspaces"),
-    ("GET", "runs"),
-    ("POST", "runs"),
-    ("POST", "runs/stop"),
-    ("POST", "runs/resume"),
-    ("GET", "runs/status"),
-    ("GET", "experiments"),
-    ("GET", "log"),
-    ("POST", "export"),
-    ("WS", "events"),
-]
-
-
-@pytest.mark.parametrize("method,route", ROUTES)
-async def test_every_route_refuses_a_request_without_the_token(
-    method, route, jp_http_port, jp_base_url, jp_root_dir, workspace, supervisor, api
-):
-    params = "path=ws&tag=t&n=0"
-    url = f"localhost:{jp_http_port}{jp_base_url}autoresearch/{route}?{params}"
-    body = {"workspaces": {"path": "made"}, "runs": {"path": "ws", "proposer": "offline"}}.get(route, {"path": "ws"})
-    with pytest.raises(HTTPClientError) as refused:
-        if method == "WS":
-            await websocket_connect(HTTPRequest(f"ws://{url}"))
-        else:
-            request = HTTPRequest(
-                f"http://{url}", method=method, body=json.dumps(body) if method == "POST" else None, follow_redirects=False
-            )
-            await AsyncHTTPClient().fetch(request)
-    assert refused.value.code == 403
-
-    # Nothing happened: no engine, no run, no new folder.
-    assert not (workspace / ".autoresearch").exists()
-    assert not (Path(jp_root_dir) / "made").exists()
-    assert not supervisor.children
-    code, runs = await api("runs", path="ws")
-    assert (code, runs["runs"], runs["engine"]) == (200, [], None)
-
 
 BAD_RUN_BODIES = [
     ({}, "path"),
