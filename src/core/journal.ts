@@ -231,7 +231,37 @@ export const JournalRecord = z.discriminatedUnion('type', [
 ]);
 export type JournalRecord = z.infer<typeof JournalRecord>;
 
-/** Parses journal text; a bad line is an error naming its line number (a torn last line is dropped). */
+/**
+ * A journal line that is neither a record nor a torn last write: its number, what is wrong with
+ * it, and the fix, so whoever reads the journal can name the file and stop with one clear line.
+ */
+export class JournalLineError extends Error {
+  constructor(
+    readonly line: number,
+    /** "is not JSON (…)" or "is invalid: …", to follow "<file> line N ". */
+    readonly problem: string,
+    readonly fix: string
+  ) {
+    super(`journal line ${line} ${problem}; ${fix}`);
+  }
+}
+
+/** A line quoted in a message: short, one line. */
+function quote(line: string): string {
+  const one = line.trim().replace(/\s+/g, ' ');
+  return JSON.stringify(one.length > 40 ? `${one.slice(0, 40)}…` : one);
+}
+
+/** What is wrong with a line that parsed as JSON but is no valid record, in one line. */
+function whatIsWrong(raw: unknown, error: z.ZodError): string {
+  const type = (raw as { type?: unknown } | null)?.type;
+  const known = typeof type === 'string' && JournalRecord.options.some(o => o.shape.type.value === type);
+  const issues = error.issues.slice(0, 3).map(i => `${i.path.join('.') || 'the record'}: ${i.message}`);
+  const more = error.issues.length > 3 ? `; ${error.issues.length - 3} more` : '';
+  return `${known ? `${type} record, ` : 'not a journal record, '}${issues.join('; ')}${more}`;
+}
+
+/** Parses journal text; a bad line is a JournalLineError naming its number (a torn last line is dropped). */
 export function parseJournal(text: string): JournalRecord[] {
   const lines = text.split('\n');
   const records: JournalRecord[] = [];
@@ -248,11 +278,11 @@ export function parseJournal(text: string): JournalRecord[] {
       if (isLast) {
         return;
       }
-      throw new Error(`journal line ${i + 1} is not JSON; move the file aside or repair that line`);
+      throw new JournalLineError(i + 1, `is not JSON (${quote(line)})`, 'repair or delete that line (the records around it stay as they are)');
     }
     const parsed = JournalRecord.safeParse(raw);
     if (!parsed.success) {
-      throw new Error(`journal line ${i + 1} is invalid: ${z.prettifyError(parsed.error)}`);
+      throw new JournalLineError(i + 1, `is invalid: ${whatIsWrong(raw, parsed.error)}`, 'repair that line, or delete it if it is no record of this run');
     }
     records.push(parsed.data);
   });

@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { RunConfig } from './journal';
 import { PriceRow } from './pricing';
-import { frontMatterShape, RUN_OPTIONS } from './run-options';
+import { frontMatterShape, MAX_TIMER_S, ruleOf, RUN_OPTIONS } from './run-options';
 
 /** The original autoresearch conventions. */
 export const DEFAULT_BUDGET_S = RUN_OPTIONS.budget_s.default;
@@ -27,6 +27,25 @@ const relPath = z
   });
 
 /**
+ * The engine's own files: git's repository, the journal and logs, and results.tsv. An editable
+ * file there would let a proposal (often a model's) rewrite history, hooks or the record of the run.
+ */
+export const ENGINE_OWNED = ['.git', '.autoresearch', 'results.tsv'];
+
+/** Why a workspace-relative path may not be editable, or null: it names one of the engine's own files. */
+export function engineOwnedProblem(p: string): string | null {
+  const first = p.split(/[\\/]/).filter(part => part !== '' && part !== '.')[0];
+  return first !== undefined && ENGINE_OWNED.includes(first)
+    ? `may not name ${first}${first === 'results.tsv' ? '' : '/ or anything in it'}: that is the engine's own (git's repository, the journal, results.tsv)`
+    : null;
+}
+
+const editablePath = relPath.superRefine((p, ctx) => {
+  const problem = engineOwnedProblem(p);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/**
  * Front matter keys: what the method is (metric, files, command) here, the run options a flag
  * may also set from src/core/run-options.ts; `.strict()` so a misspelt key is an error, not
  * silently ignored.
@@ -37,7 +56,7 @@ export const FrontMatter = z
     direction: z.enum(['lower', 'higher']).optional(),
     ...frontMatterShape(),
     run: z.string().min(1).optional(),
-    editable: z.array(relPath).min(1).optional(),
+    editable: z.array(editablePath).min(1).optional(),
     readonly: z.array(relPath).optional(),
     prices: z.record(z.string(), PriceRow).optional()
   })
@@ -81,6 +100,12 @@ export function parseProgram(text: string, fileName = 'program.md'): ParsedProgr
 /** Merges front matter over defaults; overrides (from the CLI) win over both. */
 export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {}): RunConfig {
   const budget = overrides.budget_s ?? fm.budget_s ?? DEFAULT_BUDGET_S;
+  // Flags and front matter are checked against the maximum where they are parsed; overrides from the Loop API are checked here.
+  for (const [key, value] of [['budget_s', budget], ['timeout_s', overrides.timeout_s]] as const) {
+    if (value !== undefined && !(value > 0 && value <= MAX_TIMER_S)) {
+      throw new Error(`${key} (${value}) must be ${ruleOf(RUN_OPTIONS[key])}`);
+    }
+  }
   const config: RunConfig = {
     metric: overrides.metric ?? fm.metric ?? DEFAULTS.metric,
     direction: overrides.direction ?? fm.direction ?? DEFAULTS.direction,
@@ -100,6 +125,10 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
   if (config.timeout_s < config.budget_s) {
     throw new Error(`timeout_s (${config.timeout_s}) is shorter than budget_s (${config.budget_s}); make it at least the budget (default: twice it)`);
   }
+  for (const p of overrides.editable ?? []) {
+    const problem = engineOwnedProblem(p);
+    if (problem) throw new Error(`editable "${p}" ${problem}`);
+  }
   const both = config.editable.filter(p => config.readonly.includes(p));
   if (both.length) {
     throw new Error(`${both.join(', ')} is listed as both editable and readonly; keep it in one list`);
@@ -109,10 +138,11 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
 
 /**
  * Twice the budget, as in the original (300 s → 600 s); never less than the
- * budget plus a minute, since start-up and evaluation don't shrink with the budget.
+ * budget plus a minute, since start-up and evaluation don't shrink with the budget;
+ * never more than a timer can wait (the budget itself is at most that).
  */
 export function defaultTimeout(budgetS: number): number {
-  return Math.max(2 * budgetS, budgetS + 60);
+  return Math.min(Math.max(2 * budgetS, budgetS + 60), Math.max(budgetS, MAX_TIMER_S));
 }
 
 function firstLine(e: unknown): string {

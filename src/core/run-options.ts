@@ -40,6 +40,12 @@ export const PROPOSER_INFO = {
 export type ProposerName = keyof typeof PROPOSER_INFO;
 export const PROPOSER_NAMES = Object.keys(PROPOSER_INFO) as ProposerName[];
 
+/**
+ * The longest budget or timeout, in seconds: a run's deadline is a Node timer, and Node fires a
+ * timer set past 2^31 - 1 ms (about 24.8 days) after 1 ms instead, killing every run at once.
+ */
+export const MAX_TIMER_S = Math.floor((2 ** 31 - 1) / 1000);
+
 interface RunOptionSpec {
   /** commander syntax: '--budget <seconds>'; a switch is '--resume', or '--no-pipeline' for one on by default. */
   flag: string;
@@ -48,6 +54,8 @@ interface RunOptionSpec {
   choices?: readonly string[];
   /** The CLI's --help line. */
   help: string;
+  /** The largest value allowed (numbers only). */
+  max?: number;
   /** The value when nothing sets it; the engine applies it (resolveConfig for front matter keys). */
   default?: number | boolean;
   /** Also a program.md front matter key and a RunConfig field, of the same name; a flag wins over it. */
@@ -62,12 +70,12 @@ interface RunOptionSpec {
 export const RUN_OPTIONS = {
   tag: { flag: '--tag <tag>', kind: 'tag', server: 'body', help: 'run name; the branch is autoresearch/<tag> (default: today, e.g. nov30)' },
   budget_s: {
-    flag: '--budget <seconds>', kind: 'positive', default: 300, frontMatter: true, server: 'body',
+    flag: '--budget <seconds>', kind: 'positive', default: 300, max: MAX_TIMER_S, frontMatter: true, server: 'body',
     help: "training budget of one experiment, in seconds (default: program.md's budget_s, else 300)",
     setting: { title: 'Training budget (seconds)', default: 300, description: 'Wall-clock training budget of one experiment.' }
   },
   timeout_s: {
-    flag: '--timeout <seconds>', kind: 'positive', frontMatter: true, server: 'body',
+    flag: '--timeout <seconds>', kind: 'positive', max: MAX_TIMER_S, frontMatter: true, server: 'body',
     help: 'a run past this is killed and counts as a crash (default: 2 × budget, at least budget + 60)',
     setting: {
       title: 'Timeout (seconds)', default: null,
@@ -173,10 +181,16 @@ export function runOptionList(): Array<RunOptionSpec & { key: RunOptionKey }> {
 const TAG = /^(?!\.{1,2}$)[\w.-]{1,100}$/;
 const ONE_LINE = /^[^\0\n\r]*\S[^\0\n\r]*$/;
 
+/** What a value of the option must be, as every side words it: RULES, and the maximum where there is one. */
+export function ruleOf(spec: Pick<RunOptionSpec, 'kind' | 'max'>): string {
+  return spec.max === undefined ? RULES[spec.kind] : `${RULES[spec.kind]}, at most ${spec.max} (about 24 days: the longest a timer can wait)`;
+}
+
 /** The zod check of one option's value, its messages worded as RULES. */
 export function zodOf(spec: RunOptionSpec): z.ZodType {
-  const error = `must be ${spec.kind === 'choice' ? `one of ${spec.choices?.join(', ')}` : RULES[spec.kind]}`;
-  const num = z.number({ error });
+  const error = `must be ${spec.kind === 'choice' ? `one of ${spec.choices?.join(', ')}` : ruleOf(spec)}`;
+  const max = spec.max ?? Infinity;
+  const num = z.number({ error }).refine(n => n <= max, { error });
   switch (spec.kind) {
     case 'positive':
       return num.refine(n => n > 0, { error });
@@ -230,6 +244,7 @@ export function settingsProperties(): Record<string, object> {
       type: o.setting.default === null ? [type, 'null'] : type,
       ...(o.choices && { enum: [...o.choices] }),
       ...bounds,
+      ...(o.max !== undefined && { maximum: o.max }),
       default: o.setting.default
     };
   }
@@ -264,7 +279,7 @@ export function runSettingDefaults(): RunSettings {
 export function serverOptions(): object {
   const options = runOptionList()
     .filter(o => o.server)
-    .map(o => ({ key: o.key, flag: o.flag.split(' ')[0], kind: o.kind, server: o.server, ...(o.choices && { choices: [...o.choices] }) }));
+    .map(o => ({ key: o.key, flag: o.flag.split(' ')[0], kind: o.kind, server: o.server, ...(o.choices && { choices: [...o.choices] }), ...(o.max !== undefined && { max: o.max }) }));
   return { comment: 'Generated from src/core/run-options.ts by scripts/build-engine.mjs; do not edit.', options };
 }
 

@@ -2,6 +2,10 @@
  * The summary block train.py prints at the end: a line `---`, then one
  * `key: value` a line. Only the last block in the output counts, so a script
  * may print `---` elsewhere without confusing the parser.
+ *
+ * Every value is kept: a number where it is a decimal literal a double holds, else the text
+ * as printed (`nan`, `inf`, `1e999`, a 400-digit integer), because JSON, and so the journal,
+ * holds no non-finite number. Only the metric must be a finite number; any other key may be text.
  */
 
 export type Summary = Record<string, number | string>;
@@ -30,13 +34,23 @@ export function parseSummary(log: string): Summary | null {
   return null;
 }
 
+// Number('') is 0 and Number('0x10') is 16: only plain decimal literals count as numbers.
+const DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
 function toValue(text: string): number | string {
-  // Number('') is 0 and Number('0x10') is 16: only plain decimal literals count as numbers.
-  if (/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(text)) {
-    return Number(text);
+  if (DECIMAL.test(text)) {
+    const n = Number(text);
+    // 1e999 and 400-digit values overflow to ±Infinity: kept as printed, like NaN and inf.
+    if (Number.isFinite(n)) {
+      return n;
+    }
   }
-  // NaN and inf stay strings: JSON (the journal) cannot hold them as numbers.
   return text;
+}
+
+/** A value for a message: long ones cut, so a 400-digit value does not flood the reason. */
+function shown(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 40)}… (${text.length} characters)` : text;
 }
 
 /** The metric from a summary, or a reason it is unusable. */
@@ -51,10 +65,18 @@ export function readMetric(summary: Summary | null, metric: string): { value: nu
   if (typeof value !== 'number') {
     if (/^[-+]?nan$/i.test(value)) return { error: `${metric} is NaN` };
     if (/^[-+]?inf(inity)?$/i.test(value)) return { error: `${metric} is infinite` };
-    return { error: `${metric} is not a number: "${value}"` };
+    if (DECIMAL.test(value)) return { error: `${metric} is not a finite number: ${shown(value)}` };
+    return { error: `${metric} is not a number: "${shown(value)}"` };
+  }
+  // The keep rule squares metrics (the noise's variance): past this a square overflows to Infinity.
+  if (Math.abs(value) >= MAX_METRIC) {
+    return { error: `${metric} is too large to compare: ${value}` };
   }
   return { value };
 }
+
+/** The largest metric magnitude the noise statistics can square and sum without overflowing. */
+export const MAX_METRIC = 1e150;
 
 /** Peak memory in GB from the summary's peak_vram_mb, the way the original results.tsv reports it. */
 export function memoryGb(summary: Summary | null): number {

@@ -139,6 +139,8 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
     proposer.onNote = text => reporter.print(text);
   }
   reporter.attach(loop);
+  // Notes (results.tsv rebuilt, a budget ignored, a keep that moved the branch) are one line each, above the live line.
+  loop.on('note', (text: string) => reporter.print(text));
   try {
     const end = await loop.run();
     reporter.close();

@@ -28,8 +28,14 @@ export class Repo {
   }
 
   private async rawUnlocked(args: string[]): Promise<string> {
-    const r = await exec('git', args, { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+    // The ceiling: with the work tree's .git gone (a training run may delete it), git must fail
+    // here, not go up and reset, commit or check out in whatever repository encloses the folder.
+    const env = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(this.dir)) };
+    const r = await exec('git', args, { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env });
     if (r.code !== 0) {
+      if (repositoryGone(this.dir)) {
+        throw new Error(`git ${args[0]} failed: the git repository of ${this.dir} is gone (its .git was deleted)`);
+      }
       throw new Error(`git ${args[0]} failed: ${r.stderr.trim() || (r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`)}`);
     }
     return r.stdout;
@@ -181,6 +187,25 @@ export class Repo {
     }
     return this.identityKnown;
   }
+}
+
+/**
+ * Whether a work tree's git repository is gone: its .git deleted, or, for a worktree, the
+ * repository its .git file points to. One stat (two for a worktree), so it is cheap after each run.
+ */
+export function repositoryGone(dir: string): boolean {
+  const dotGit = path.join(dir, '.git');
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(dotGit);
+  } catch {
+    return true;
+  }
+  if (stat.isDirectory()) {
+    return !fs.existsSync(path.join(dotGit, 'HEAD'));
+  }
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(dotGit, 'utf8'));
+  return !m || !fs.existsSync(path.resolve(dir, m[1]));
 }
 
 /** Lines added and removed in a unified diff. */

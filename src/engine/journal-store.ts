@@ -5,17 +5,31 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { JournalRecord, parseJournal } from '../core/journal';
+import { JournalLineError, JournalRecord, parseJournal } from '../core/journal';
+import { UserError } from './workspace';
 
 export class JournalStore {
   constructor(readonly file: string) {}
 
-  /** Reads and validates every record; an absent journal is empty. */
+  /**
+   * Reads and validates every record; an absent journal is empty. A journal that cannot be read
+   * is the user's to repair: a UserError naming the file, the line and the fix (every command
+   * that reads a journal, run --resume, status, results and export, says it the same way).
+   */
   read(): JournalRecord[] {
-    if (!fs.existsSync(this.file)) {
-      return [];
+    let text: string;
+    try {
+      text = fs.readFileSync(this.file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw new UserError(`cannot read the journal ${this.file}: ${(e as Error).message}`);
     }
-    return parseJournal(fs.readFileSync(this.file, 'utf8'));
+    try {
+      return parseJournal(text);
+    } catch (e) {
+      if (e instanceof JournalLineError) throw new UserError(`${this.file} line ${e.line} ${e.problem}; ${e.fix}`);
+      throw e;
+    }
   }
 
   /** Validates and durably appends one record. */

@@ -6,21 +6,23 @@
  */
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
-import type { ExperimentStartRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
+import * as path from 'node:path';
+import type { ExperimentStartRecord, JournalRecord, RunConfig, RunEndRecord, RunStartRecord } from '../core/journal';
 import { experimentsOf } from '../core/journal';
 import { Measurements } from '../core/measurements';
 import { acquireEngineLock, assertNoOtherEngine, releaseEngineLock } from './engine-lock';
 import type { Executor } from './executor/types';
-import type { Repo } from './git';
+import { repositoryGone, type Repo } from './git';
 import { JournalStore } from './journal-store';
 import { bestOf, findInFlight, interruptedRecord } from './loop-records';
 import { runPool } from './pool';
 import type { Proposer } from './proposers/types';
 import { locatePython } from './python';
-import { appendResult, reconcileResults } from './results-file';
+import { recoveryPatch } from './recovery';
+import { ResultsFile } from './results-file';
 import { continuations, type Continuation } from './resume';
 import { ENGINE_VERSION } from './version';
-import { checkWorkspace, defaultTag, hashFiles, latestTag, loadProgram, runPaths, UserError } from './workspace';
+import { checkWorkspace, defaultTag, hashFiles, latestTag, loadProgram, readonlyChangedSince, runPaths, UserError } from './workspace';
 import { checkWorkerFiles, deviceEnvs, removeWorktrees, worktreesRoot } from './worktrees';
 
 export { bestOf, type Best } from './loop-records';
@@ -92,13 +94,25 @@ export class Loop extends EventEmitter {
       await checkWorkerFiles(repo, this.config);
       this.config = { ...this.config, workers };
     }
+    // The run's own start: what the read-only files were when its first experiment was measured.
+    const started = records.find((r): r is RunStartRecord => r.type === 'run_start');
+    if (this.opts.resume && started && (await repo.currentBranch()) === this.branch) {
+      // Checked on the tree as the user left it, before anything moves: a changed and committed prepare.py is refused, not reset away.
+      const changed = readonlyChangedSince(dir, started, this.config.readonly);
+      if (changed) throw new UserError(changed);
+    }
     const left = acquireEngineLock(dir, this.tag);
     try {
       // Kernels a killed engine's runs went to are interrupted (the runner ends the training) and, if it started them, shut down.
       await Promise.all(executors.map(e => e.reclaim?.(left)));
+      const results = ResultsFile.open(dir, this.tag, records, text => this.emit('note', text));
+      results.sync();
       let resumable: Continuation[] = [];
       if (this.opts.resume) {
-        resumable = await this.resume(repo, records, inFlight, journal);
+        resumable = await this.resume(repo, records, inFlight, journal, results);
+        // And on the tree the run will use (the branch checked out, reset to the best).
+        const changed = started && readonlyChangedSince(dir, started, this.config.readonly);
+        if (changed) throw new UserError(changed);
       } else {
         await this.setUp(repo, records);
       }
@@ -109,12 +123,36 @@ export class Loop extends EventEmitter {
         executors, devices, signal: this.opts.signal, maxExperiments: this.opts.maxExperiments,
         deadline: this.opts.hours ? Date.now() + this.opts.hours * 3600_000 : Infinity,
         maxDollars: this.opts.maxDollars ?? this.config.max_dollars, pipeline: this.opts.pipeline !== false, resumed: resumable,
-        logHeadBytes: this.opts.logHeadBytes, logTailBytes: this.opts.logTailBytes,
+        logHeadBytes: this.opts.logHeadBytes, logTailBytes: this.opts.logTailBytes, results,
         emit: (event, ...args) => this.emit(event, ...args)
       }, journal.read());
+    } catch (e) {
+      throw repositoryGone(dir) ? this.repositoryLost(e as Error, journal) : e;
     } finally {
       releaseEngineLock(dir);
     }
+  }
+
+  /**
+   * The workspace's .git is gone (a training run deleted it): the journal and results.tsv are
+   * intact; the kept experiments' edits are written as one patch, and the message says how to recover.
+   */
+  private repositoryLost(e: Error, journal: JournalStore): UserError {
+    const { dir } = this.opts;
+    const records = journal.read();
+    const patch = recoveryPatch(records);
+    const rel = (p: string) => path.relative(dir, p);
+    let best = '';
+    if (patch) {
+      const file = path.join(runPaths(dir, this.tag).root, 'recover.patch');
+      fs.writeFileSync(file, patch.text);
+      best = `, and ${rel(file)} holds the kept edits (the best, ${patch.best.slice(0, 7)}, is \`git apply ${rel(file)}\` on commit ${patch.base.slice(0, 7)})`;
+    }
+    return new UserError(
+      `${e.message}. Nothing recorded is lost: the journal (${rel(journal.file)}) and results.tsv are intact${best}. ` +
+        'To go on, restore .git from a backup, or clone the repository again and copy .autoresearch/ and results.tsv into the clone, ' +
+        "then start a new run with --tag (this run's commits were only in the deleted .git)"
+    );
   }
 
   /** One executor per worker: the one given for worker 1, new ones for the others. */
@@ -153,7 +191,7 @@ export class Loop extends EventEmitter {
     await repo.createBranch(this.branch);
   }
 
-  private async resume(repo: Repo, records: JournalRecord[], inFlight: ExperimentStartRecord[], journal: JournalStore): Promise<Continuation[]> {
+  private async resume(repo: Repo, records: JournalRecord[], inFlight: ExperimentStartRecord[], journal: JournalStore, results: ResultsFile): Promise<Continuation[]> {
     const { dir } = this.opts;
     if (!(await repo.branchExists(this.branch))) {
       throw new UserError(`there is no run to resume: branch ${this.branch} does not exist; start one without --resume`);
@@ -183,7 +221,7 @@ export class Loop extends EventEmitter {
       inFlight.forEach((start, i) => {
         const record = interruptedRecord(start, committed[i], best, 'the engine stopped (killed or crashed) during this experiment; recorded on --resume');
         journal.append(record);
-        appendResult(dir, record);
+        results.append(record);
       });
     } else if (best) {
       await repo.resetHard(best.commit);
@@ -194,7 +232,6 @@ export class Loop extends EventEmitter {
     // A killed run with several workers leaves its worktrees; one worker works in the folder itself.
     const trees = worktreesRoot(dir, this.tag);
     if ((this.opts.workers ?? 1) === 1 && fs.existsSync(trees)) await removeWorktrees(repo, trees);
-    reconcileResults(dir, experimentsOf(journal.read()));
     return continued;
   }
 }

@@ -10,12 +10,12 @@ import type { RunPurpose, RunRecord, Verdict } from '../core/journal';
 import { decide, fmtNoise, mean, type Decision, type NoiseRule } from '../core/noise';
 import { memoryGb, parseSummary, readMetric } from '../core/summary';
 import type { Executor, RunKernel } from './executor/types';
-import type { Repo } from './git';
+import { repositoryGone, type Repo } from './git';
 import { seedFor, type Ledger } from './ledger';
 import { LogCapture } from './log-capture';
 import { pathWithPython } from './python';
 import type { Best } from './loop-records';
-import { changedReadonly } from './workspace';
+import { changedReadonly, UserError } from './workspace';
 
 export interface MeasureEnv {
   dir: string;
@@ -100,7 +100,8 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
       }
     }
   } finally {
-    await checkout(candidate.commit);
+    // With the repository gone there is nothing to check out; the error that says so goes on up.
+    if (!repositoryGone(env.dir)) await checkout(candidate.commit);
   }
   const values = m.values(candidate.state);
   if (baseline) {
@@ -159,7 +160,9 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
   }
   const summary = parseSummary(log.tailText());
   const read = readMetric(summary, env.metric);
-  const failed = failureOf(env, outcome, read, log.tailText());
+  // A run that deleted .git leaves nothing to commit or reset to: journaled, then the run stops.
+  const destroyed = repositoryGone(env.dir);
+  const failed = destroyed ? { status: 'crash' as const, reason: REPOSITORY_DELETED } : failureOf(env, outcome, read, log.tailText());
   const metric = failed || 'error' in read ? null : read.value;
   const record: RunRecord = {
     type: 'run', ts: new Date().toISOString(), n, commit: target.commit, state: target.state, purpose, k, seed, metric,
@@ -168,7 +171,19 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
     ...(env.worker !== undefined ? { worker: env.worker } : {})
   };
   env.ledger.record(record);
+  if (destroyed) {
+    throw new RepositoryDeleted(n);
+  }
   return { record, failed };
+}
+
+const REPOSITORY_DELETED = "the training run deleted the workspace's git repository (.git)";
+
+/** A training run deleted .git: no commit can be kept or reset, so the run cannot go on (loop.ts adds how to recover). */
+export class RepositoryDeleted extends UserError {
+  constructor(readonly n: number) {
+    super(`the training run of experiment #${n} deleted the workspace's git repository (.git), so no commit can be kept or reset; the run stopped`);
+  }
 }
 
 /** Why a run measured nothing, or null. */

@@ -29,7 +29,7 @@ import { ProposalSource } from './pipeline';
 import { ProposalAbandoned, type InFlight, type Proposal, type ProposalContext, type Proposer } from './proposers/types';
 import { filesAt, rebaseProposal } from './rebase-proposal';
 import { proposalFacts, type Continuation } from './resume';
-import { appendResult } from './results-file';
+import type { ResultsFile } from './results-file';
 import { currentProgramBody, runPaths, UserError } from './workspace';
 import { createWorktrees, removeWorktrees, worktreesRoot } from './worktrees';
 
@@ -58,6 +58,8 @@ export interface PoolOptions {
   resumed: Continuation[];
   logHeadBytes?: number;
   logTailBytes?: number;
+  /** results.tsv, checked against the journals before each row. */
+  results: ResultsFile;
   emit: (event: string, ...args: unknown[]) => void;
 }
 
@@ -420,7 +422,7 @@ class Pool {
   private record(record: ExperimentRecord): void {
     this.inFlight.delete(record.n);
     this.ledger.settle(record);
-    appendResult(this.o.dir, record);
+    this.o.results.append(record);
     this.history.push(record);
     this.o.emit('experiment', record);
     this.finished.add();

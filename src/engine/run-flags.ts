@@ -1,6 +1,6 @@
 /** `autoresearch run`'s flags, built from the declaration in src/core/run-options.ts. */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { type OptionKind, RULES, RUN_OPTIONS, runOptionList, type RunOptionKey, type RunOptionValues } from '../core/run-options';
+import { type OptionKind, ruleOf, RUN_OPTIONS, runOptionList, type RunOptionKey, type RunOptionValues } from '../core/run-options';
 import { DEFAULT_MODEL } from './proposers/claude';
 
 /** The flags given, by the declaration's keys (budget_s, not commander's budget). */
@@ -18,14 +18,14 @@ function orList(words: readonly string[]): string {
 }
 
 /** commander's check of an argument: numbers are parsed and bounded, choices must be one of them. */
-function parserFor(kind: OptionKind, choices: readonly string[] = []): ((v: string) => unknown) | undefined {
+function parserFor(kind: OptionKind, choices: readonly string[] = [], max = Infinity): ((v: string) => unknown) | undefined {
   const test = NUMBER_TESTS[kind];
   if (test) {
     return v => {
       const n = Number(v);
       // Number('') is 0, which would make an empty argument a valid count.
-      if (!v.trim() || !Number.isFinite(n) || !test(n)) {
-        throw new InvalidArgumentError(`must be ${RULES[kind]}`);
+      if (!v.trim() || !Number.isFinite(n) || !test(n) || n > max) {
+        throw new InvalidArgumentError(`must be ${ruleOf({ kind, max: max === Infinity ? undefined : max })}`);
       }
       return n;
     };
@@ -57,7 +57,7 @@ export function addRunOptions(cmd: Command): (parsed: Record<string, unknown>) =
     // The model id lives with the claude proposer, which the browser-safe declaration cannot import.
     const help = spec.key === 'model' ? `${spec.help} (default: ${DEFAULT_MODEL})` : spec.help;
     const option = new Option(spec.flag, help);
-    const parse = parserFor(spec.kind, spec.choices);
+    const parse = parserFor(spec.kind, spec.choices, spec.max);
     if (parse) {
       option.argParser(parse);
     }

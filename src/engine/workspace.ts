@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RunConfig } from '../core/journal';
-import { parseProgram, resolveConfig, type ParsedProgram } from '../core/program';
+import type { RunConfig, RunStartRecord } from '../core/journal';
+import { engineOwnedProblem, parseProgram, resolveConfig, type ParsedProgram } from '../core/program';
 import { Repo } from './git';
 
 /** An error meant for the user: the CLI prints its message alone, without a stack. */
@@ -95,6 +95,12 @@ export async function checkWorkspace(dir: string, config: RunConfig, opts: { all
       throw new UserError(`${f} is missing in ${dir}; it is listed as ${role} — add the file or change the ${role === 'editable' ? 'editable' : 'readonly'} list in program.md's front matter`);
     }
   }
+  for (const f of config.editable) {
+    const problem = linkedOutside(dir, f);
+    if (problem) {
+      throw new UserError(`${problem}; make ${f} a plain file of the workspace, or take it out of the editable list in program.md's front matter`);
+    }
+  }
   repo.ensureEngineIgnores();
   const allowed = [PROGRAM_FILE, ...(opts.allowDirty ?? [])];
   const dirty = (await repo.changedTrackedFiles()).filter(f => !allowed.includes(f));
@@ -112,6 +118,42 @@ export function hashFiles(dir: string, files: string[]): Record<string, string> 
     hashes[f] = fs.existsSync(p) ? createHash('sha256').update(fs.readFileSync(p)).digest('hex') : 'missing';
   }
   return hashes;
+}
+
+/**
+ * Why an editable file may not be written through: a link that leads out of the workspace or into
+ * the engine's own files (.git, .autoresearch, results.tsv). Null when it is a plain file inside.
+ */
+function linkedOutside(dir: string, file: string): string | null {
+  const real = fs.realpathSync(path.join(dir, file));
+  const rel = path.relative(fs.realpathSync(dir), real);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+    return `${file} is a link to ${real}, outside the workspace`;
+  }
+  const owned = engineOwnedProblem(rel.split(path.sep).join('/'));
+  return owned ? `${file} is a link to ${rel}, which ${owned}` : null;
+}
+
+/**
+ * On --resume: the read-only files must be as the run found them, or the runs to come would be
+ * measured against another data preparation or evaluation than the ones so far. The message
+ * names what changed and the fix; null when nothing did.
+ */
+export function readonlyChangedSince(dir: string, start: RunStartRecord, readonly: string[]): string | null {
+  const files = readonly.filter(f => f in start.readonly_hashes);
+  const now = hashFiles(dir, files);
+  const changed = files.filter(f => now[f] !== start.readonly_hashes[f]);
+  if (!changed.length) {
+    return null;
+  }
+  const short = (h: string) => (h === 'missing' ? 'missing' : h.slice(0, 12));
+  const details = changed.map(f => `${changed.length > 1 ? `${f}: ` : ''}sha256 ${short(start.readonly_hashes[f])} then, ${short(now[f])} now`).join('; ');
+  const list = changed.join(', ');
+  return (
+    `${list} changed since run ${start.tag} started (${details}); the results so far were measured with the old ` +
+    `${changed.length > 1 ? 'files' : 'file'}: restore ${changed.length > 1 ? 'them' : 'it'} with \`git checkout ${start.base_commit.slice(0, 7)} -- ${changed.join(' ')}\` ` +
+    `and commit, then --resume, or start a new run with --tag`
+  );
 }
 
 /** The read-only files whose hash moved, with a reason to record. */
