@@ -43,13 +43,14 @@ class WorkspaceLookup:
         """The absolute folder for an API path, inside the server root."""
         if raw is None:
             raise ApiError(400, f"{field} is required", field)
+        validate.path(field, raw)  # a query argument is checked as a body's field is
         try:
             ws = resolve(self.sup.root, raw)
         except PathError as err:
             raise ApiError(400, f"{field}: {err}", field) from None
         if must_exist and not ws.is_dir():
             status = 404 if self.request.method == "GET" else 400
-            raise ApiError(status, f"{field}: there is no folder {raw!r}", field)
+            raise ApiError(status, f"{field}: there is no folder {validate.show(raw)}", field)
         return ws
 
     def query_workspace(self) -> Path:
@@ -61,7 +62,7 @@ class WorkspaceLookup:
             validate.tag("tag", tag)
             engine = self.sup.engine(ws)
             if not journal_path(ws, tag).exists() and not (engine and engine.tag == tag):
-                raise ApiError(404, f"no run tagged {tag!r} in {self.rel(ws)}", "tag")
+                raise ApiError(404, f"no run tagged {validate.show(tag)} in {self.rel(ws)}", "tag")
             return tag
         engine = self.sup.engine(ws)
         if engine is not None:
@@ -72,17 +73,19 @@ class WorkspaceLookup:
         return tags[0]
 
     def records(self, ws: Path, tag: str) -> list[dict]:
+        """The run's journal records; a damaged journal is a 409 that names the line and the fix."""
         try:
             return read_journal(journal_path(ws, tag))
         except JournalError as err:
-            raise ApiError(500, str(err)) from None
+            # The request is fine, the run's file is not: a conflict with the resource's state.
+            raise ApiError(409, err.describe(self.sup.root)) from None
 
     def rel(self, path: Path) -> str:
         return api_path(self.sup.root, path) or "/"
 
 
-class BaseHandler(WorkspaceLookup, APIHandler):
-    """A REST route whose errors are JSON bodies of {message, field}."""
+class JsonErrors:
+    """Refusals as JSON bodies of {message, field}, for the REST routes and the WebSocket's upgrade alike."""
 
     def write_error(self, status_code: int, **kwargs) -> None:
         error = (kwargs.get("exc_info") or (None, None))[1]
@@ -91,6 +94,10 @@ class BaseHandler(WorkspaceLookup, APIHandler):
             self.finish(json.dumps({"message": error.message, "field": error.field}))
         else:
             super().write_error(status_code, **kwargs)
+
+
+class BaseHandler(JsonErrors, WorkspaceLookup, APIHandler):
+    """A REST route whose errors are JSON bodies of {message, field}."""
 
 
 class StatusHandler(BaseHandler):
@@ -167,11 +174,11 @@ class EngineStarter:
         try:
             spec = await ensure_async(self.kernel_spec_manager.get_kernel_spec(name))
         except Exception:
-            raise ApiError(400, f"kernel: no kernelspec named {name!r}", "kernel") from None
+            raise ApiError(400, f"kernel: no kernelspec named {validate.show(name)}", "kernel") from None
         # A local spec is a KernelSpec; a gateway's is its JSON model.
         model = spec.get("spec", {}) if isinstance(spec, dict) else {"language": spec.language, "argv": spec.argv}
         if (model.get("language") or "").lower() != "python":
-            raise ApiError(400, f"kernel: {name!r} is not a Python kernel; the engine's runner is Python", "kernel")
+            raise ApiError(400, f"kernel: {validate.show(name)} is not a Python kernel; the engine's runner is Python", "kernel")
         app = self.serverapp
         if app.sock:
             raise ApiError(400, "kernel: this server listens on a Unix socket, which the engine cannot use; run it on a TCP port", "kernel")
@@ -204,7 +211,7 @@ class RunsHandler(EngineStarter, BaseHandler):
                 runs.append(run_status(self.sup, ws, tag))
             except JournalError as err:
                 # One damaged journal should not hide the other runs.
-                runs.append({"tag": tag, "state": "corrupt", "error": str(err)})
+                runs.append({"tag": tag, "state": "corrupt", "error": err.describe(self.sup.root)})
         self.finish(
             {
                 "path": api_path(self.sup.root, ws),

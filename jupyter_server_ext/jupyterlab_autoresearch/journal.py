@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import OrderedDict
 from pathlib import Path
@@ -50,25 +51,64 @@ OPTIONAL: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-class JournalError(ValueError):
-    """A journal line that is not a valid record; the message names the file and line number."""
+# The least value of numeric fields, wherever they appear (src/core/journal.ts's nonnegative() and min()).
+MINIMUM = {"n": 0, "k": 1, "worker": 1, "lines_added": 0, "lines_removed": 0, "cost_usd": 0, "memory_gb": 0, "run_s": 0}
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+# zod's int() is a safe integer: beyond 2^53 a JavaScript number is no longer exact.
+SAFE_INT = 2**53 - 1
 
-    def __init__(self, message: str):
-        super().__init__(message)
+
+class JournalError(ValueError):
+    """A journal line that is not a valid record: which file, which line, what is wrong and the fix."""
+
+    def __init__(self, path: Path, line: int, why: str):
+        self.path, self.line, self.why = Path(path), line, why
+        super().__init__(self.describe())
         # The good records read before the bad line in the same call, so none is lost.
         self.records: list[dict] = []
 
+    def describe(self, root: str | Path | None = None) -> str:
+        """The message, with the file's path relative to `root` when it is inside it (as a client names files)."""
+        shown = str(self.path)
+        if root is not None:
+            try:
+                shown = self.path.relative_to(os.path.realpath(root)).as_posix()
+            except ValueError:
+                pass
+        return f"{shown} line {self.line} {self.why}; repair or delete that line to read this run again"
+
+
+class _NotFinite(ValueError):
+    """A number JSON cannot carry (NaN, Infinity) or that overflows a double (1e999)."""
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(text)
+    return value
+
+
+def _no_constant(name: str):
+    raise _NotFinite(name)
+
+
+def _shown(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:40] + "…"
+
 
 def _json_type(value) -> str:
-    # bool is an int in Python but not in JSON; integral floats count as integers, as in zod.
+    # bool is an int in Python but not in JSON; integral floats count as integers, as in zod,
+    # and only safe integers do (zod 4's int()).
     if value is None:
         return NULL
     if isinstance(value, bool):
         return BOOL
     if isinstance(value, int):
-        return INT
+        return INT if abs(value) <= SAFE_INT else NUM
     if isinstance(value, float):
-        return INT if value.is_integer() else NUM
+        return INT if value.is_integer() and abs(value) <= SAFE_INT else NUM
     if isinstance(value, str):
         return STR
     if isinstance(value, dict):
@@ -79,8 +119,34 @@ def _json_type(value) -> str:
 def _type_problem(kind: str, name: str, value, allowed: tuple[str, ...]) -> str | None:
     got = _json_type(value)
     if got not in allowed and not (got == INT and NUM in allowed):
-        return f"{kind}.{name} is {got}, expected {' or '.join(allowed)}"
+        return f"{kind}.{name} is {got} {_shown(value)}, expected {' or '.join(allowed)}"
+    low = MINIMUM.get(name)
+    if low is not None and got in (INT, NUM) and value < low:
+        return f"{kind}.{name} is {_shown(value)}, expected {low} or more"
     return None
+
+
+def _usage_problem(usage: dict) -> str | None:
+    """Token counts: whole numbers of 0 or more (the server adds them up)."""
+    for key in USAGE_KEYS:
+        if key in usage:
+            value = usage[key]
+            if _json_type(value) != INT or value < 0:
+                return f"experiment.usage.{key} is {_shown(value)}, expected a whole number of 0 or more"
+    return None
+
+
+def _whole_numbers(record: dict) -> dict:
+    """The record with integral floats in integer fields made ints ('n': 3.0 names log 0003.log, not an error)."""
+    fields = {**SCHEMA.get(record["type"], {}), **OPTIONAL.get(record["type"], {}), "worker": (INT,)}
+    for name, allowed in fields.items():
+        if allowed[0] == INT and isinstance(record.get(name), float):
+            record[name] = int(record[name])
+    for ref in record.get("runs") or []:
+        for name in ("k", "seed"):
+            if isinstance(ref.get(name), float):
+                ref[name] = int(ref[name])
+    return record
 
 
 def _run_refs_problem(runs: list) -> str | None:
@@ -121,6 +187,8 @@ def problem(record) -> str | None:
         worker = record["worker"]
         if _json_type(worker) != INT or worker < 1:
             return f"{kind}.worker is {json.dumps(worker)}, expected a whole number of 1 or more"
+    if kind == "experiment" and (why := _usage_problem(record["usage"])) is not None:
+        return why
     if kind == "experiment" and record["status"] not in STATUSES:
         return f"experiment.status {record['status']!r} is not one of {sorted(STATUSES)}"
     if kind == "run_end" and record["reason"] not in END_REASONS:
@@ -175,13 +243,17 @@ class JournalTail:
 
     def _parse(self, raw: bytes, line_no: int) -> dict:
         try:
-            record = json.loads(raw)
-        except ValueError:
-            raise JournalError(f"{self.path}: line {line_no} is not JSON; move the file aside or repair that line") from None
+            record = json.loads(raw, parse_float=_finite, parse_constant=_no_constant)
+        except _NotFinite as err:
+            raise JournalError(self.path, line_no, f"holds the number {str(err)[:40]}, which is not finite") from None
+        except RecursionError:
+            raise JournalError(self.path, line_no, "is nested too deeply to be a journal record") from None
+        except ValueError as err:
+            raise JournalError(self.path, line_no, f"is not JSON ({str(getattr(err, 'msg', err))[:80]})") from None
         why = problem(record)
         if why is not None:
-            raise JournalError(f"{self.path}: line {line_no} is invalid: {why}")
-        return record
+            raise JournalError(self.path, line_no, f"is not a valid journal record: {why}")
+        return _whole_numbers(record)
 
 
 class _Cached:
@@ -257,7 +329,8 @@ def summarize(records: list[dict]) -> dict:
     baseline = next((e for e in exps if e["status"] == "keep"), None)
     last = records[-1] if records else None
     config = starts[-1]["config"] if starts else {}
-    usage_keys = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    # Each cost is finite; a sum of absurd ones may not be, and JSON has no Infinity.
+    cost = sum(e["cost_usd"] for e in exps)
     return {
         "branch": starts[-1]["branch"] if starts else None,
         "proposer": starts[-1]["proposer"] if starts else None,
@@ -272,8 +345,8 @@ def summarize(records: list[dict]) -> dict:
         "counts": counts,
         "best": {"n": best["n"], "metric": best["metric"], "commit": best["commit"]} if best else None,
         "baseline": baseline["metric"] if baseline else None,
-        "cost_usd": round(sum(e["cost_usd"] for e in exps), 6),
-        "tokens": sum(int(e["usage"].get(k, 0)) for e in exps for k in usage_keys),
+        "cost_usd": round(cost, 6) if math.isfinite(cost) else None,
+        "tokens": sum(int(e["usage"].get(k, 0)) for e in exps for k in USAGE_KEYS),
         "end": (
             {"reason": last["reason"], "message": last["message"], "ts": last["ts"]}
             if last and last["type"] == "run_end"

@@ -8,14 +8,13 @@ from pathlib import Path
 from jupyter_server.auth.decorator import ws_authenticated
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
-from tornado import web
 from tornado.ioloop import PeriodicCallback
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-from .handlers import WorkspaceLookup
+from . import validate
+from .handlers import JsonErrors, WorkspaceLookup
 from .journal import JournalError, JournalTail
 from .runs import state_of
-from .validate import ApiError
 from .workspaces import api_path, journal_path, log_path
 
 POLL_MS = 500
@@ -26,7 +25,7 @@ LOG_CHUNK = 256 * 1024
 RECORDS_PER_MESSAGE = 500
 
 
-class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHandler):
+class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHandler):
     """Sends {type: records|log|state|error} messages as the run's files change; polling keeps it simple.
 
     `records` carries the journal records read in one poll, `start` being the first one's index
@@ -38,16 +37,11 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
 
     @ws_authenticated
     async def get(self, *args, **kwargs):
-        """Checks the query (path, tag, since) before upgrading the connection."""
-        try:
-            self.ws = self.workspace(self.get_query_argument("path", None))
-            self.tag = self.pick_tag(self.ws, self.get_query_argument("tag", None))
-            since = self.get_query_argument("since", "0")
-            if not since.isdigit():
-                raise ApiError(400, f"since must be a whole number of 0 or more, got {since!r}", "since")
-        except ApiError as err:
-            raise web.HTTPError(err.status, err.message.replace("%", "%%")) from None
-        self.since = int(since)
+        """Checks the query (path, tag, since) before upgrading the connection: a refusal is its
+        HTTP status (ApiError is an HTTPError) and one warning line in the server's log."""
+        self.ws = self.workspace(self.get_query_argument("path", None))
+        self.tag = self.pick_tag(self.ws, self.get_query_argument("tag", None))
+        self.since = validate.query_count("since", self.get_query_argument("since", "0"))
         await super().get(*args, **kwargs)
 
     def open(self, *args, **kwargs):
@@ -97,7 +91,7 @@ class EventsHandler(WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHa
                 # client can show it, but reads stop.
                 self.broken = True
                 records = err.records
-                self.error = str(err)
+                self.error = err.describe(self.sup.root)
             batch: list[dict] = []
             for record in records:
                 if record["type"] in ("experiment", "run") and record["n"] == self.log_n:

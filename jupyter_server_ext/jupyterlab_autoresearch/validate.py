@@ -5,12 +5,33 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from typing import Any, Callable
 
 from tornado import web
 
 from .run_options import MissingOptions, run_options
 from .workspaces import valid_tag
+
+
+# Caps on what a client may send. The largest genuine body is a few short fields; a text field
+# becomes one command-line argument of the engine (Linux refuses one over 128 KiB with E2BIG)
+# and a line in its log; a path is at most PATH_MAX long anyway.
+MAX_BODY = 64 * 1024
+MAX_TEXT = 1024
+MAX_PATH = 4096
+# What a refusal quotes of a bad value: enough to recognise it, never the whole of a huge one.
+SHOWN = 60
+# A query number: ASCII digits only (str.isdigit() takes '²' and '٣', which int() then refuses or reads).
+QUERY_INT = re.compile(r"-?[0-9]{1,18}")
+
+
+def show(value: Any) -> str:
+    """A value as a refusal quotes it: JSON, cut short past SHOWN characters."""
+    if isinstance(value, str) and len(value) > SHOWN:
+        value = value[: SHOWN + 1]  # a slice, not the whole of a long string
+    text = json.dumps(value)
+    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
 
 
 class ApiError(web.HTTPError):
@@ -31,49 +52,58 @@ def _number(value: Any) -> bool:
 def positive_number(name: str, value: Any) -> float:
     """A finite number above 0."""
     if not _number(value) or value <= 0:
-        raise ApiError(400, f"{name} must be a number above 0, got {json.dumps(value)}", name)
+        raise ApiError(400, f"{name} must be a number above 0, got {show(value)}", name)
     return value
 
 
 def positive_int(name: str, value: Any) -> int:
     """A whole number above 0 (the engine's `init --budget` takes whole seconds)."""
     if not _number(value) or value != int(value) or value <= 0:
-        raise ApiError(400, f"{name} must be a whole number above 0, got {json.dumps(value)}", name)
+        raise ApiError(400, f"{name} must be a whole number above 0, got {show(value)}", name)
     return int(value)
 
 
 def count(name: str, value: Any) -> int:
     """A whole number of 0 or more."""
     if not _number(value) or value != int(value) or value < 0:
-        raise ApiError(400, f"{name} must be a whole number of 0 or more, got {json.dumps(value)}", name)
+        raise ApiError(400, f"{name} must be a whole number of 0 or more, got {show(value)}", name)
     return int(value)
 
 
 def non_negative_number(name: str, value: Any) -> float:
     """A finite number of 0 or more."""
     if not _number(value) or value < 0:
-        raise ApiError(400, f"{name} must be a number of 0 or more, got {json.dumps(value)}", name)
+        raise ApiError(400, f"{name} must be a number of 0 or more, got {show(value)}", name)
     return value
 
 
 def boolean(name: str, value: Any) -> bool:
     """true or false, not a string or a number that looks like one."""
     if not isinstance(value, bool):
-        raise ApiError(400, f"{name} must be true or false, got {json.dumps(value)}", name)
+        raise ApiError(400, f"{name} must be true or false, got {show(value)}", name)
     return value
 
 
 def text(name: str, value: Any) -> str:
-    """A non-empty string without NUL characters or newlines (it becomes a command-line argument)."""
+    """A non-empty string without NUL characters or newlines (it becomes a command-line argument), up to MAX_TEXT."""
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        raise ApiError(400, f"{name} is longer than {MAX_TEXT} characters ({len(value)} given): {show(value)}", name)
     if not isinstance(value, str) or not value.strip() or any(c in value for c in "\0\n\r"):
-        raise ApiError(400, f"{name} must be a non-empty one-line string, got {json.dumps(value)}", name)
+        raise ApiError(400, f"{name} must be a non-empty one-line string, got {show(value)}", name)
     return value
+
+
+def query_count(name: str, raw: str) -> int:
+    """A whole number of 0 or more given as a query argument (the event stream's `since`)."""
+    if not QUERY_INT.fullmatch(raw) or raw.startswith("-"):
+        raise ApiError(400, f"{name} must be a whole number of 0 or more, got {show(raw)}", name)
+    return int(raw)
 
 
 def tag(name: str, value: Any) -> str:
     """A run tag the engine accepts."""
     if not isinstance(value, str) or not valid_tag(value):
-        raise ApiError(400, f"{name} may only use letters, digits, '.', '_' and '-' (up to 100), got {json.dumps(value)}", name)
+        raise ApiError(400, f"{name} may only use letters, digits, '.', '_' and '-' (up to 100), got {show(value)}", name)
     return value
 
 
@@ -82,16 +112,18 @@ def one_of(*choices: str) -> Callable[[str, Any], str]:
 
     def check(name: str, value: Any) -> str:
         if value not in choices:
-            raise ApiError(400, f"{name} must be one of {', '.join(choices)}; got {json.dumps(value)}", name)
+            raise ApiError(400, f"{name} must be one of {', '.join(choices)}; got {show(value)}", name)
         return value
 
     return check
 
 
 def path(name: str, value: Any) -> str:
-    """A folder path relative to the server root ('' is the root itself)."""
+    """A folder path relative to the server root ('' is the root itself), up to MAX_PATH characters."""
+    if isinstance(value, str) and len(value) > MAX_PATH:
+        raise ApiError(400, f"{name} is longer than {MAX_PATH} characters ({len(value)} given): {show(value)}", name)
     if not isinstance(value, str) or "\0" in value:
-        raise ApiError(400, f"{name} must be a folder path relative to the server root, got {json.dumps(value)}", name)
+        raise ApiError(400, f"{name} must be a folder path relative to the server root, got {show(value)}", name)
     return value
 
 
@@ -141,16 +173,18 @@ WORKSPACE_FIELDS = {
 
 
 def body(raw: bytes, fields: Fields) -> dict:
-    """Parses a JSON object body and checks each field; unknown and missing fields are refused."""
+    """Parses a JSON object body (up to MAX_BODY) and checks each field; unknown and missing fields are refused."""
+    if len(raw or b"") > MAX_BODY:
+        raise ApiError(413, f"the request body is {len(raw)} bytes, over the {MAX_BODY // 1024} KiB this API takes")
     try:
         data = json.loads(raw or b"null")
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ApiError(400, "the request body is not JSON") from None
     if not isinstance(data, dict):
         raise ApiError(400, "the request body must be a JSON object")
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise ApiError(400, f"unknown field {unknown[0]!r}; expected {', '.join(fields)}", unknown[0])
+        raise ApiError(400, f"unknown field {show(unknown[0])}; expected {', '.join(fields)}", unknown[0][:100])
     out: dict[str, Any] = {}
     for name, (check, required) in fields.items():
         value = data.get(name)
@@ -167,10 +201,9 @@ def query_int(handler: web.RequestHandler, name: str, default: int, low: int, hi
     raw = handler.get_query_argument(name, None)
     if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(400, f"{name} must be a whole number, got {raw!r}", name) from None
+    if not QUERY_INT.fullmatch(raw):
+        raise ApiError(400, f"{name} must be a whole number between {low} and {high}, got {show(raw)}", name)
+    value = int(raw)
     if not low <= value <= high:
         raise ApiError(400, f"{name} must be between {low} and {high}, got {value}", name)
     return value

@@ -166,3 +166,27 @@ def alive(pid: int) -> bool:
 
 def git_status(ws: Path) -> str:
     return subprocess.run(["git", "status", "--porcelain"], cwd=ws, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def server_log(jp_serverapp):
+    """What the server logs during a test, one string per record as a log file shows it (tracebacks included)."""
+    import logging
+
+    lines: list[str] = []
+    seen: set[int] = set()
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            if id(record) not in seen:  # tornado's loggers also propagate to the server's
+                seen.add(id(record))
+                lines.append(self.format(record))
+
+    keep = Keep(level=logging.DEBUG)
+    keep.setFormatter(logging.Formatter("%(levelname)s %(name)s %(message)s"))
+    loggers = [logging.getLogger("tornado"), jp_serverapp.log]
+    for logger in loggers:
+        logger.addHandler(keep)
+    yield lines
+    for logger in loggers:
+        logger.removeHandler(keep)

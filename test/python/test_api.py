@@ -254,13 +254,13 @@ async def test_the_stream_sends_the_live_log_of_the_running_experiment(jp_root_d
     assert code == 200 and "step 1 | loss 3.2500" in tail["text"]
 
 
-async def test_a_corrupt_journal_line_is_a_500_naming_the_line(workspace, supervisor, api):
+async def test_a_corrupt_journal_line_is_a_409_naming_the_line(workspace, supervisor, api):
     run = workspace / ".autoresearch" / "bad"
     run.mkdir(parents=True)
     good = {"type": "run_end", "ts": "2026-01-01T00:00:00Z", "reason": "stop", "message": None, "best_commit": None, "best_metric": None}
     (run / "journal.jsonl").write_text(json.dumps(good) + "\n{oops\n" + json.dumps(good) + "\n")
     code, reply = await api("experiments", path="ws", tag="bad")
-    assert code == 500 and "line 2" in reply["message"]
+    assert code == 409 and "line 2" in reply["message"]
 
     # A torn last line (no newline: a write cut short) is dropped, as the engine drops it.
     (run / "journal.jsonl").write_text(json.dumps(good) + "\n" + '{"type": "run_')

@@ -89,8 +89,8 @@ def test_run_records_and_the_new_experiment_fields_are_valid():
     assert problem(lacking) == "run record lacks 'state'"
     exp = next(r for r in noisy_records() if r["type"] == "experiment" and r["n"] == 1)
     assert problem({**exp, "runs": [{"k": 1, "seed": 1, "run_s": 1.0, "log_path": None}]}) == "experiment.runs[0] lacks 'metric'"
-    assert problem({**exp, "verdict": 2}) == "experiment.verdict is integer, expected object"
-    assert problem({**exp, "same_as": "x"}) == "experiment.same_as is string, expected integer"
+    assert problem({**exp, "verdict": 2}) == "experiment.verdict is integer 2, expected object"
+    assert problem({**exp, "same_as": "x"}) == 'experiment.same_as is string "x", expected integer'
 
 
 def test_the_server_counts_experiments_not_runs(tmp_path):
@@ -110,7 +110,7 @@ def test_the_server_counts_experiments_not_runs(tmp_path):
 def test_a_bad_run_record_stops_the_read_at_its_line(tmp_path):
     records = noisy_records()
     records[2] = {**records[2], "metric": "high"}
-    with pytest.raises(JournalError, match="line 3 is invalid: run.metric is string, expected number or null"):
+    with pytest.raises(JournalError, match='line 3 is not a valid journal record: run.metric is string "high", expected number or null'):
         read_journal(write_journal(tmp_path, records))
 
 

@@ -170,7 +170,7 @@ def test_the_journal_is_read_incrementally_and_validated(tmp_path):
     assert tail.read_new() == [start]
     with file.open("a") as f:
         f.write(json.dumps({**start, "n": "one"}) + "\n")
-    with pytest.raises(JournalError, match="line 3 is invalid: experiment_start.n is string"):
+    with pytest.raises(JournalError, match="line 3 is not a valid journal record: experiment_start.n is string"):
         tail.read_new()
     with pytest.raises(JournalError, match="line 3"):
         tail.read_new()  # never skipped
