@@ -2,11 +2,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ExperimentRecord, JournalRecord } from '../src/core/journal';
 import { RESULTS_HEADER } from '../src/core/results';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Loop, type LoopOptions } from '../src/engine/loop';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/python';
+import { TerminalReporter } from '../src/engine/terminal';
 import { alive, experiments, git, journal, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor } from './helpers/workspace';
 
 function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {}): Loop {
@@ -159,14 +161,78 @@ describe('the loop', () => {
   });
 });
 
+/** A train.py that trains (sleeps) in steps until `budget` (a Python expression) has passed, and reports its own clock. */
+function timedTrain(budget: string, metric: string): string {
+  return `import os, time
+TIME_BUDGET = ${budget}
+t = 0.0
+while t < TIME_BUDGET:
+    t0 = time.time()
+    time.sleep(0.05)
+    t += time.time() - t0
+print("---")
+print("val_bpb:          ${metric}")
+print(f"training_seconds: {t:.2f}")
+`;
+}
+
+describe('the budget trained', () => {
+  it('warns, on the terminal and in the run log, about a run that ignores AUTORESEARCH_BUDGET_S, and only about it', async () => {
+    const honours = 'float(os.environ["AUTORESEARCH_BUDGET_S"])';
+    // A 2 s budget: the fixed 0.3 s is under half of it (the rule's floor), and a loop that honours it
+    // would need a 6 s step to pass the rule's ceiling (2 × 1.5 + 5), so load cannot flip either side.
+    const dir = makeWorkspace({ program: '---\nbudget_s: 2\ntimeout_s: 20\n---\nGo.\n', train: timedTrain(honours, '1.000000') });
+    const proposer = new ScriptedProposer([
+      { description: 'fixed budget', rationale: '', files: { 'train.py': timedTrain('0.3', '0.900000') } },
+      { description: 'budget from the engine', rationale: '', files: { 'train.py': timedTrain(honours, '0.800000') } }
+    ]);
+    let out = '';
+    const terminal = new TerminalReporter({ isTTY: false, write: (s: string) => ((out += s), true) } as unknown as NodeJS.WriteStream);
+    const l = loop(dir, proposer, { overrides: { noise_runs: 1 } });
+    const notes: string[] = [];
+    l.on('note', (text: string) => notes.push(text));
+    terminal.attach(l);
+    await l.run();
+    terminal.close();
+
+    const exps = experiments(dir, 't1');
+    expect(exps.map(e => [e.description, e.status])).toEqual([['baseline', 'keep'], ['fixed budget', 'keep'], ['budget from the engine', 'keep']]);
+    expect(exps[0].summary.training_seconds).toBeGreaterThanOrEqual(2);
+    expect(exps[1].summary.training_seconds).toBeLessThan(1);
+    const warning = /^#1: budget ignored: the run trained 0\.\d s \(its training_seconds\) for a budget of 2 s; make train\.py train for AUTORESEARCH_BUDGET_S seconds/;
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(warning);
+    // The terminal prints it once, before #1's own line.
+    const lines = out.trim().split('\n');
+    expect(lines.filter(x => /budget ignored/.test(x))).toEqual([notes[0]]);
+    expect(lines.findIndex(x => x === notes[0])).toBe(lines.findIndex(x => /^# {2}1 /.test(x)) - 1);
+    // The run's log ends with it, as one line; the honouring runs' logs have no such line.
+    const logTail = (e: ExperimentRecord) => fs.readFileSync(e.log_path as string, 'utf8').trimEnd().split('\n').at(-1);
+    expect(logTail(exps[1])).toBe(`autoresearch: ${notes[0].replace(/^#1: /, '')}`);
+    for (const e of [exps[0], exps[2]]) expect(fs.readFileSync(e.log_path as string, 'utf8')).not.toMatch(/budget ignored/);
+  });
+});
+
 describe('stop conditions', () => {
   it('--hours stops starting experiments once the time is up', async () => {
+    const hours = 1.5 / 3600;
     const dir = makeWorkspace({ train: standInTrain({ sleep: 0.5 }) });
-    const end = await loop(dir, new ScriptedProposer(Array.from({ length: 50 }, (_, i) => trainProposal(`p${i}`, { metric: String(2 + i), sleep: 0.5 }))), { hours: 1.5 / 3600, overrides: { noise_runs: 1 } }).run();
+    const end = await loop(dir, new ScriptedProposer(Array.from({ length: 50 }, (_, i) => trainProposal(`p${i}`, { metric: String(2 + i), sleep: 0.5 }))), { hours, overrides: { noise_runs: 1 } }).run();
+    // Asserted from the journal's own timestamps, not from how many experiments fit in 1.5 s
+    // (that count depends on the machine's load). The loop fixes its deadline after writing
+    // run_start and before the baseline's experiment_start, so it lies between those two plus 1.5 s.
     expect(end.reason).toBe('hours');
-    const n = experiments(dir, 't1').length;
-    expect(n).toBeGreaterThanOrEqual(2);
-    expect(n).toBeLessThan(6);
+    const records = journal(dir, 't1');
+    const at = (r: JournalRecord) => Date.parse(r.ts);
+    const starts = records.filter(r => r.type === 'experiment_start');
+    const runStart = at(records.find(r => r.type === 'run_start') as JournalRecord);
+    const latestDeadline = at(starts[0]) + hours * 3600_000;
+    // No experiment started after the time was up, though proposals were left ...
+    expect(starts.length).toBeLessThan(51);
+    for (const s of starts) expect(at(s)).toBeLessThan(latestDeadline);
+    // ... and the loop did not stop before it: the run ended once the time was up, every started experiment finished.
+    expect(at(records.at(-1) as JournalRecord)).toBeGreaterThanOrEqual(runStart + hours * 3600_000);
+    expect(experiments(dir, 't1').map(e => e.n)).toEqual(starts.map(s => s.n));
   });
 
   it('--max-experiments counts proposals, not the baseline', async () => {

@@ -14,6 +14,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { budgetWarning } from '../core/budget-check';
 import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
 import { experimentsOf } from '../core/journal';
 import { noiseRuleOf } from '../core/noise';
@@ -397,6 +398,7 @@ class Pool {
       record.timings.idle_s = Math.max(0, (runStartedAt - lane.lastRunEnd) / 1000);
       lane.lastRunEnd = Date.now();
     }
+    this.warnIfBudgetIgnored(lane, n);
     // Judged again against the best as it is now: another worker may have moved it. No await
     // from here to the journal, so no other result can land in between.
     if (job.parent && (record.status === 'keep' || record.status === 'discard')) {
@@ -416,6 +418,24 @@ class Pool {
       await lane.repo.resetHard(this.best?.commit ?? record.parent_commit);
     }
     return record;
+  }
+
+  /**
+   * One line, on the terminal and at the end of the run's log, when experiment n's runs trained
+   * for another budget than AUTORESEARCH_BUDGET_S (src/core/budget-check.ts has the rule): the
+   * budget counted down was not the one trained. The best's re-measures were checked as its own.
+   */
+  private warnIfBudgetIgnored(lane: Lane, n: number): void {
+    const ignored = budgetWarning(this.o.config.budget_s, this.ledger.runsFor(n).filter(r => r.purpose !== 'best'));
+    if (!ignored) return;
+    this.emitFor(lane, 'note', `#${n}: ${ignored.message}`);
+    for (const log of ignored.logPaths) {
+      try {
+        fs.appendFileSync(log, `autoresearch: ${ignored.message}\n`);
+      } catch {
+        // A log that is gone keeps no warning; the terminal has it.
+      }
+    }
   }
 
   /** Journal first (a kill after it loses nothing), then results.tsv, the history and the listeners. */

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-TIME_BUDGET = 60  # seconds of training per experiment (the engine's init rewrites this)
+TIME_BUDGET = 60  # seconds of training when train.py runs by hand; a run the engine starts gets its own (below)
 VOCAB_SIZE = 256  # byte-level: every byte is a token, so bits per token == bits per byte
 EVAL_SEQ_LEN = 128  # context length of every evaluation window
 EVAL_BYTES = 65536  # bytes predicted by evaluate_bpb; small so evaluation stays cheap on CPU
@@ -38,6 +38,26 @@ CACHE_VERSION = "v1"  # bump if the corpus selection or split ever changes
 CACHE_DIR = os.environ.get("AUTORESEARCH_CACHE") or os.path.join(
     os.path.expanduser("~"), ".cache", "autoresearch", "tiny-cpu"
 )
+
+
+def _budget(default):
+    # The engine passes every run the budget it counts down (program.md's budget_s, `run
+    # --budget`, the panel's Budget field) in AUTORESEARCH_BUDGET_S. It must win over the
+    # number above, or the countdown is a lie and every experiment trains for a budget nobody
+    # asked for (the engine warns about a run whose training_seconds show that).
+    raw = os.environ.get("AUTORESEARCH_BUDGET_S", "").strip()
+    if not raw:
+        return default
+    try:
+        budget = float(raw)
+    except ValueError:
+        budget = float("nan")
+    if not (math.isfinite(budget) and budget > 0):
+        raise SystemExit(f"AUTORESEARCH_BUDGET_S must be a number of seconds above 0, got {raw!r}")
+    return int(budget) if budget.is_integer() else budget
+
+
+TIME_BUDGET = _budget(TIME_BUDGET)
 
 
 def _corpus_files():
