@@ -8,8 +8,7 @@ import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Loop, type LoopOptions } from '../src/engine/loop';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/python';
-import { TerminalReporter } from '../src/engine/terminal';
-import { alive, experiments, git, journal, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor } from './helpers/workspace';
+import { alive, cli, experiments, git, journal, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor } from './helpers/workspace';
 
 function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {}): Loop {
   return new Loop({ dir, tag: 't1', proposer, executor: new SubprocessExecutor(1), python: resolvePython(), signal: new AbortController().signal, ...extra });
@@ -177,39 +176,47 @@ print(f"training_seconds: {t:.2f}")
 }
 
 describe('the budget trained', () => {
-  it('warns, on the terminal and in the run log, about a run that ignores AUTORESEARCH_BUDGET_S, and only about it', async () => {
-    const honours = 'float(os.environ["AUTORESEARCH_BUDGET_S"])';
-    // A 2 s budget: the fixed 0.3 s is under half of it (the rule's floor), and a loop that honours it
-    // would need a 6 s step to pass the rule's ceiling (2 × 1.5 + 5), so load cannot flip either side.
-    const dir = makeWorkspace({ program: '---\nbudget_s: 2\ntimeout_s: 20\n---\nGo.\n', train: timedTrain(honours, '1.000000') });
+  const honours = 'float(os.environ["AUTORESEARCH_BUDGET_S"])';
+  // A 2 s budget: the fixed 0.3 s is under half of it (the rule's floor), and a loop that honours it
+  // would need a 6 s step to pass the rule's ceiling (2 × 1.5 + 5), so load cannot flip either side.
+  const PROGRAM = '---\nbudget_s: 2\ntimeout_s: 20\n---\nGo.\n';
+  const WARNING = /budget ignored: the run trained 0\.\d s \(its training_seconds\) for a budget of 2 s; make train\.py train for AUTORESEARCH_BUDGET_S seconds/;
+
+  it('warns in the run log about a run that ignores AUTORESEARCH_BUDGET_S, and only about it', async () => {
+    const dir = makeWorkspace({ program: PROGRAM, train: timedTrain(honours, '1.000000') });
     const proposer = new ScriptedProposer([
       { description: 'fixed budget', rationale: '', files: { 'train.py': timedTrain('0.3', '0.900000') } },
       { description: 'budget from the engine', rationale: '', files: { 'train.py': timedTrain(honours, '0.800000') } }
     ]);
-    let out = '';
-    const terminal = new TerminalReporter({ isTTY: false, write: (s: string) => ((out += s), true) } as unknown as NodeJS.WriteStream);
     const l = loop(dir, proposer, { overrides: { noise_runs: 1 } });
     const notes: string[] = [];
     l.on('note', (text: string) => notes.push(text));
-    terminal.attach(l);
     await l.run();
-    terminal.close();
 
     const exps = experiments(dir, 't1');
     expect(exps.map(e => [e.description, e.status])).toEqual([['baseline', 'keep'], ['fixed budget', 'keep'], ['budget from the engine', 'keep']]);
     expect(exps[0].summary.training_seconds).toBeGreaterThanOrEqual(2);
     expect(exps[1].summary.training_seconds).toBeLessThan(1);
-    const warning = /^#1: budget ignored: the run trained 0\.\d s \(its training_seconds\) for a budget of 2 s; make train\.py train for AUTORESEARCH_BUDGET_S seconds/;
-    expect(notes).toHaveLength(1);
-    expect(notes[0]).toMatch(warning);
-    // The terminal prints it once, before #1's own line.
-    const lines = out.trim().split('\n');
-    expect(lines.filter(x => /budget ignored/.test(x))).toEqual([notes[0]]);
-    expect(lines.findIndex(x => x === notes[0])).toBe(lines.findIndex(x => /^# {2}1 /.test(x)) - 1);
+    // One note (other notes, such as the sandbox's, aside), for #1 only.
+    const warnings = notes.filter(x => /budget ignored/.test(x));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(new RegExp(`^#1: ${WARNING.source}`));
     // The run's log ends with it, as one line; the honouring runs' logs have no such line.
     const logTail = (e: ExperimentRecord) => fs.readFileSync(e.log_path as string, 'utf8').trimEnd().split('\n').at(-1);
-    expect(logTail(exps[1])).toBe(`autoresearch: ${notes[0].replace(/^#1: /, '')}`);
+    expect(logTail(exps[1])).toBe(`autoresearch: ${warnings[0].replace(/^#1: /, '')}`);
     for (const e of [exps[0], exps[2]]) expect(fs.readFileSync(e.log_path as string, 'utf8')).not.toMatch(/budget ignored/);
+  });
+
+  it('the command line prints the warning once, above the line of its experiment', async () => {
+    const dir = makeWorkspace({ program: PROGRAM, train: timedTrain('0.3', '1.000000') });
+    const r = await cli(['run', dir, '--tag', 't1', '--max-experiments', '0', '--noise-runs', '1']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    const warned = lines.flatMap((x, i) => (WARNING.test(x) ? [i] : []));
+    expect(warned).toHaveLength(1);
+    expect(lines[warned[0]]).toMatch(/^#0: budget ignored: /);
+    expect(warned[0]).toBeLessThan(lines.findIndex(x => /^# {2}0 {2}keep /.test(x)));
   });
 });
 

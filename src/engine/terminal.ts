@@ -102,8 +102,6 @@ export class TerminalReporter {
         this.timer = setInterval(() => this.draw(), 500);
       }
     });
-    // A warning about an experiment (a budget ignored) or a move of the best, above the live line.
-    loop.on('note', (text: string) => this.print(text));
     loop.on('experiment', (r: ExperimentRecord) => {
       if (r.worker !== undefined && this.lanes.get(r.worker)?.n === r.n) {
         this.lanes.delete(r.worker);
