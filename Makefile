@@ -13,7 +13,8 @@ USE_VENV := export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
 # Debian packages the tests need (checked with dpkg -s first, so apt-get runs only when one is missing).
 # chromium: the Galata tests' browser (Playwright's own browser download is never used).
-APT_PACKAGES := git ca-certificates chromium
+# bubblewrap: the training runs' sandbox (src/engine/executor/run-guard.py), which the tests check for real.
+APT_PACKAGES := git ca-certificates chromium bubblewrap
 # torch==2.13.0 exactly: that release is on this disk (CPU build); anything else downloads GBs of CUDA.
 PY_PACKAGES := torch==2.13.0 numpy 'jupyterlab>=4.6,<5'
 # The bundled tiny-cpu workspace's corpus; its own dependencies are not needed.

@@ -156,15 +156,15 @@ describe('autoresearch run, stop, status, results', () => {
     const child = startCli(['run', dir, '--tag', 't1']);
     const done = finished(child);
     await waitFor(() => journalHas(dir, r => r.type === 'experiment_start' && r.n === 2), 60_000, 'experiment 2 to start');
-    await waitFor(() => enginePgid(dir) !== null, 10_000, 'the training run to start');
-    const orphanGroup = enginePgid(dir) as number;
+    await waitFor(() => runGroups(dir).length === 2, 10_000, 'the training run to start');
+    const [guardGroup, commandGroup] = runGroups(dir);
     child.kill('SIGKILL');
     await done;
-    expect(alive(orphanGroup)).toBe(true); // the training run outlived the engine
+    // The engine's death ends its training run (the run guard's parent-death signal).
+    await waitFor(() => !alive(guardGroup) && !alive(commandGroup), 15_000, 'the training run to end with its engine');
 
     const r = await cli(['run', dir, '--resume', '--max-experiments', '2']);
     expect(r.code).toBe(0);
-    expect(alive(orphanGroup)).toBe(false);
     const exps = experiments(dir, 't1');
     expect(exps.map(e => e.n)).toEqual([0, 1, 2, 3, 4]);
     expect(exps[2]).toMatchObject({ status: 'interrupted', reason: expect.stringMatching(/recorded on --resume/) });
@@ -175,6 +175,32 @@ describe('autoresearch run, stop, status, results', () => {
     expect(git(dir, 'status', '--porcelain').trim()).toBe('');
     const kept = exps.filter(e => e.status === 'keep').at(-1);
     expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(kept?.commit);
+  });
+
+  it('a training run that outlived its engine and its guard (both kill -9, SIGTERM ignored) is killed by --resume', async () => {
+    const hang = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-hang-')), 'hang');
+    fs.writeFileSync(hang, '');
+    const dir = makeWorkspace({ train: hangingTrain(hang) });
+    const child = startCli(['run', dir, '--tag', 't1', '--sandbox', 'off', '--noise-runs', '1']);
+    const done = finished(child);
+    await waitFor(() => fs.existsSync(`${hang}.pid`) && runGroups(dir).length === 2, 60_000, 'the training run to start');
+    const train = Number(fs.readFileSync(`${hang}.pid`, 'utf8'));
+    const [guardGroup, commandGroup] = runGroups(dir);
+    expect(pgidOf(train)).toBe(commandGroup);
+    // The engine frozen, the guard killed (the OOM killer's choice, say), then the engine: nothing
+    // on the engine's side is left to end the run, only what engine.json recorded can.
+    child.kill('SIGSTOP');
+    process.kill(guardGroup, 'SIGKILL');
+    child.kill('SIGKILL');
+    await done;
+    await new Promise(r => setTimeout(r, 1000));
+    expect(alive(train)).toBe(true); // it would sleep 300 s more
+    fs.rmSync(hang);
+
+    const r = await cli(['run', dir, '--resume', '--max-experiments', '0']);
+    expect(r.code).toBe(0);
+    await waitFor(() => !alive(train), 5000, 'the orphaned training run to be killed');
+    expect(experiments(dir, 't1')[0]).toMatchObject({ status: 'interrupted', reason: expect.stringMatching(/recorded on --resume/) });
   });
 
   it('--resume restores a results.tsv row lost between the journal write and the table write', async () => {
@@ -211,7 +237,7 @@ describe('autoresearch run, stop, status, results', () => {
     expect(baseline.log_truncated).toBe(true);
     const log = fs.readFileSync(baseline.log_path as string, 'utf8');
     expect(log.length).toBeLessThan(6 * 1024 * 1024);
-    expect(log.startsWith('step 1 | loss 3.2500')).toBe(true);
+    expect(log).toMatch(/^\[autoresearch\] sandbox: (on|off) \(.*\)\nstep 1 \| loss 3\.2500/); // the run guard's line, then the run's
     expect(log).toMatch(/\[autoresearch: \d+ bytes of output omitted\]/);
     expect(log.trimEnd().endsWith('num_steps:        10')).toBe(true);
   });
@@ -225,12 +251,24 @@ function journalHas(dir: string, pred: (r: ReturnType<typeof journal>[number]) =
   }
 }
 
-function enginePgid(dir: string): number | null {
+/** The process groups of the training run in progress: the run guard's, then its command's. */
+function runGroups(dir: string): number[] {
   try {
-    return JSON.parse(fs.readFileSync(path.join(dir, '.autoresearch', 'engine.json'), 'utf8')).run_pgid;
+    return JSON.parse(fs.readFileSync(path.join(dir, '.autoresearch', 'engine.json'), 'utf8')).run_pgids ?? [];
   } catch {
-    return null;
+    return [];
   }
+}
+
+function pgidOf(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
+/** A train.py that, while the file `hang` exists, records its pid, ignores SIGTERM and sleeps past any resume. */
+function hangingTrain(hang: string): string {
+  const h = JSON.stringify(hang);
+  return `import os, signal, time\nif os.path.exists(${h}):\n    signal.signal(signal.SIGTERM, signal.SIG_IGN)\n    open(${h} + ".pid", "w").write(str(os.getpid()))\n    time.sleep(300)\n` + standInTrain({ sleep: 0.2 });
 }
 
 describe('autoresearch run in a terminal', () => {

@@ -89,7 +89,7 @@ describe('the kernel executor', () => {
   });
 
   it('kills a run that ignores SIGINT and SIGTERM at the deadline; the kernel survives and runs the next experiment', async () => {
-    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 3\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 3\nsandbox: off\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
     const ex = executor();
     const proposer = new ScriptedProposer([
       { description: 'hangs', rationale: '', files: { 'train.py': stubbornTrain() } },
@@ -116,7 +116,7 @@ describe('the kernel executor', () => {
   });
 
   it('counts a kernel killed mid-experiment as a crash, kills what it left running, and runs the next experiment on a fresh kernel', async () => {
-    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
     const ex = executor();
     const proposer = new ScriptedProposer([
       { description: 'kernel dies', rationale: '', files: { 'train.py': slowTrain() } },
@@ -153,7 +153,7 @@ describe('the kernel executor', () => {
   });
 
   it('attaches to an existing kernel by id; when it dies a fresh kernel of its kernelspec goes on; the engine never shuts the attached one down', async () => {
-    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
     const settings = serverSettings(server.url, server.token);
     const attached = await KernelAPI.startNew({ name: 'python3' }, settings);
     const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, kernelId: attached.id, kernelName: 'ignored-once-attached', graceS: 1 });
@@ -260,7 +260,7 @@ describe('the kernel executor', () => {
   });
 
   it('a stop interrupts the run: the experiment is recorded as interrupted, its group dies, the kernel lives on', async () => {
-    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
     const ex = executor();
     const controller = new AbortController();
     const l = loop(dir, new ScriptedProposer([{ description: 'stopped', rationale: '', files: { 'train.py': slowTrain() } }]), ex, controller.signal);
@@ -293,7 +293,7 @@ describe('the kernel executor', () => {
       expect(await kernelReady(kernel, 90)).toBe(true);
       const reports: KernelReport[] = [];
       // Nobody interrupts this run: only the runner's own backstop (2 s) can end it.
-      const future = kernel.requestExecute({ code: runnerCode({ command: `"${resolvePython()}" train.py`, cwd, env: {}, graceS: 1, nonce: 'n1', backstopS: 2 }) });
+      const future = kernel.requestExecute({ code: runnerCode({ guard: { cmd: `"${resolvePython()}" train.py`, sandbox: 'off' }, cwd, env: {}, graceS: 1, nonce: 'n1', backstopS: 2 }) });
       future.onIOPub = (msg: KernelMessage.IIOPubMessage) => {
         if (msg.header.msg_type === 'display_data') {
           const r = (msg.content as KernelMessage.IDisplayDataMsg['content']).data[RUN_MIME] as KernelReport | undefined;
@@ -319,7 +319,7 @@ describe('the kernel executor', () => {
   it('after a kill -9 of the engine, the next one interrupts the run left on the kernel and shuts that kernel down', async () => {
     // The first run of train.py (the baseline) takes a minute; the re-run after the resume is quick.
     const train = 'import os, time\nif os.path.exists("slow"):\n    os.remove("slow")\n    open("train.pid", "w").write(str(os.getpid()))\n    time.sleep(60)\n' + standInTrain({ metric: '1.000000' });
-    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 120\n---\nGo.\n', train });
+    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 120\nsandbox: off\n---\nGo.\n', train });
     fs.writeFileSync(path.join(dir, 'slow'), '');
     const args = ['run', dir, '--tag', 'k9', '--proposer', 'offline', '--executor', 'kernel', '--server-url', server.url, '--token', server.token];
     const engine = startCli([...args, '--max-experiments', '0']);

@@ -204,7 +204,7 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
   });
 
   it('a remote kernel killed mid-experiment is a crash; its run is killed and a fresh kernel goes on in the same shipped folder', async () => {
-    const dir = hiddenWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const dir = hiddenWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
     const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, graceS: 1 });
     const slow = 'import os\nopen("train.pid", "w").write(str(os.getpid()))\n' + standInTrain({ sleep: 60 });
     const proposer = new ScriptedProposer([{ description: 'kernel dies', rationale: '', files: { 'train.py': slow } }, trainProposal('after', { metric: '0.900000' })]);

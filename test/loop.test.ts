@@ -65,7 +65,7 @@ describe('the loop', () => {
   });
 
   it('kills a run that hangs at the deadline, with a grandchild that ignores SIGTERM', async () => {
-    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 2\n---\nGo.\n' });
+    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 2\nsandbox: off\n---\nGo.\n' });
     const proposer = new ScriptedProposer([trainProposal('hangs', { hang: true, stubbornChild: true })]);
     await loop(dir, proposer, { maxExperiments: 1 }).run();
     const [, hung] = experiments(dir, 't1');
@@ -112,12 +112,22 @@ describe('the loop', () => {
     expect(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8').trim().split('\n')).toHaveLength(2);
   });
 
-  it('rejects a run that changes a read-only file while training', async () => {
-    const dir = makeWorkspace();
+  it('rejects a run that changes a read-only file while training (unsandboxed: the hash check)', async () => {
+    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 20\nsandbox: off\n---\nGo.\n' });
     const sneaky = standInTrain() + 'open("prepare.py", "a").write("# sneaky\\n")\n';
     await loop(dir, new ScriptedProposer([{ description: 'sneaky', rationale: '', files: { 'train.py': sneaky } }])).run();
     const [, r] = experiments(dir, 't1');
     expect(r).toMatchObject({ status: 'rejected', reason: 'read-only prepare.py changed during the run' });
+    expect(fs.readFileSync(path.join(dir, 'prepare.py'), 'utf8')).not.toContain('sneaky');
+  });
+
+  it('in the sandbox, a run cannot change a read-only file at all: the write fails and the experiment is a crash', async () => {
+    const dir = makeWorkspace();
+    const sneaky = standInTrain() + 'open("prepare.py", "a").write("# sneaky\\n")\n';
+    await loop(dir, new ScriptedProposer([{ description: 'sneaky', rationale: '', files: { 'train.py': sneaky } }])).run();
+    const [, r] = experiments(dir, 't1');
+    expect(r).toMatchObject({ status: 'crash', reason: expect.stringMatching(/Read-only file system: 'prepare.py'/) });
+    expect(journal(dir, 't1').filter(x => x.type === 'run').every(x => x.type === 'run' && x.sandbox === 'on')).toBe(true);
     expect(fs.readFileSync(path.join(dir, 'prepare.py'), 'utf8')).not.toContain('sneaky');
   });
 

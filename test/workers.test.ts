@@ -329,7 +329,8 @@ describe('two workers through the command line', () => {
     const done = finished(child);
     // Both workers busy with proposals (the baseline is done).
     await waitFor(() => inFlightOf(dir).length === 2 && inFlightOf(dir).every(s => s.n > 0), 60_000, 'two experiments in flight');
-    await waitFor(() => runGroups(dir).length === 2, 20_000, 'both training runs to start');
+    // Two groups a run: its guard's and its command's.
+    await waitFor(() => runGroups(dir).length === 4, 20_000, 'both training runs to start');
     const status = await cli(['status', dir]);
     expect(status.stdout).toMatch(/in flight: +worker 1: #\d+ /);
     expect(status.stdout).toMatch(/in flight: +worker 2: #\d+ /);
@@ -337,7 +338,8 @@ describe('two workers through the command line', () => {
     child.kill('SIGKILL');
     await done;
     const left = inFlightOf(dir);
-    expect(orphans.some(running)).toBe(true);
+    // The engine's death ends both training runs (each run guard's parent-death signal).
+    await waitFor(() => orphans.every(p => !running(p)), 15_000, 'the training runs to end with their engine');
 
     const r = await cli(['run', dir, '--resume', '--workers', '2', '--max-experiments', '2']);
     expect(r.stderr).toBe('');

@@ -47,7 +47,8 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
 # experiment (journals from before it lack them) and the optional flags of a run.
 OPTIONAL: dict[str, dict[str, tuple[str, ...]]] = {
     "experiment": {"state": (STR,), "runs": (ARR,), "verdict": (OBJ,), "same_as": (INT,)},
-    "run": {"log_truncated": (BOOL,)},
+    # sandbox: "on" or "off" as the run guard found it; strays: processes it killed after the run.
+    "run": {"log_truncated": (BOOL,), "sandbox": (STR,), "strays": (INT,)},
 }
 
 

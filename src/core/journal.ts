@@ -4,6 +4,7 @@
  * source of truth; the terminal, the panel, results.tsv and a resumed engine
  * are all rebuilt from it. Every record is validated on write and on read.
  */
+import { SandboxSetting } from './sandbox';
 import { z } from 'zod';
 import { PriceRow } from './pricing';
 
@@ -51,7 +52,9 @@ export const RunConfig = z.object({
    */
   noise_runs: z.number().int().min(1).optional(),
   keep_sigma: z.number().nonnegative().optional(),
-  confirm_runs: z.number().int().nonnegative().optional()
+  confirm_runs: z.number().int().nonnegative().optional(),
+  /** What a training run may reach (src/core/sandbox.ts); absent in older journals, meaning auto without network. */
+  sandbox: SandboxSetting.optional()
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 
@@ -128,6 +131,10 @@ export const RunRecord = z.object({
   log_path: z.string().nullable(),
   /** Whether the middle of a flooded output was left out of the log. */
   log_truncated: z.boolean().optional(),
+  /** Whether the run was sandboxed (absent: not reported, or a journal from before the run guard). */
+  sandbox: z.enum(['on', 'off']).optional(),
+  /** Processes the run left behind, killed when it ended. */
+  strays: z.number().int().nonnegative().optional(),
   worker
 });
 export type RunRecord = z.infer<typeof RunRecord>;

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { RunConfig } from './journal';
 import { PriceRow } from './pricing';
 import { frontMatterShape, MAX_TIMER_S, ruleOf, RUN_OPTIONS } from './run-options';
+import { mergeSandbox, SandboxSetting } from './sandbox';
 
 /** The original autoresearch conventions. */
 export const DEFAULT_BUDGET_S = RUN_OPTIONS.budget_s.default;
@@ -55,6 +56,8 @@ export const FrontMatter = z
     metric: z.string().regex(/^\w+$/, 'must be a summary key like val_bpb').optional(),
     direction: z.enum(['lower', 'higher']).optional(),
     ...frontMatterShape(),
+    // Also a mapping ({mode, network}), which the --sandbox flag's choices cannot express.
+    sandbox: SandboxSetting.optional(),
     run: z.string().min(1).optional(),
     editable: z.array(editablePath).min(1).optional(),
     readonly: z.array(relPath).optional(),
@@ -118,6 +121,7 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     keep_sigma: overrides.keep_sigma ?? fm.keep_sigma ?? RUN_OPTIONS.keep_sigma.default,
     confirm_runs: overrides.confirm_runs ?? fm.confirm_runs ?? RUN_OPTIONS.confirm_runs.default
   };
+  config.sandbox = mergeSandbox(overrides.sandbox, fm.sandbox);
   const model = overrides.model ?? fm.model;
   const maxDollars = overrides.max_dollars ?? fm.max_dollars;
   const prices = fm.prices || overrides.prices ? { ...fm.prices, ...overrides.prices } : undefined;

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_CONFIRM_RUNS, DEFAULT_KEEP_SIGMA, DEFAULT_NOISE_RUNS } from './noise';
+import { SANDBOX_MODES } from './sandbox';
 
 /**
  * The values an option takes. Each kind has one check on every side, worded alike (RULES):
@@ -137,6 +138,14 @@ export const RUN_OPTIONS = {
       description: `Extra runs a promising result gets before it is kept or discarded. null means program.md's confirm_runs, else ${DEFAULT_CONFIRM_RUNS}.`
     }
   },
+  sandbox: {
+    flag: '--sandbox <mode>', kind: 'choice', choices: SANDBOX_MODES, frontMatter: true, server: 'body',
+    help: "run each training run in a bubblewrap sandbox: auto (where it works, the default), on (or refuse) or off; program.md's sandbox: {network: true} keeps the network",
+    setting: {
+      title: 'Sandbox', default: null,
+      description: "Training runs in a bubblewrap sandbox (workspace writable except .git, .autoresearch and the read-only files; no network; secrets hidden): 'auto' where it works, 'on' to require it, 'off'. null means program.md's sandbox, else auto."
+    }
+  },
   resume: { flag: '--resume', kind: 'switch', server: 'body', help: 'continue the run of --tag (default: the latest run)' },
   seed: { flag: '--seed <n>', kind: 'count', default: 0, help: 'seed for the offline proposer' },
   python: { flag: '--python <path>', kind: 'text', server: 'body', help: 'Python interpreter for the syntax check and the run (default: python3 on PATH)' },
@@ -242,7 +251,7 @@ export function settingsProperties(): Record<string, object> {
       title: o.setting.title,
       description: o.setting.description,
       type: o.setting.default === null ? [type, 'null'] : type,
-      ...(o.choices && { enum: [...o.choices] }),
+      ...(o.choices && { enum: o.setting.default === null ? [...o.choices, null] : [...o.choices] }),
       ...bounds,
       ...(o.max !== undefined && { maximum: o.max }),
       default: o.setting.default

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { RunConfig } from '../core/journal';
 import { frontMatterValues, PROPOSER_INFO, PROPOSER_NAMES, RUN_OPTIONS } from '../core/run-options';
-import { isAlive, readEngineInfo } from './engine-lock';
+import { isEngineAlive, readEngineInfo } from './engine-lock';
 import { KernelExecutor } from './executor/kernel';
 import { SubprocessExecutor } from './executor/subprocess';
 import type { Executor } from './executor/types';
@@ -149,23 +149,23 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
   } finally {
     reporter.close();
     // The kernel the engine started goes with it (its memory, a GPU's included, is freed).
-    await Promise.all(executors.map(e => (e instanceof KernelExecutor ? e.dispose() : undefined)));
+    await Promise.all(executors.map(e => e.dispose?.()));
   }
 }
 
 async function stopCommand(dirArg: string, o: { wait: number }): Promise<number> {
   const dir = abs(dirArg);
   const info = readEngineInfo(dir);
-  if (!info || !isAlive(info.pid)) {
+  if (!info || !isEngineAlive(info)) {
     throw new UserError(`no engine is running on ${dir}`);
   }
   fs.writeFileSync(stopRequestFile(dir), String(Date.now()));
   process.kill(info.pid, 'SIGTERM');
   const until = Date.now() + o.wait * 1000;
-  while (isAlive(info.pid) && Date.now() < until) {
+  while (isEngineAlive(info) && Date.now() < until) {
     await new Promise(r => setTimeout(r, 100));
   }
-  if (isAlive(info.pid)) {
+  if (isEngineAlive(info)) {
     throw new UserError(`the engine (pid ${info.pid}) is still stopping after ${o.wait} s; check again with autoresearch status ${dir}`);
   }
   process.stdout.write(`stopped the engine (pid ${info.pid}, run ${info.tag})\n`);

@@ -2,33 +2,59 @@
  * One engine per workspace. `.autoresearch/engine.json` names the running
  * engine (pid, tag) and the process group of the training run in progress,
  * so `autoresearch stop` can signal it and a resume after kill -9 can kill
- * an orphaned training run.
+ * an orphaned training run. Each pid comes with its identity (boot and start
+ * time): a number alone is never trusted with a signal.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { RunKernel } from './executor/types';
+import { identityOf, isAlive, isSameProcess, ProcessIdentity } from './process-identity';
 import { enginePidFile, UserError } from './workspace';
+
+export { isAlive };
 
 const EngineInfo = z.object({
   pid: z.number().int(),
   tag: z.string(),
   started: z.string(),
+  /** The engine's own identity; absent in files written before identities were recorded. */
+  identity: ProcessIdentity.optional(),
   run_pgid: z.number().int().nullable(),
   /** With several workers: the process group of each training run in progress (run_pgid is the first). */
   run_pgids: z.array(z.number().int()).optional(),
   /** The kernels each worker's runs go to (kernel executor), for the next engine to clean up after a kill -9. */
-  kernels: z.array(z.object({ server: z.string(), id: z.string(), owned: z.boolean() })).optional()
+  kernels: z.array(z.object({ server: z.string(), id: z.string(), owned: z.boolean() })).optional(),
+  /** The identity of each run group's leader, by pgid: only a group whose leader still matches is killed. */
+  run_identities: z.record(z.string(), ProcessIdentity).optional()
 });
 export type EngineInfo = z.infer<typeof EngineInfo>;
 
-/** Whether a process exists. */
-export function isAlive(pid: number): boolean {
+/**
+ * Whether the engine a file names is still running: the same process, not a later one that got
+ * its pid. A file without an identity (an older engine's) is believed only while that pid runs
+ * the engine's `run` command.
+ */
+export function isEngineAlive(info: EngineInfo): boolean {
+  if (info.identity) return isSameProcess(info.pid, info.identity);
+  if (!isAlive(info.pid)) return false;
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    const argv = fs.readFileSync(`/proc/${info.pid}/cmdline`, 'utf8').split('\0');
+    return argv.some(a => a.endsWith('autoresearch.cjs') || a.endsWith('main.ts')) && argv.includes('run');
+  } catch {
+    return true; // no /proc: as before identities, a live pid is taken for the engine
+  }
+}
+
+/** SIGKILLs the run groups a dead engine recorded, each only if its leader is still the process recorded. */
+function killRecordedGroups(stale: EngineInfo): void {
+  for (const pgid of new Set([stale.run_pgid ?? 0, ...(stale.run_pgids ?? [])])) {
+    if (pgid <= 0 || !isSameProcess(pgid, stale.run_identities?.[String(pgid)])) continue;
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
   }
 }
 
@@ -56,7 +82,7 @@ function write(dir: string, info: EngineInfo): void {
 /** Refuses when another live engine holds the workspace. */
 export function assertNoOtherEngine(dir: string): void {
   const other = readEngineInfo(dir);
-  if (other && other.pid !== process.pid && isAlive(other.pid)) {
+  if (other && other.pid !== process.pid && isEngineAlive(other)) {
     throw new UserError(`an engine is already running on ${dir} (pid ${other.pid}, tag ${other.tag}); stop it with: autoresearch stop ${dir}`);
   }
 }
@@ -74,7 +100,8 @@ export function acquireEngineLock(dir: string, tag: string): RunKernel[] {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(file, 'wx');
-      fs.writeSync(fd, JSON.stringify({ pid: process.pid, tag, started: new Date().toISOString(), run_pgid: null } satisfies EngineInfo));
+      const identity = identityOf(process.pid) ?? undefined;
+      fs.writeSync(fd, JSON.stringify({ pid: process.pid, tag, started: new Date().toISOString(), identity, run_pgid: null } satisfies EngineInfo));
       fs.closeSync(fd);
       return left;
     } catch (e) {
@@ -85,39 +112,40 @@ export function acquireEngineLock(dir: string, tag: string): RunKernel[] {
     assertNoOtherEngine(dir);
     const stale = readEngineInfo(dir);
     left.push(...(stale?.kernels ?? []));
-    for (const pgid of new Set([stale?.run_pgid ?? 0, ...(stale?.run_pgids ?? [])])) {
-      if (pgid > 0) {
-        try {
-          process.kill(-pgid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }
-    }
+    if (stale) killRecordedGroups(stale);
     fs.rmSync(file, { force: true });
   }
   throw new UserError(`could not claim ${file}; another engine may be starting — try again`);
 }
 
 /** Each worker's training run in progress, by workspace and worker number (this process's own). */
-const groupsByDir = new Map<string, Map<number, number>>();
+const groupsByDir = new Map<string, Map<number, number[]>>();
 
-/** Records the process group of the training run in progress (null when none); `worker` with several workers. */
-export function setRunningGroup(dir: string, pgid: number | null, worker?: number): void {
+/** The identities of the groups in `pgids`, read now (their leaders have just been started). */
+function identities(pgids: number[]): Record<string, ProcessIdentity> {
+  const out: Record<string, ProcessIdentity> = {};
+  for (const pgid of pgids) {
+    const id = identityOf(pgid);
+    if (id) out[String(pgid)] = id;
+  }
+  return out;
+}
+
+/**
+ * Records the process groups of the training run in progress (the guard's, then the command's;
+ * null when none), each with its leader's identity; `worker` with several workers.
+ */
+export function setRunningGroup(dir: string, pgids: number[] | null, worker = 1): void {
   const info = readEngineInfo(dir);
   if (!info || info.pid !== process.pid) {
     return;
   }
-  if (worker === undefined) {
-    write(dir, { ...info, run_pgid: pgid });
-    return;
-  }
-  const groups = groupsByDir.get(dir) ?? new Map<number, number>();
+  const groups = groupsByDir.get(dir) ?? new Map<number, number[]>();
   groupsByDir.set(dir, groups);
-  if (pgid === null) groups.delete(worker);
-  else groups.set(worker, pgid);
-  const all = [...groups.values()];
-  write(dir, { ...info, run_pgid: all[0] ?? null, run_pgids: all });
+  if (pgids === null) groups.delete(worker);
+  else groups.set(worker, pgids);
+  const all = [...groups.values()].flat();
+  write(dir, { ...info, run_pgid: all[0] ?? null, run_pgids: all, run_identities: identities(all) });
 }
 
 const kernelsByDir = new Map<string, Map<number, RunKernel>>();

@@ -3,6 +3,7 @@
  * runs as the noise-aware keep rule asks for) and produce its record. The loop around it owns
  * the journal's experiment records and the best commit; the runs are journaled as they land.
  */
+import { isolationOf } from './executor/guard';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ExperimentRecord, RunConfig, RunPurpose } from '../core/journal';
@@ -39,7 +40,7 @@ export interface ExperimentEnv {
   /** Called with the live log capture as each run starts (for the terminal's live line). */
   onRunStart?: (log: LogCapture, startedAt: number, diff: string, purpose: RunPurpose) => void;
   onPhase?: (phase: string) => void;
-  onSpawn?: (pgid: number | null) => void;
+  onSpawn?: (pgids: number[] | null) => void;
   onKernel?: (kernel: RunKernel) => void;
   /** Extra environment for the run (a worker's CUDA_VISIBLE_DEVICES). */
   runEnv?: Record<string, string>;
@@ -139,7 +140,7 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
   const measured = await measure(
     {
       dir: env.dir, repo: env.repo, executor: env.executor, python: env.python, command: env.config.run, metric: env.config.metric,
-      budgetS: env.config.budget_s, timeoutS: env.config.timeout_s, readonlyHashes: env.readonlyHashes, ledger: env.ledger,
+      budgetS: env.config.budget_s, timeoutS: env.config.timeout_s, readonlyHashes: env.readonlyHashes, ledger: env.ledger, isolation: isolationOf(env.config),
       rule: noiseRuleOf(env.config), currentBest: env.currentBest, runLog: env.runLog, logHeadBytes: env.logHeadBytes,
       logTailBytes: env.logTailBytes, signal: env.signal, worker: env.worker, runEnv: env.runEnv, onPhase: env.onPhase,
       onSpawn: env.onSpawn, onKernel: env.onKernel,

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { RunPurpose, RunRecord, Verdict } from '../core/journal';
 import { decide, fmtNoise, mean, type Decision, type NoiseRule } from '../core/noise';
 import { memoryGb, parseSummary, readMetric } from '../core/summary';
-import type { Executor, RunKernel } from './executor/types';
+import type { Executor, RunIsolation, RunKernel } from './executor/types';
 import { repositoryGone, type Repo } from './git';
 import { seedFor, type Ledger } from './ledger';
 import { LogCapture } from './log-capture';
@@ -40,9 +40,11 @@ export interface MeasureEnv {
   worker?: number;
   /** Extra environment for every run (a worker's CUDA_VISIBLE_DEVICES). */
   runEnv?: Record<string, string>;
+  /** The sandbox and what it protects. */
+  isolation?: RunIsolation;
   onPhase?: (phase: string) => void;
   onRunStart?: (log: LogCapture, startedAt: number, purpose: RunPurpose, i: number) => void;
-  onSpawn?: (pgid: number | null) => void;
+  onSpawn?: (pgids: number[] | null) => void;
   onKernel?: (kernel: RunKernel) => void;
 }
 
@@ -147,6 +149,8 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
       env: {
         ...pathWithPython(env.python), AUTORESEARCH_BUDGET_S: String(env.budgetS), AUTORESEARCH_SEED: String(seed), AUTORESEARCH_RUN: String(k), ...env.runEnv
       },
+      python: env.python,
+      isolation: env.isolation,
       log,
       signal: env.signal,
       onSpawn: env.onSpawn,
@@ -168,6 +172,7 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
     type: 'run', ts: new Date().toISOString(), n, commit: target.commit, state: target.state, purpose, k, seed, metric,
     summary: summary ?? {}, run_s: outcome.seconds, exit_code: outcome.exitCode, signal: outcome.signal,
     reason: failed?.reason ?? null, memory_gb: memoryGb(summary), log_path: logFile, log_truncated: log.truncated,
+    ...(outcome.sandbox && { sandbox: outcome.sandbox }), ...(outcome.strays && { strays: outcome.strays }),
     ...(env.worker !== undefined ? { worker: env.worker } : {})
   };
   env.ledger.record(record);
@@ -203,9 +208,12 @@ function failureOf(
   return 'error' in metric ? { status: 'crash', reason: metric.error } : null;
 }
 
+const GUARD_NOTE = /^\[autoresearch\] (sandbox: (on|off) \(|killed \d+ process)/;
+
 /** The most telling line of a crashed run's output (a Python exception's last line). */
 export function lastErrorLine(tail: string): string {
-  const lines = tail.split('\n').map(l => l.trim()).filter(Boolean);
+  // The run guard's own notes (sandbox state, leftovers killed) say nothing of why the run failed.
+  const lines = tail.split('\n').map(l => l.trim()).filter(l => l && !GUARD_NOTE.test(l));
   const err = [...lines].reverse().find(l => /(Error|Exception|Killed|error:)/.test(l));
   return (err ?? lines[lines.length - 1] ?? 'no output').slice(0, 300);
 }

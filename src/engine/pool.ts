@@ -15,6 +15,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { budgetWarning } from '../core/budget-check';
+import { sandboxOf } from '../core/sandbox';
 import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
 import { experimentsOf } from '../core/journal';
 import { noiseRuleOf } from '../core/noise';
@@ -399,6 +400,7 @@ class Pool {
       lane.lastRunEnd = Date.now();
     }
     this.warnIfBudgetIgnored(lane, n);
+    this.noteSandbox(lane, n);
     // Judged again against the best as it is now: another worker may have moved it. No await
     // from here to the journal, so no other result can land in between.
     if (job.parent && (record.status === 'keep' || record.status === 'discard')) {
@@ -435,6 +437,20 @@ class Pool {
       } catch {
         // A log that is gone keeps no warning; the terminal has it.
       }
+    }
+  }
+
+  /** Whether the runs so far were sandboxed, as of the last note: one line when that first shows, or changes. */
+  private sandboxNoted: 'on' | 'off' | undefined;
+
+  private noteSandbox(lane: Lane, n: number): void {
+    const last = this.ledger.runsFor(n).at(-1)?.sandbox;
+    if (last === undefined || last === this.sandboxNoted) return;
+    const before = this.sandboxNoted;
+    this.sandboxNoted = last;
+    // Sandboxed runs are the rule (status says so); the exception gets its line, once.
+    if (last === 'off' && sandboxOf(this.o.config.sandbox).mode !== 'off') {
+      this.emitFor(lane, 'note', `training runs are not sandboxed${before === 'on' ? ' any more' : ''}: the first line of each run's log says why`);
     }
   }
 

@@ -1,11 +1,12 @@
 /** `autoresearch status` and `autoresearch results`: where a run stands, rebuilt from the journal. */
+import { sandboxOf } from '../core/sandbox';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { experimentsOf, type JournalRecord } from '../core/journal';
 import { Measurements } from '../core/measurements';
 import { fmtNoise, noiseRuleOf } from '../core/noise';
 import { describeTrust, trustReport } from '../core/trust';
-import { isAlive, readEngineInfo } from './engine-lock';
+import { isEngineAlive, readEngineInfo } from './engine-lock';
 import { JournalStore } from './journal-store';
 import { bestOf, findInFlight } from './loop-records';
 import { experimentHead, experimentLine, experimentTail, fmtDelta, fmtMetric, fmtSpread, SPREAD_WIDTH } from './terminal';
@@ -30,7 +31,7 @@ export function statusText(dir: string, tag?: string): string {
   const { tag: t, records } = load(dir, tag);
   const exps = experimentsOf(records);
   const engine = readEngineInfo(dir);
-  const running = engine && engine.tag === t && isAlive(engine.pid);
+  const running = engine && engine.tag === t && isEngineAlive(engine);
   const last = records[records.length - 1];
   const state = running ? `running (engine pid ${engine.pid})` : last?.type === 'run_end' ? `stopped (${last.reason}${last.message ? `: ${last.message}` : ''})` : 'not running, ended without a clean stop; continue with --resume';
   const counts = new Map<string, number>();
@@ -49,6 +50,7 @@ export function statusText(dir: string, tag?: string): string {
     `best:        ${fmtMetric(best?.metric ?? null)}${best && sigma ? ` ± ${fmtNoise(sigma / Math.sqrt(Math.max(1, bestRuns)))}` : ''}${bestRuns > 1 ? ` (${bestRuns} runs)` : ''}${best && baseline?.metric != null ? ` (${fmtDelta(best.metric - baseline.metric)} vs baseline) at ${best.commit.slice(0, 7)}` : ''}`,
     `noise:       ${noise}`,
     `cost:        $${cost.toFixed(4)} (${tokens} tokens)`,
+    `sandbox:     ${sandboxLine(records)}`,
     ...trust.map((l, i) => `${i ? '             ' : 'trust:       '}${l}`)
   ];
   if (running) {
@@ -62,6 +64,15 @@ export function statusText(dir: string, tag?: string): string {
     lines.push(`last:        ${experimentLine(exps[exps.length - 1])}`);
   }
   return lines.join('\n');
+}
+
+/** Whether the training runs are sandboxed: as set, and as the last run found it. */
+function sandboxLine(records: JournalRecord[]): string {
+  const config = [...records].reverse().find(r => r.type === 'run_start')?.config;
+  const { mode, network } = sandboxOf(config?.sandbox);
+  const lastRun = [...records].reverse().find(r => r.type === 'run' && r.sandbox !== undefined);
+  const found = lastRun?.type === 'run' ? `; the last run was ${lastRun.sandbox === 'on' ? 'sandboxed' : 'not sandboxed'} (#${lastRun.n}, its log says why)` : '';
+  return `${mode}${mode !== 'off' ? `, network ${network ? 'on' : 'off'}` : ''}${found}`;
 }
 
 /** The run's experiments as a table, or the raw results.tsv. */

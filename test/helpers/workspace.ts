@@ -155,10 +155,11 @@ export async function waitForPid(file: string, what = 'the training run to start
   return Number(fs.readFileSync(file, 'utf8'));
 }
 
+/** Whether a process is alive: it exists and has not ended (a zombie has ended, only not been reaped). */
 export function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
   } catch {
     return false;
   }

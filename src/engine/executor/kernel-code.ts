@@ -6,13 +6,15 @@
  * it prints can be mistaken for the report.
  */
 
+import { GUARD_SOURCE } from './guard';
+
 /** MIME type of the executor's reports (spawn and exit) inside display_data messages. */
 export const RUN_MIME = 'application/vnd.autoresearch.kernel-run+json';
 
 /** A report from the kernel side: the group started, or the run ended. */
 export type KernelReport =
   | { nonce: string; event: 'spawn'; pgid: number; python: string }
-  | { nonce: string; event: 'exit'; exit_code: number | null; signal: string | null; interrupted: boolean; backstop?: boolean; error: string | null }
+  | { nonce: string; event: 'exit'; exit_code: number | null; signal: string | null; interrupted: boolean; backstop?: boolean; error: string | null; guard?: unknown }
   | { nonce: string; event: 'alive' };
 
 /**
@@ -26,8 +28,8 @@ export const HEARTBEAT_S = 30;
 // past the child's exit, and catches KeyboardInterrupt (the kernel interrupt the executor sends at
 // the deadline or on a stop) to SIGTERM the group, wait the grace, then SIGKILL it.
 const RUNNER = `
-def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat, backstop):
-    import codecs, os, select, signal, subprocess, sys, time
+def __autoresearch_run(guard, config, cwd, env, grace, mime, nonce, heartbeat, backstop):
+    import codecs, json, os, select, signal, subprocess, sys, time
     from IPython.display import display
 
     def report(**fields):
@@ -37,10 +39,9 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat, backstop):
     full = dict(os.environ)
     # The kernel's interpreter first on PATH: "python train.py" means the kernel's environment.
     full["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full.get("PATH", "")
-    full.update(env)
-    full["PYTHONUNBUFFERED"] = "1"
-    out = {"exit_code": None, "signal": None, "interrupted": False, "backstop": False, "error": None}
+    out = {"exit_code": None, "signal": None, "interrupted": False, "backstop": False, "error": None, "guard": None}
     proc = None
+    report_r = None
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def killpg(sig):
@@ -76,8 +77,16 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat, backstop):
 
     try:
         try:
-            proc = subprocess.Popen(cmd, shell=True, cwd=cwd, env=full, start_new_session=True,
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            # The run guard (run-guard.py) leads the group: it keeps the kernel's credentials
+            # from the run, sandboxes it, and kills whatever the run leaves when it ends.
+            report_r, report_w = os.pipe()
+            config = dict(json.loads(config), cwd=cwd, env=env, parent=os.getpid(), report_fd=report_w)
+            try:
+                proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", guard, json.dumps(config)], cwd=cwd, env=full,
+                                        start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, pass_fds=(report_w,))
+            finally:
+                os.close(report_w)
             report(event="spawn", pgid=proc.pid, python=sys.executable)
             if not pump(time.monotonic() + backstop):
                 # The engine should have interrupted long ago: it is gone (killed, its machine
@@ -88,8 +97,9 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat, backstop):
         except KeyboardInterrupt:
             out["interrupted"] = True
             if proc is not None:
+                # The guard ends the run within its grace; this is the margin should it hang.
                 killpg(signal.SIGTERM)
-                until = time.monotonic() + grace
+                until = time.monotonic() + grace + 3
                 try:
                     pump(until)
                     proc.wait(max(0.0, until - time.monotonic()))
@@ -116,6 +126,14 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat, backstop):
     finally:
         if proc is not None and proc.stdout is not None:
             proc.stdout.close()
+        if report_r is not None:
+            try:
+                os.set_blocking(report_r, False)
+                line = os.read(report_r, 65536).decode("utf-8", "replace").strip().splitlines()
+                out["guard"] = json.loads(line[-1]) if line else None
+            except (OSError, ValueError):
+                pass
+            os.close(report_r)
         report(event="exit", **out)
 `;
 
@@ -124,8 +142,9 @@ def __autoresearch_run(cmd, cwd, env, grace, mime, nonce, heartbeat, backstop):
  * ends the run itself that long after its start, should the engine that sets the real deadline
  * be gone by then.
  */
-export function runnerCode(o: { command: string; cwd: string; env: Record<string, string>; graceS: number; nonce: string; heartbeatS?: number; backstopS: number }): string {
-  const args = [o.command, o.cwd, o.env, o.graceS, RUN_MIME, o.nonce, o.heartbeatS ?? HEARTBEAT_S, o.backstopS].map(a => JSON.stringify(a)).join(', ');
+export function runnerCode(o: { guard: Record<string, unknown>; cwd: string; env: Record<string, string>; graceS: number; nonce: string; heartbeatS?: number; backstopS: number }): string {
+  // The guard's config goes as a JSON string: its null and booleans are not Python literals.
+  const args = [GUARD_SOURCE, JSON.stringify(o.guard), o.cwd, o.env, o.graceS, RUN_MIME, o.nonce, o.heartbeatS ?? HEARTBEAT_S, o.backstopS].map(a => JSON.stringify(a)).join(', ');
   // JSON literals are valid Python here: strings, numbers and a str→str object only.
   return `${RUNNER}\ntry:\n    __autoresearch_run(${args})\nfinally:\n    del __autoresearch_run\n`;
 }

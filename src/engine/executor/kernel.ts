@@ -39,6 +39,7 @@ import { KernelAPI, KernelConnection, ServerConnection, type Kernel, type Kernel
 import WebSocket from 'ws';
 import { KernelCallError, kernelReady } from './kernel-call';
 import { reapCode, RUN_MIME, runnerCode, type KernelReport } from './kernel-code';
+import { DEFAULT_ISOLATION, GUARD_MARGIN_S, GuardReport, guardConfig, SandboxMemo, secretHashes } from './guard';
 import { sharesFilesystem, shipWorkspace } from './ship';
 import { watchForStop } from './stop-watch';
 import { KILL_GRACE_S } from './subprocess';
@@ -110,6 +111,7 @@ export class KernelExecutor implements Executor {
   private kernel: Kernel.IKernelConnection | null = null;
   /** Process groups a lost kernel may have left running; the next kernel kills them first. */
   private orphans: number[] = [];
+  private readonly memo = new SandboxMemo();
 
   constructor(opts: KernelExecutorOptions) {
     this.kernelSpec = opts.kernelName ?? 'python3';
@@ -155,7 +157,11 @@ export class KernelExecutor implements Executor {
       {
         // The backstop lies past the point where this engine gives the kernel up: it only acts
         // when the engine died mid-run and nobody else will end the run.
-        code: runnerCode({ command: req.command, cwd, env, graceS: this.graceS, nonce, heartbeatS: this.heartbeatS, backstopS: req.timeoutS + this.graceS + this.marginS + BACKSTOP_MARGIN_S }),
+        code: runnerCode({
+          // cwd, env, parent and report_fd are the kernel side's to fill in.
+          guard: guardConfig(req, { cwd, env: {}, parent: null, reportFd: -1, graceS: this.graceS, memo: this.memo, secrets: secretHashes([this.settings.token]) }),
+          cwd, env, graceS: this.graceS, nonce, heartbeatS: this.heartbeatS, backstopS: req.timeoutS + this.graceS + GUARD_MARGIN_S + this.marginS + BACKSTOP_MARGIN_S
+        }),
         silent: false,
         store_history: false,
         allow_stdin: false,
@@ -204,8 +210,8 @@ export class KernelExecutor implements Executor {
       stopping = true;
       interrupting = kernel.interrupt().catch(() => undefined);
       rescueTimer = setTimeout(
-        () => settle({ kind: 'lost', why: `the ${this.kernelName} kernel did not answer the interrupt within ${this.graceS + this.marginS} s; shut it down` }),
-        (this.graceS + this.marginS) * 1000
+        () => settle({ kind: 'lost', why: `the ${this.kernelName} kernel did not answer the interrupt within ${this.graceS + GUARD_MARGIN_S + this.marginS} s; shut it down` }),
+        (this.graceS + GUARD_MARGIN_S + this.marginS) * 1000
       );
     };
     const stop = watchForStop(req, terminate);
@@ -223,8 +229,13 @@ export class KernelExecutor implements Executor {
       await Promise.race([future.done.catch(() => undefined), sleep(5000)]);
       if (r.error) req.log.write(Buffer.from(`\n[autoresearch] kernel error: the runner failed: ${r.error}\n`));
       if (r.backstop) req.log.write(Buffer.from(`\n[autoresearch] the run passed its deadline with no word from the engine; the kernel's side ended it\n`));
+      const guard = GuardReport.safeParse(r.guard);
+      this.memo.learn(req.isolation ?? DEFAULT_ISOLATION, guard.success ? guard.data : null);
       // An interrupt nobody here sent (someone pressed stop on that kernel) killed the run: a crash, as a signal would be.
-      return { exitCode: r.exit_code, signal: r.signal, timedOut: stop.timedOut, interrupted: stop.interrupted, seconds: seconds() };
+      return {
+        exitCode: r.exit_code, signal: r.signal, timedOut: stop.timedOut, interrupted: stop.interrupted, seconds: seconds(),
+        ...(guard.success && { sandbox: guard.data.sandbox, strays: guard.data.left })
+      };
     }
     // The kernel is lost: say so in the log (the loop's crash reason reads the log's last error line).
     req.log.write(Buffer.from(`\n[autoresearch] kernel error: ${end.why}; a fresh kernel runs the next experiment\n`));
@@ -249,7 +260,7 @@ export class KernelExecutor implements Executor {
           if (!(await KernelAPI.getKernelModel(k.id, this.settings))) return;
           await KernelAPI.interruptKernel(k.id, this.settings);
           // The runner needs the grace to end its group; an idle kernel has finished with it.
-          const until = Date.now() + (this.graceS + this.marginS) * 1000;
+          const until = Date.now() + (this.graceS + GUARD_MARGIN_S + this.marginS) * 1000;
           while (Date.now() < until && (await KernelAPI.getKernelModel(k.id, this.settings))?.execution_state === 'busy') {
             // Not the unref'd sleep: nothing else may be keeping the engine alive yet.
             await new Promise(resolve => setTimeout(resolve, 250));

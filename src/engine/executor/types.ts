@@ -1,6 +1,16 @@
 /** What the loop asks of an executor: run the workspace's command once, within a deadline. */
 import type { LogCapture } from '../log-capture';
 
+/** What a training run may reach (run-guard.py enforces it). */
+export interface RunIsolation {
+  /** bubblewrap: on where it works (auto), required (on), or not used (off). */
+  sandbox: 'auto' | 'on' | 'off';
+  /** Whether the sandbox keeps the network (off by default). */
+  network: boolean;
+  /** Workspace files the run may read but not change (program.md's readonly). */
+  readonly: string[];
+}
+
 export interface RunRequest {
   /** Working directory of the run (the workspace). */
   cwd: string;
@@ -10,11 +20,15 @@ export interface RunRequest {
   timeoutS: number;
   /** Extra environment for the run. */
   env?: Record<string, string>;
+  /** The interpreter that runs the guard (subprocess executor; default python3). */
+  python?: string;
+  /** The sandbox and what it protects; default: sandbox auto, no network. */
+  isolation?: RunIsolation;
   log: LogCapture;
   /** Aborting interrupts the run (SIGINT/SIGTERM to the engine, or `autoresearch stop`). */
   signal?: AbortSignal;
-  /** Called with the run's process group id once it has started (null again when it ends). */
-  onSpawn?: (pgid: number | null) => void;
+  /** Called with the run's process groups (the guard's, then also the command's) as they start; null when the run ends. */
+  onSpawn?: (pgids: number[] | null) => void;
   /** Called with the kernel a run goes to (kernel executor): recorded so a later engine can clean up after this one. */
   onKernel?: (kernel: RunKernel) => void;
 }
@@ -34,6 +48,10 @@ export interface RunOutcome {
   timedOut: boolean;
   interrupted: boolean;
   seconds: number;
+  /** Whether the run was sandboxed; absent when the guard did not report (it was killed). */
+  sandbox?: 'on' | 'off';
+  /** Processes the run left behind, killed when it ended. */
+  strays?: number;
 }
 
 export interface Executor {
@@ -44,4 +62,6 @@ export interface Executor {
    * their runners end the training, and shuts down the ones it had started.
    */
   reclaim?(left: RunKernel[]): Promise<void>;
+  /** Lets go of what the executor keeps between runs (a kernel, the run guard). */
+  dispose?(): Promise<void>;
 }

@@ -1,0 +1,106 @@
+/**
+ * The run guard's side in the engine (run-guard.py does the work, on whichever host trains):
+ * its configuration for one run, the credentials it must keep from the run, and its report.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import GUARD_SOURCE from './run-guard.py?raw';
+import type { RunConfig } from '../../core/journal';
+import { sandboxOf } from '../../core/sandbox';
+import type { RunIsolation, RunRequest } from './types';
+
+export { GUARD_SOURCE };
+
+/**
+ * Environment variables no training run gets, by name (a trailing `_` names a prefix): the
+ * proposer's key, the Jupyter server's and JupyterHub's tokens.
+ */
+export const SECRET_NAMES = ['ANTHROPIC_', 'CLAUDE_CODE_OAUTH_TOKEN', 'JUPYTER_TOKEN', 'JUPYTER_PASSWORD', 'JPY_API_TOKEN', 'JUPYTERHUB_API_TOKEN', 'AUTORESEARCH_TOKEN'];
+
+/** Inside the workspace, what a run may never write: git's history and the engine's own state. */
+export const PROTECTED = ['.git', '.autoresearch'];
+
+/** Seconds the caller waits past the guard's grace before it SIGKILLs the guard itself. */
+export const GUARD_MARGIN_S = 3;
+
+/** What the guard reports when it ends. */
+export const GuardReport = z.object({
+  sandbox: z.enum(['on', 'off']),
+  why: z.string().nullable(),
+  left: z.number().int().nonnegative(),
+  unusable: z.boolean().optional(),
+  /** How the command ended: its exit code, or the signal that killed it. */
+  exit_code: z.number().int().nullable().optional(),
+  signal: z.string().nullable().optional()
+});
+export type GuardReport = z.infer<typeof GuardReport>;
+
+/** The isolation a run gets when nothing says otherwise: the sandbox where it works, no network. */
+export const DEFAULT_ISOLATION: RunIsolation = { sandbox: 'auto', network: false, readonly: [] };
+
+/** sha256 of every secret value the engine holds: the guard drops variables holding one, whatever their name. */
+export function secretHashes(extra: Array<string | undefined> = []): string[] {
+  const values = Object.entries(process.env)
+    .filter(([name]) => SECRET_NAMES.some(s => (s.endsWith('_') ? name.startsWith(s) : name === s)))
+    .map(([, value]) => value);
+  return [...new Set([...values, ...extra])]
+    .filter((v): v is string => typeof v === 'string' && v.length >= 8)
+    .map(v => createHash('sha256').update(v, 'utf8').digest('hex'));
+}
+
+/**
+ * Remembers, per executor, that `sandbox: auto` found bubblewrap unusable, so later runs go
+ * unsandboxed at once (saying why) instead of failing to set it up every time.
+ */
+export class SandboxMemo {
+  private offWhy: string | null = null;
+
+  /** The guard's sandbox settings for the next run. */
+  settings(iso: RunIsolation): { sandbox: RunIsolation['sandbox']; off_why?: string } {
+    if (iso.sandbox === 'auto' && this.offWhy) return { sandbox: 'off', off_why: this.offWhy };
+    return { sandbox: iso.sandbox };
+  }
+
+  /** Takes a run's report. */
+  learn(iso: RunIsolation, report: GuardReport | null): void {
+    if (iso.sandbox === 'auto' && report?.sandbox === 'off' && report.why && !this.offWhy) this.offWhy = report.why;
+  }
+}
+
+/** The guard's configuration for one run (run-guard.py's docstring says what each field does). */
+export function guardConfig(
+  req: RunRequest,
+  o: { cwd: string; env: Record<string, string>; parent: number | null; reportFd: number; graceS: number; memo: SandboxMemo; secrets: string[] }
+): Record<string, unknown> {
+  const iso = req.isolation ?? DEFAULT_ISOLATION;
+  return {
+    cmd: req.command, cwd: o.cwd, env: o.env, grace: o.graceS, parent: o.parent, report_fd: o.reportFd,
+    ...o.memo.settings(iso), network: iso.network, protect: PROTECTED, readonly: iso.readonly,
+    secret_names: SECRET_NAMES, secret_sha256: o.secrets
+  };
+}
+
+/** One line the guard wrote to its report pipe: the command's group when it starts, the report at the end. */
+export type GuardMessage = { event: 'spawn'; pgid: number } | { event: 'report'; report: GuardReport };
+
+const Spawned = z.object({ event: z.literal('spawn'), pgid: z.number().int().positive() });
+
+/** A line of the guard's report pipe, or null for anything else. */
+export function parseGuardLine(line: string): GuardMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  const spawned = Spawned.safeParse(value);
+  if (spawned.success) return spawned.data;
+  const report = GuardReport.safeParse(value);
+  return report.success ? { event: 'report', report: report.data } : null;
+}
+
+/** A run's isolation as its configuration sets it. */
+export function isolationOf(config: RunConfig): RunIsolation {
+  const sandbox = sandboxOf(config.sandbox);
+  return { sandbox: sandbox.mode, network: sandbox.network, readonly: config.readonly };
+}

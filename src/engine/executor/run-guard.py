@@ -1,0 +1,422 @@
+"""The run guard: the one process between an executor and a training run, on whichever side runs it.
+
+Both executors start it (the subprocess executor as the engine's child, the kernel executor's
+runner inside the kernel) as `python -I -S -c <this file> <config JSON>`, the leader of a process
+group of its own. It makes the rules for untrusted training code hold in one place:
+
+- Credentials: the run's environment is the guard's minus every variable named as a secret
+  (config `secret_names`: exact names, or prefixes ending in `_`) and every variable whose value
+  hashes to a secret the engine knows (`secret_sha256`: the server token under any name).
+- Nothing outlives the run: the guard is a child subreaper (PR_SET_CHILD_SUBREAPER), so every
+  process the run starts, even one that left the group with setsid and double-forked, stays its
+  descendant. When the run's command exits, or the guard is told to stop (SIGTERM/SIGINT/SIGHUP:
+  the deadline, a stop, the engine's death through PR_SET_PDEATHSIG), every descendant is
+  frozen and killed. Without /proc (not Linux) only the command's own group is killed.
+- The sandbox (config `sandbox`: auto, on, off): bubblewrap, with the root read-only, the
+  workspace writable except `.git`, `.autoresearch` and the read-only files, caches and temp
+  folders writable, Jupyter's runtime folders and the home folder's secrets hidden, a PID
+  namespace of its own, and no network unless `network` is true. /dev is passed through, so
+  GPUs are. `auto` falls back to no sandbox, saying why, where bubblewrap cannot run.
+
+What happened goes to `report_fd` as one JSON line ({"sandbox", "why", "left"}), and a line for
+people to the run's output. The guard exits as its command did (the same code or signal).
+Standard library only, Python 3.6+: it runs in whatever interpreter the kernel has.
+"""
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+
+# What a training run never needs to read, relative to the home folder: keys, tokens and the
+# configuration of tools that hold them.
+HOME_SECRETS = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials", ".pypirc", ".npmrc",
+    ".config/gh", ".config/gcloud", ".config/hub", ".config/git/credentials", ".anthropic", ".config/anthropic",
+    ".claude", ".jupyter", ".local/share/jupyter/runtime", "Library/Jupyter/runtime",
+)
+# Caches a training run may write (compiled kernels, downloaded tokenizers, prepared data), when they exist.
+CACHE_VARS = ("XDG_CACHE_HOME", "AUTORESEARCH_CACHE", "TORCH_HOME", "HF_HOME", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH")
+HOME_CACHES = (".cache", ".nv", ".triton")
+
+
+class Stop(Exception):
+    """Raised by the signal handler: the run is to end now."""
+
+
+def prctl(option, value):
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False  # not Linux
+
+
+def clean_env(env, names, hashes):
+    """The environment less what names a secret, or holds one."""
+    exact = {n for n in names if not n.endswith("_")}
+    prefixes = tuple(n for n in names if n.endswith("_"))
+    out = {}
+    for key, value in env.items():
+        if key in exact or key.startswith(prefixes):
+            continue
+        if value and hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest() in hashes:
+            continue
+        out[key] = value
+    return out
+
+
+def runtime_dirs(env, home):
+    """Where Jupyter keeps its runtime files (server tokens, kernel connection keys) on this host."""
+    dirs = [env.get("JUPYTER_RUNTIME_DIR")]
+    if env.get("JUPYTER_DATA_DIR"):
+        dirs.append(os.path.join(env["JUPYTER_DATA_DIR"], "runtime"))
+    if env.get("XDG_DATA_HOME"):
+        dirs.append(os.path.join(env["XDG_DATA_HOME"], "jupyter", "runtime"))
+    if env.get("XDG_RUNTIME_DIR"):
+        dirs.append(os.path.join(env["XDG_RUNTIME_DIR"], "jupyter"))
+    dirs.append(os.path.join(home, ".local", "share", "jupyter", "runtime"))
+    return [d for d in dirs if d]
+
+
+def bwrap_argv(bwrap, cfg, env, status_fd):
+    """bubblewrap's command line for the sandbox the config asks for (the command follows `--`)."""
+    cwd = os.path.realpath(cfg["cwd"])
+    home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
+    argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--json-status-fd", str(status_fd),
+            "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
+    if not cfg.get("network"):
+        argv.append("--unshare-net")
+    writable = ["/tmp", "/var/tmp"] + [env.get(v) for v in CACHE_VARS] + [os.path.join(home, c) for c in HOME_CACHES]
+    for path in [p for p in writable if p and os.path.isdir(p)] + [cwd]:
+        argv += ["--bind", path, path]
+    for rel in cfg.get("protect", []) + cfg.get("readonly", []):
+        path = os.path.join(cwd, rel)
+        if os.path.lexists(path):
+            argv += ["--ro-bind", path, path]
+    for path in [os.path.join(home, s) for s in HOME_SECRETS] + runtime_dirs(env, home):
+        real = os.path.realpath(path)
+        if cwd == real or cwd.startswith(real + os.sep):
+            continue  # the workspace itself lives there: hiding it would hide the run
+        if os.path.isdir(real):
+            argv += ["--tmpfs", real]
+        elif os.path.exists(real):
+            argv += ["--ro-bind", "/dev/null", real]
+    return argv + ["--chdir", cwd, "--", "/bin/sh", "-c", cfg["cmd"]]
+
+
+def proc_table():
+    """{pid: (ppid, comm)} of every process /proc shows, or None without /proc."""
+    table = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                stat = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue  # gone meanwhile
+        comm = stat[stat.find("(") + 1:stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2:].split()
+        if fields and fields[0] != "Z":
+            table[int(name)] = (int(fields[1]), comm)
+    return table
+
+
+def descendants(root):
+    """The live processes below root (children, theirs, and orphans reparented to this subreaper)."""
+    table = proc_table()
+    if table is None:
+        return None
+    below, found, todo = {}, [], [root]
+    for pid, (ppid, _) in table.items():
+        below.setdefault(ppid, []).append(pid)
+    while todo:
+        for child in below.get(todo.pop(), []):
+            found.append((child, table[child][1]))
+            todo.append(child)
+    return found
+
+
+def signal_all(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass  # gone, or not ours to signal
+
+
+def reap():
+    """Collects every exited child; returns {pid: status} of those collected."""
+    done = {}
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return done
+        if pid == 0:
+            return done
+        done[pid] = status
+
+
+def kill_everything(child):
+    """Freezes, then kills, every descendant (and the command's group); returns how many there were."""
+    me = os.getpid()
+    seen = set()
+    for _ in range(100):
+        # SIGSTOP first, so nothing forks faster than it is found; then look again.
+        new = [pid for pid, _ in (descendants(me) or []) if pid not in seen]
+        if not new:
+            break
+        seen.update(new)
+        signal_all(new, signal.SIGSTOP)
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    signal_all(seen, signal.SIGKILL)
+    # Collect them: killed children left unreaped would be zombies of whoever inherits them.
+    until = time.monotonic() + 2.0
+    while time.monotonic() < until:
+        reap()
+        try:
+            os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break  # no child left, dead or alive
+        time.sleep(0.01)
+    return len(seen)
+
+
+def prepare(cfg):
+    """Once per guard: the subreaper, the caller's death as a stop; False if the caller is already gone."""
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_DUMPABLE, 0)  # its environment (the caller's, secrets included) unreadable to the run
+    return not (prctl(PR_SET_PDEATHSIG, signal.SIGTERM) and cfg.get("parent") and os.getppid() != cfg["parent"])
+
+
+def on_signal(signum, frame):
+    ignore_signals()  # one stop is enough; the cleanup must not be cut short by a second
+    raise Stop()
+
+
+def run(cfg):
+    """One run of the command: (the report, its wait status)."""
+    report = {"sandbox": "off", "why": None, "left": 0}
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    env = clean_env(dict(os.environ), cfg.get("secret_names", []), set(cfg.get("secret_sha256", [])))
+    env.update(cfg.get("env", {}))
+    env["PYTHONUNBUFFERED"] = "1"
+    mode = cfg.get("sandbox", "off")
+    plain = ["/bin/sh", "-c", cfg["cmd"]]
+    child = None
+    try:
+        if mode == "off":
+            report["why"] = cfg.get("off_why") or "turned off by program.md or --sandbox"
+        else:
+            bwrap = shutil.which("bwrap", path=env.get("PATH"))
+            if bwrap is None:
+                report["why"] = "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+            else:
+                child = start_sandboxed(bwrap, cfg, env)
+                if isinstance(child, str):
+                    report["why"], child = "bubblewrap cannot run here: %s" % child, None
+                else:
+                    report["sandbox"] = "on"
+            if child is None and mode == "on":
+                say("sandbox: on, but %s; install or fix bubblewrap, or set sandbox: auto or off" % report["why"])
+                report["unusable"] = True
+                return report, 126 << 8
+        say(describe(report, cfg))
+        if child is None:
+            child = subprocess.Popen(plain, cwd=cfg["cwd"], env=env, start_new_session=True, stdin=subprocess.DEVNULL)
+        # The command's own group, for the caller to record: should this guard be killed outright,
+        # that group is what a later engine must still be able to kill.
+        tell(cfg, {"event": "spawn", "pgid": child.pid})
+        status = wait_for(child, cfg)
+    except Stop:
+        status = stop(child, cfg)
+    finally:
+        ignore_signals()
+        if child is not None:
+            report["left"] = kill_everything(child)
+            reap()
+    if child is not None and report["left"] > 0:
+        say("killed %d process%s the run left behind" % (report["left"], "" if report["left"] == 1 else "es"))
+    return report, status
+
+
+def start_sandboxed(bwrap, cfg, env):
+    """The sandboxed command, or why bubblewrap could not set the sandbox up."""
+    r, w = os.pipe()
+    try:
+        child = subprocess.Popen(bwrap_argv(bwrap, cfg, env, w), cwd=cfg["cwd"], env=env, start_new_session=True,
+                                 stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(w,))
+    finally:
+        os.close(w)
+    # bwrap writes {"child-pid": N} once the sandbox stands; a failed set-up exits without it.
+    status = os.fdopen(r, "rb")
+    first = status.readline()
+    if b"child-pid" in first:
+        # From here on the command's stderr is the run's: copy bwrap's pipe through. The status
+        # pipe stays open (bwrap writes its exit code there last: a closed one would SIGPIPE it).
+        forward(child.stderr)
+        STATUS_PIPES.append(status)
+        return child
+    status.close()
+    err = child.stderr.read().decode("utf-8", "replace").strip().splitlines()
+    child.wait()
+    return (err[-1] if err else "exit code %s" % child.returncode)
+
+
+FORWARDS = []
+STATUS_PIPES = []
+
+
+def forward(pipe):
+    """Copies a pipe to this process's stderr in a thread (the sandboxed command's stderr)."""
+    import threading
+
+    def copy():
+        fd = pipe.fileno()
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return
+            os.write(2, chunk)
+
+    thread = threading.Thread(target=copy, daemon=True)
+    thread.start()
+    FORWARDS.append(thread)
+
+
+def wait_for(child, cfg):
+    """The command's wait status; orphans reparented to this subreaper are collected meanwhile."""
+    while True:
+        pid, status = os.waitpid(-1, 0)
+        if pid == child.pid:
+            child.returncode = 0  # keep subprocess from waiting on it again
+            return status
+
+
+def ignore_signals():
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def stop(child, cfg):
+    """SIGTERM to everything the run started, the grace, then the kill (by the caller)."""
+    if child is None:
+        return 143 << 8
+    me = os.getpid()
+    # bubblewrap's own processes are spared the SIGTERM: killing them would SIGKILL the
+    # sandbox at once and take the run's grace away.
+    signal_all([pid for pid, comm in (descendants(me) or []) if comm != "bwrap"], signal.SIGTERM)
+    try:
+        os.killpg(child.pid, signal.SIGTERM)
+    except OSError:
+        pass
+    until = time.monotonic() + float(cfg.get("grace", 5))
+    while time.monotonic() < until:
+        done = reap()
+        if child.pid in done:
+            child.returncode = 0
+            return done[child.pid]
+        time.sleep(0.05)
+    return signal.SIGKILL  # as a wait status: killed by SIGKILL
+
+
+def describe(report, cfg):
+    if report["sandbox"] == "on":
+        kept = ", ".join(cfg.get("protect", []) + cfg.get("readonly", []))
+        return "sandbox: on (bubblewrap; network %s; read-only: %s)" % ("on" if cfg.get("network") else "off", kept)
+    return "sandbox: off (%s)" % report["why"]
+
+
+def tell(cfg, message):
+    """One JSON line to the caller's report pipe, if it gave one."""
+    fd = cfg.get("report_fd")
+    if fd is not None and fd >= 0:
+        try:
+            os.write(fd, (json.dumps(message) + "\n").encode())
+        except OSError:
+            pass
+
+
+def say(line):
+    os.write(1, ("[autoresearch] %s\n" % line).encode())
+
+
+def finish(report, status):
+    """The report with the command's end in it, once the last of its output is through."""
+    for thread in FORWARDS:
+        thread.join(2.0)  # the last of the sandboxed stderr; its writers are dead by now
+    del FORWARDS[:]
+    while STATUS_PIPES:
+        STATUS_PIPES.pop().close()
+    if os.WIFSIGNALED(status):
+        try:
+            name = signal.Signals(os.WTERMSIG(status)).name
+        except ValueError:
+            name = "SIG%d" % os.WTERMSIG(status)
+        report.update(exit_code=None, signal=name)
+    else:
+        report.update(exit_code=os.WEXITSTATUS(status), signal=None)
+    return report
+
+
+def serve(cfg0):
+    """
+    Runs one command per line of stdin (its config as JSON), for an engine that keeps one guard
+    instead of starting Python for every run. After each run: its end marker (config `nonce`) on
+    stdout and stderr, behind the last of its output, then the report. A stop that arrives
+    between runs is ignored; stdin's end, or the caller's death, ends the guard.
+    """
+    ignore_signals()
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            return
+        cfg = dict(cfg0, **json.loads(line))
+        report, status = run(cfg)
+        ignore_signals()
+        report = finish(report, status)
+        marker = ("\0autoresearch-run-end %s\0" % cfg["nonce"]).encode()
+        for fd in (1, 2):
+            try:
+                os.write(fd, marker)
+            except OSError:
+                pass
+        tell(cfg, report)
+        if cfg.get("parent") and os.getppid() != cfg["parent"]:
+            return
+
+
+def main():
+    cfg = json.loads(sys.argv[1])
+    if not prepare(cfg):
+        os._exit(1)  # the caller is already gone: nothing to run for
+    if cfg.get("serve"):
+        serve(cfg)
+        os._exit(0)
+    report, status = run(cfg)
+    tell(cfg, finish(report, status))
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else status)
+
+
+main()
