@@ -279,3 +279,26 @@ describe('a run group recorded in engine.json', () => {
     }
   });
 });
+
+describe('a run from the command line', () => {
+  it('says whether its runs were sandboxed: the log\'s first line, the run records and status', async () => {
+    const { cli, journal } = await import('./helpers/workspace');
+    const dir = makeWorkspace();
+    const r = await cli(['run', dir, '--tag', 't1', '--max-experiments', '0', '--noise-runs', '1', '--proposer', 'offline']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const runs = journal(dir, 't1').filter(x => x.type === 'run');
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ sandbox: 'on' });
+    const log = fs.readFileSync((runs[0] as { log_path: string }).log_path, 'utf8');
+    expect(log.split('\n')[0]).toBe('[autoresearch] sandbox: on (bubblewrap; network off; read-only: .git, .autoresearch, prepare.py)');
+    const status = await cli(['status', dir]);
+    expect(status.stdout).toMatch(/^sandbox: +auto, network off; the last run was sandboxed \(#0/m);
+
+    const off = await cli(['run', dir, '--tag', 't2', '--max-experiments', '0', '--noise-runs', '1', '--proposer', 'offline', '--sandbox', 'off']);
+    expect(off.stderr).toBe('');
+    expect(off.code).toBe(0);
+    expect(journal(dir, 't2').find(x => x.type === 'run')).toMatchObject({ sandbox: 'off' });
+    expect((await cli(['status', dir, '--tag', 't2'])).stdout).toMatch(/^sandbox: +off; the last run was not sandboxed/m);
+  }, 90_000);
+});

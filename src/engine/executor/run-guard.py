@@ -1,8 +1,9 @@
 """The run guard: the one process between an executor and a training run, on whichever side runs it.
 
-Both executors start it (the subprocess executor as the engine's child, the kernel executor's
-runner inside the kernel) as `python -I -S -c <this file> <config JSON>`, the leader of a process
-group of its own. It makes the rules for untrusted training code hold in one place:
+Both executors start it as `python -I -S -c <this file> <config JSON>`, the leader of a process
+group of its own: the subprocess executor once, as the engine's child, sending it one run per line
+of stdin (config `serve`); the kernel executor's runner once per run, inside the kernel. It makes
+the rules for untrusted training code hold in one place:
 
 - Credentials: the run's environment is the guard's minus every variable named as a secret
   (config `secret_names`: exact names, or prefixes ending in `_`) and every variable whose value
@@ -18,8 +19,9 @@ group of its own. It makes the rules for untrusted training code hold in one pla
   namespace of its own, and no network unless `network` is true. /dev is passed through, so
   GPUs are. `auto` falls back to no sandbox, saying why, where bubblewrap cannot run.
 
-What happened goes to `report_fd` as one JSON line ({"sandbox", "why", "left"}), and a line for
-people to the run's output. The guard exits as its command did (the same code or signal).
+What happened goes to `report_fd` as JSON lines (the command's group when it starts; at the end
+{"sandbox", "why", "left", "exit_code", "signal"}), and a line for people to the run's output. A
+one-run guard exits as its command did (the same code or signal).
 Standard library only, Python 3.6+: it runs in whatever interpreter the kernel has.
 """
 import ctypes
@@ -95,6 +97,12 @@ def bwrap_argv(bwrap, cfg, env, status_fd):
     if not cfg.get("network"):
         argv.append("--unshare-net")
     writable = ["/tmp", "/var/tmp"] + [env.get(v) for v in CACHE_VARS] + [os.path.join(home, c) for c in HOME_CACHES]
+    for path in (os.path.join(home, ".cache"), env.get("AUTORESEARCH_CACHE")):
+        try:
+            if path:
+                os.makedirs(path, exist_ok=True)  # a cache that does not exist yet could not be made inside
+        except OSError:
+            pass
     for path in [p for p in writable if p and os.path.isdir(p)] + [cwd]:
         argv += ["--bind", path, path]
     for rel in cfg.get("protect", []) + cfg.get("readonly", []):
