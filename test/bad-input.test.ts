@@ -317,6 +317,24 @@ describe('read-only files across a resume', () => {
     expect(git(dir, 'show-ref')).toBe(refs);
   });
 
+  it('a training run that turns an editable file into a link to .git/config: the next edit is refused, not written through it', async () => {
+    const dir = makeWorkspace({ program: PROGRAM });
+    const config = fs.readFileSync(path.join(dir, '.git', 'config'), 'utf8');
+    const relink = standInTrain({ metric: '0.5' }) + 'os.remove("train.py")\nos.symlink(os.path.join(".git", "config"), "train.py")\n';
+    const proposer = new ScriptedProposer([
+      { description: 'relink', rationale: '', files: { 'train.py': relink } },
+      trainProposal('next', { metric: '0.4' })
+    ]);
+    await loop(dir, proposer).run();
+    const [, relinked, next] = experiments(dir, 't1');
+    expect(relinked.status).toBe('keep');
+    expect(next).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/^edit refused: train\.py is a link to \.git\/config/) });
+    expect(fs.readFileSync(path.join(dir, '.git', 'config'), 'utf8')).toBe(config);
+    // The reset after the refusal puts the committed file back in the link's place.
+    expect(fs.lstatSync(path.join(dir, 'train.py')).isSymbolicLink()).toBe(false);
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+  });
+
   it('editable may not name .git, .autoresearch or results.tsv, nor a file that leads there through a link', async () => {
     for (const bad of ['.git/hooks/pre-commit', './.git/config', '.autoresearch/t1/journal.jsonl', 'results.tsv', 'sub/../.git/config']) {
       expect(() => parseProgram(`---\neditable: [train.py, "${bad}"]\n---\nGo.\n`)).toThrow(/bad front matter: "editable.1" /);

@@ -33,12 +33,16 @@ const relPath = z
  */
 export const ENGINE_OWNED = ['.git', '.autoresearch', 'results.tsv'];
 
+/** The engine's own file or folder a workspace-relative path lies in (".git"), or null. */
+export function engineOwnedRoot(p: string): string | null {
+  const first = p.split(/[\\/]/).filter(part => part !== '' && part !== '.')[0];
+  return first !== undefined && ENGINE_OWNED.includes(first) ? first : null;
+}
+
 /** Why a workspace-relative path may not be editable, or null: it names one of the engine's own files. */
 export function engineOwnedProblem(p: string): string | null {
-  const first = p.split(/[\\/]/).filter(part => part !== '' && part !== '.')[0];
-  return first !== undefined && ENGINE_OWNED.includes(first)
-    ? `may not name ${first}${first === 'results.tsv' ? '' : '/ or anything in it'}: that is the engine's own (git's repository, the journal, results.tsv)`
-    : null;
+  const root = engineOwnedRoot(p);
+  return root === null ? null : `may not name ${root}${root === 'results.tsv' ? '' : '/ or anything in it'}: that is the engine's own (git's repository, the journal, results.tsv)`;
 }
 
 const editablePath = relPath.superRefine((p, ctx) => {

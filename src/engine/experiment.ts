@@ -18,7 +18,7 @@ import type { Best } from './loop-records';
 import { measure } from './measure';
 import type { Proposal } from './proposers/types';
 import { syntaxCheck } from './python';
-import { changedReadonly, checkEditablePath, PROGRAM_FILE } from './workspace';
+import { changedReadonly, checkEditablePath, editableLinkProblem, PROGRAM_FILE } from './workspace';
 
 export interface ExperimentEnv {
   dir: string;
@@ -178,7 +178,7 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
 async function applyProposal(env: ExperimentEnv, proposal: Proposal): Promise<{ problem: string | null; diff: string }> {
   const files = Object.entries(proposal.files);
   for (const [file] of files) {
-    const problem = checkEditablePath(env.dir, file, env.config.editable);
+    const problem = checkEditablePath(env.dir, file, env.config.editable) ?? editableLinkProblem(env.dir, file);
     if (problem) {
       return { problem: `edit refused: ${problem}`, diff: '' };
     }

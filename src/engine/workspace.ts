@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunConfig, RunStartRecord } from '../core/journal';
-import { engineOwnedProblem, parseProgram, resolveConfig, type ParsedProgram } from '../core/program';
+import { engineOwnedRoot, parseProgram, resolveConfig, type ParsedProgram } from '../core/program';
 import { Repo } from './git';
 
 /** An error meant for the user: the CLI prints its message alone, without a stack. */
@@ -96,7 +96,7 @@ export async function checkWorkspace(dir: string, config: RunConfig, opts: { all
     }
   }
   for (const f of config.editable) {
-    const problem = linkedOutside(dir, f);
+    const problem = editableLinkProblem(dir, f);
     if (problem) {
       throw new UserError(`${problem}; make ${f} a plain file of the workspace, or take it out of the editable list in program.md's front matter`);
     }
@@ -121,17 +121,28 @@ export function hashFiles(dir: string, files: string[]): Record<string, string> 
 }
 
 /**
- * Why an editable file may not be written through: a link that leads out of the workspace or into
- * the engine's own files (.git, .autoresearch, results.tsv). Null when it is a plain file inside.
+ * Why an editable file may not be written: it is, or sits in a folder that is, a link leading out
+ * of the workspace or into the engine's own files (.git, .autoresearch, results.tsv). Checked at
+ * the start and before each edit, since a training run may swap the file for such a link.
+ * Null when writing it writes a file of the workspace.
  */
-function linkedOutside(dir: string, file: string): string | null {
-  const real = fs.realpathSync(path.join(dir, file));
+export function editableLinkProblem(dir: string, file: string): string | null {
+  const p = path.join(dir, file);
+  let real: string;
+  try {
+    const link = fs.lstatSync(p).isSymbolicLink();
+    // A plain file (or none yet) is written where its folder really is; a link, where it leads.
+    real = link ? fs.realpathSync(p) : path.join(fs.realpathSync(path.dirname(p)), path.basename(p));
+  } catch {
+    return fs.existsSync(path.dirname(p)) ? `${file} is a link to a file that does not exist` : null;
+  }
   const rel = path.relative(fs.realpathSync(dir), real);
   if (rel.startsWith('..') || path.isAbsolute(rel)) {
     return `${file} is a link to ${real}, outside the workspace`;
   }
-  const owned = engineOwnedProblem(rel.split(path.sep).join('/'));
-  return owned ? `${file} is a link to ${rel}, which ${owned}` : null;
+  const inside = rel.split(path.sep).join('/');
+  const owned = engineOwnedRoot(inside);
+  return owned ? `${file} is a link to ${inside}${owned === 'results.tsv' ? '' : `, in ${owned}/`}, which is the engine's own` : null;
 }
 
 /**
