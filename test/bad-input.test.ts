@@ -269,6 +269,25 @@ describe('results.tsv is rebuilt from the journal when it does not match', () =>
     expect(r.stdout).toMatch(/^results\.tsv was missing; rebuilt from the journal \(\d+ rows?\)$/m);
   });
 
+  it('swapped by train.py for a link to a file elsewhere, or a folder: the engine writes nothing through it, and rebuilds', async () => {
+    const victim = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-victim-')), 'victim.txt');
+    fs.writeFileSync(victim, 'keep me\n');
+    const swap = [
+      'if os.path.isdir("results.tsv"): shutil.rmtree("results.tsv")',
+      'elif os.path.lexists("results.tsv"): os.remove("results.tsv")',
+      `if LEARNING_RATE > 0.001: os.mkdir("results.tsv")`,
+      `else: os.symlink(${JSON.stringify(victim)}, "results.tsv")`
+    ].join('\n');
+    const dir = makeWorkspace({ program: PROGRAM, train: tuned(swap) });
+    const r = await cli(['run', dir, '--tag', 't1', '--proposer', 'offline', '--max-experiments', '3']);
+    expect(r.code).toBe(0);
+    expect(fs.readFileSync(victim, 'utf8')).toBe('keep me\n');
+    expect(fs.lstatSync(path.join(dir, 'results.tsv')).isFile()).toBe(true);
+    expect(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8')).toBe(rowsFromJournal(dir));
+    expect(r.stdout).toMatch(/^results\.tsv was a link; moved to \.autoresearch\/\S+ and rebuilt from the journal \(\d+ rows?\)$/m);
+    expect(r.stdout).toMatch(/^results\.tsv was a folder; moved to \.autoresearch\/\S+ and rebuilt from the journal \(\d+ rows?\)$/m);
+  });
+
   it('an extra header column or a row the journal does not have: rebuilt, the old file kept aside', async () => {
     const dir = makeWorkspace({ program: PROGRAM });
     expect((await cli(['run', dir, '--tag', 't1', '--proposer', 'offline', '--max-experiments', '1'])).code).toBe(0);

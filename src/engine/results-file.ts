@@ -37,10 +37,26 @@ function hasWorkerColumn(file: string, record: ExperimentRecord): boolean {
   }
 }
 
-/** Writes through a temporary file, so a kill leaves either version. */
+/**
+ * Writes through a temporary file, so a kill leaves either version. The temporary name is made
+ * afresh ('wx'), so a link planted there by a training run is never written through.
+ */
 function replaceFile(file: string, text: string): void {
-  fs.writeFileSync(file + '.tmp', text);
-  fs.renameSync(file + '.tmp', file);
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.rmSync(tmp, { force: true });
+  fs.writeFileSync(tmp, text, { flag: 'wx' });
+  fs.renameSync(tmp, file);
+}
+
+/** Appends to the file itself, never through a link a training run may have put in its place (O_NOFOLLOW). */
+function appendNoFollow(file: string, text: string): void {
+  const { O_APPEND, O_CREAT, O_NOFOLLOW, O_WRONLY } = fs.constants;
+  const fd = fs.openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o644);
+  try {
+    fs.writeSync(fd, text);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /**
@@ -71,7 +87,7 @@ export function appendResult(dir: string, record: ExperimentRecord): void {
     withWorker = true;
   }
   const header = withWorker ? RESULTS_HEADER_WORKERS : RESULTS_HEADER;
-  fs.appendFileSync(file, (fresh ? header + '\n' : '') + resultsRow(record, withWorker) + '\n');
+  appendNoFollow(file, (fresh ? header + '\n' : '') + resultsRow(record, withWorker) + '\n');
 }
 
 /** What identifies the file the engine last wrote: any other writer changes one of them. */
@@ -83,7 +99,8 @@ interface Stamp {
 
 function stampOf(file: string): Stamp | null {
   try {
-    const s = fs.statSync(file);
+    // lstat: a link put in the file's place is another file, even one leading back to it.
+    const s = fs.lstatSync(file);
     return { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino };
   } catch {
     return null;
@@ -165,10 +182,15 @@ export class ResultsFile {
       return;
     }
     const expected = this.expected();
-    const actual = fs.existsSync(this.file) ? fs.readFileSync(this.file, 'utf8') : null;
     const n = this.rows.length;
     const rows = `${n} row${n === 1 ? '' : 's'}`;
-    if (actual === expected || (expected === '' && (actual === null || actual === '' || actual === `${RESULTS_HEADER}\n`))) {
+    const { text: actual, odd } = readPlain(this.file);
+    if (odd) {
+      // Not a file the engine may read or write through (a link could lead anywhere): moved aside whole.
+      const aside = this.moveAside();
+      if (expected) replaceFile(this.file, expected);
+      this.note(`results.tsv was ${odd}; moved to ${aside} and rebuilt from the journal (${rows})`);
+    } else if (actual === expected || (expected === '' && (actual === null || actual === '' || actual === `${RESULTS_HEADER}\n`))) {
       // Equal, or nothing to write yet (the original's set-up writes the header alone).
     } else if (actual === null || actual === '') {
       replaceFile(this.file, expected);
@@ -176,17 +198,23 @@ export class ResultsFile {
     } else if (actual.endsWith('\n') && expected.startsWith(actual)) {
       // The engine writes the journal first: a kill between the two writes leaves rows missing at the end.
       const missing = expected.slice(actual.length);
-      fs.appendFileSync(this.file, missing);
+      appendNoFollow(this.file, missing);
       const k = missing.split('\n').length - 1;
       this.note(`results.tsv lacked its last ${k === 1 ? 'row' : `${k} rows`}; added from the journal`);
     } else {
-      const aside = path.join(STATE_DIR, `results-replaced-${new Date().toISOString().replace(/:/g, '-')}.tsv`);
-      fs.mkdirSync(path.join(this.dir, STATE_DIR), { recursive: true });
-      fs.copyFileSync(this.file, path.join(this.dir, aside));
+      const aside = this.moveAside();
       replaceFile(this.file, expected);
       this.note(`results.tsv did not match the journal (${mismatch(actual, expected)}); rebuilt from the journal (${rows}), the old file is ${aside}`);
     }
     this.left = stampOf(this.file);
+  }
+
+  /** Moves the file as it is into .autoresearch/ (a link or a folder moves itself, not what it holds); returns where, relative to the workspace. */
+  private moveAside(): string {
+    const aside = path.join(STATE_DIR, `results-replaced-${new Date().toISOString().replace(/:/g, '-')}.tsv`);
+    fs.mkdirSync(path.join(this.dir, STATE_DIR), { recursive: true });
+    fs.renameSync(this.file, path.join(this.dir, aside));
+    return aside;
   }
 
   /** Appends an experiment's row, first checking (one stat) that the file is still the one this engine left. */
@@ -206,6 +234,24 @@ export class ResultsFile {
       replaceFile(this.file, this.expected());
     }
     this.left = stampOf(this.file);
+  }
+}
+
+/** The file's text if it is a plain readable file (null when absent), else what it is instead. */
+function readPlain(file: string): { text: string | null; odd: string | null } {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(file);
+  } catch {
+    return { text: null, odd: null };
+  }
+  if (st.isSymbolicLink()) return { text: null, odd: 'a link' };
+  if (st.isDirectory()) return { text: null, odd: 'a folder' };
+  if (!st.isFile()) return { text: null, odd: 'not a plain file' };
+  try {
+    return { text: fs.readFileSync(file, 'utf8'), odd: null };
+  } catch (e) {
+    return { text: null, odd: `unreadable (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
   }
 }
 
