@@ -106,7 +106,6 @@ export class Loop extends EventEmitter {
       // Kernels a killed engine's runs went to are interrupted (the runner ends the training) and, if it started them, shut down.
       await Promise.all(executors.map(e => e.reclaim?.(left)));
       const results = ResultsFile.open(dir, this.tag, records, text => this.emit('note', text));
-      results.sync();
       let resumable: Continuation[] = [];
       if (this.opts.resume) {
         resumable = await this.resume(repo, records, inFlight, journal, results);
@@ -116,6 +115,8 @@ export class Loop extends EventEmitter {
       } else {
         await this.setUp(repo, records);
       }
+      // Once nothing refuses the run: results.tsv as the journals have it before the first new row.
+      results.sync();
       await this.writeRunStart(repo, journal);
       return await runPool({
         dir, tag: this.tag, branch: this.branch, config: this.config, journal, python, proposer: this.opts.proposer,
