@@ -14,12 +14,14 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
 from . import validate
+from .confine import OutsideError, inside, read_tail
 from .journal import JournalError, read_journal
 from .node import engine_path, find_node
 from .runs import run_status
 from .supervisor import Supervisor, SupervisorError, server_url
 from .validate import ApiError
 from .workspaces import (
+    STATE_DIR,
     PathError,
     api_path,
     find_workspaces,
@@ -30,6 +32,11 @@ from .workspaces import (
 )
 
 SUPERVISOR = "autoresearch_supervisor"
+# A file of a run that a symlink (or a FIFO) puts out of reach: what the client is told.
+OUTSIDE_MESSAGE = (
+    "resolves outside {folder} or is not a regular file (a symlink or a FIFO left there, perhaps by a training run); "
+    "the server serves nothing outside a workspace's .autoresearch folder: remove it"
+)
 
 
 class WorkspaceLookup:
@@ -61,7 +68,10 @@ class WorkspaceLookup:
         if tag is not None:
             validate.tag("tag", tag)
             engine = self.sup.engine(ws)
-            if not journal_path(ws, tag).exists() and not (engine and engine.tag == tag):
+            journal = journal_path(ws, tag)
+            if journal.exists() and not inside(journal, ws / STATE_DIR):
+                raise ApiError(403, f"run {tag}'s journal {OUTSIDE_MESSAGE.format(folder=self.rel(ws / STATE_DIR))}", "tag")
+            if not journal.exists() and not (engine and engine.tag == tag):
                 raise ApiError(404, f"no run tagged {validate.show(tag)} in {self.rel(ws)}", "tag")
             return tag
         engine = self.sup.engine(ws)
@@ -75,7 +85,7 @@ class WorkspaceLookup:
     def records(self, ws: Path, tag: str) -> list[dict]:
         """The run's journal records; a damaged journal is a 409 that names the line and the fix."""
         try:
-            return read_journal(journal_path(ws, tag))
+            return read_journal(journal_path(ws, tag), ws / STATE_DIR)
         except JournalError as err:
             # The request is fine, the run's file is not: a conflict with the resource's state.
             raise ApiError(409, err.describe(self.sup.root)) from None
@@ -303,12 +313,11 @@ class LogHandler(BaseHandler):
         tail = validate.query_int(self, "tail_bytes", 65536, 1, 16 * 1024 * 1024)
         file = log_path(ws, tag, n)
         try:
-            with open(file, "rb") as f:
-                size = f.seek(0, os.SEEK_END)
-                f.seek(max(0, size - tail))
-                data = f.read()
+            data, size = read_tail(file, ws / STATE_DIR, tail)
         except FileNotFoundError:
             raise ApiError(404, f"experiment {n} of run {tag} has no log", "n") from None
+        except OutsideError:
+            raise ApiError(403, f"experiment {n}'s log {OUTSIDE_MESSAGE.format(folder=self.rel(ws / STATE_DIR))}", "n") from None
         self.finish(
             {"tag": tag, "n": n, "path": self.rel(file), "size": size, "truncated": size > tail, "text": data.decode(errors="replace")}
         )

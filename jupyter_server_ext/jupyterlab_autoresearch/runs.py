@@ -7,7 +7,7 @@ from pathlib import Path
 from .journal import in_flight, in_flight_all, read_journal, run_counts, summarize
 from .supervisor import Supervisor
 from .engine_info import EngineInfo
-from .workspaces import api_path, engine_log_path, journal_path, log_path
+from .workspaces import STATE_DIR, api_path, engine_log_path, journal_path, log_path
 
 
 def state_of(last_type: str | None, engine: EngineInfo | None, tag: str) -> str:
@@ -23,7 +23,7 @@ def state_of(last_type: str | None, engine: EngineInfo | None, tag: str) -> str:
 def run_status(sup: Supervisor, ws: Path, tag: str, records: list[dict] | None = None) -> dict:
     """The summary of one run, with its state, engine and the experiment in flight."""
     if records is None:
-        records = read_journal(journal_path(ws, tag))
+        records = read_journal(journal_path(ws, tag), ws / STATE_DIR)
     engine = sup.engine(ws)
     state = state_of(records[-1]["type"] if records else None, engine, tag)
     flight = in_flight(records)

@@ -12,10 +12,11 @@ from tornado.ioloop import PeriodicCallback
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from . import validate
-from .handlers import JsonErrors, WorkspaceLookup
+from .confine import OutsideError, inside, read_from
+from .handlers import OUTSIDE_MESSAGE, JsonErrors, WorkspaceLookup
 from .journal import JournalError, JournalTail
 from .runs import state_of
-from .workspaces import api_path, journal_path, log_path
+from .workspaces import STATE_DIR, api_path, journal_path, log_path
 
 POLL_MS = 500
 # How much of a log already written a new subscriber gets: enough to show, bounded for a flood.
@@ -47,7 +48,7 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
     def open(self, *args, **kwargs):
         """Starts following the journal from its first line, sending records from `since` on."""
         super().open()
-        self.tail = JournalTail(journal_path(self.ws, self.tag))
+        self.tail = JournalTail(journal_path(self.ws, self.tag), self.ws / STATE_DIR)
         self.count = 0
         self.last_type: str | None = None
         # Experiments started and not finished, by number: one per worker.
@@ -62,6 +63,7 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
         self.sent_state: dict | None = None
         self.broken = False
         self.error: str | None = None
+        self.refused_log: Path | None = None
         interval = self.settings.get("autoresearch_poll_ms", POLL_MS)
         self.timer = PeriodicCallback(self.poll, interval)
         self.timer.start()
@@ -164,7 +166,7 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
         self.log_partial = b""
         self.log_reset = True
         file = log_path(self.ws, self.tag, n, run)
-        size = file.stat().st_size if file.exists() else 0
+        size = file.stat().st_size if file.exists() and inside(file, self.ws / STATE_DIR) else 0
         self.log_offset = max(0, size - LOG_BACKLOG)
         self.log_skip_first = self.log_offset > 0  # mid-line: the cut line is not shown
 
@@ -172,10 +174,15 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
         """Sends the log's new complete lines (and, when final, the unfinished last one)."""
         file: Path = log_path(self.ws, self.tag, self.log_n, self.log_run)
         try:
-            with open(file, "rb") as f:
-                f.seek(self.log_offset)
-                data = f.read(LOG_CHUNK)
+            data = read_from(file, self.ws / STATE_DIR, self.log_offset, LOG_CHUNK)
         except FileNotFoundError:
+            data = b""
+        except OutsideError:
+            # Said once per log; the run's records keep coming.
+            if self.refused_log != file:
+                self.refused_log = file
+                where = OUTSIDE_MESSAGE.format(folder=api_path(self.sup.root, self.ws / STATE_DIR))
+                self.send({"type": "error", "message": f"experiment {self.log_n}'s log {where}"})
             data = b""
         self.log_offset += len(data)
         data = self.log_partial + data

@@ -15,7 +15,7 @@ from pathlib import Path
 from tornado.ioloop import IOLoop, PeriodicCallback
 
 from . import procid
-from .confine import open_inside, read_from, write_inside
+from .confine import OutsideError, open_inside, read_from, write_inside
 from .engine_info import EngineInfo, is_engine_process, read_engine_info
 from .node import engine_path, find_node
 from .run_options import MissingOptions, engine_flags
@@ -157,7 +157,8 @@ class Supervisor:
         try:
             out = open(open_inside(log_file, ws / STATE_DIR, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")
         except OSError as err:
-            raise SupervisorError(409, f"cannot write the engine's log: {err}; remove what is in its place") from None
+            why = "it resolves outside the workspace's .autoresearch folder or is not a regular file" if isinstance(err, OutsideError) else err.strerror
+            raise SupervisorError(409, f"cannot write the engine's log {self._rel(log_file)}: {why}; remove what is in its place") from None
         with out:
             out.write(f"--- {started} started by the Jupyter server: {' '.join(argv[2:])}\n".encode())
             out.flush()
@@ -234,10 +235,15 @@ class Supervisor:
         if info is None:
             raise SupervisorError(404, f"no engine is running on {self._rel(ws)}")
         # The engine records a stop (not a signal) when this file is there as SIGTERM arrives.
+        # Whatever is in its place goes first: a symlink left there is removed, never written through.
+        stop_file = ws / STATE_DIR / STOP_FILE
         try:
-            write_inside(ws / STATE_DIR / STOP_FILE, ws / STATE_DIR, str(int(time.time() * 1000)).encode())
+            stop_file.unlink(missing_ok=True)
+            write_inside(stop_file, ws / STATE_DIR, str(int(time.time() * 1000)).encode())
         except OSError as err:
-            raise SupervisorError(409, f"cannot write {STATE_DIR}/{STOP_FILE}: {err}; remove what is in its place") from None
+            # The stop goes ahead: the engine then records it as a signal, not as a stop.
+            if self.log:
+                self.log.warning("autoresearch: cannot write %s (%s); stopping the engine all the same", self._rel(stop_file), err)
         # SIGTERM to the engine alone: one to its group would also kill the git commands it needs
         # to stop cleanly (reset to the best commit, journal the end); the training run has its
         # own group, which the engine kills itself. An engine started from a shell shares the

@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from .confine import inside
+
 STATE_DIR = ".autoresearch"
 STOP_FILE = "stop-requested"
 # The engine's own tag rule (src/engine/loop.ts); checked here too so a bad tag never reaches argv.
@@ -63,7 +65,9 @@ def engine_log_path(ws: Path, tag: str) -> Path:
 
 
 def run_tags(ws: Path) -> list[str]:
-    """The run tags of a workspace (those with a journal), most recently active first."""
+    """The run tags of a workspace (those with a journal), most recently active first. A journal
+    that resolves outside the workspace's .autoresearch (a symlink there, or the folder itself
+    one) is no run of it."""
     state = ws / STATE_DIR
     found: list[tuple[float, str]] = []
     try:
@@ -71,8 +75,10 @@ def run_tags(ws: Path) -> list[str]:
     except OSError:
         return []
     for entry in entries:
+        journal = journal_path(ws, entry.name)
         try:
-            found.append((os.stat(journal_path(ws, entry.name)).st_mtime, entry.name))
+            if inside(journal, state):
+                found.append((os.stat(journal).st_mtime, entry.name))
         except OSError:
             continue
     return [tag for _, tag in sorted(found, reverse=True)]
@@ -106,8 +112,9 @@ def free_tag(ws: Path) -> str:
 
 
 def find_workspaces(root: Path, depth: int = 2) -> list[Path]:
-    """Folders up to `depth` below root with a program.md or an `.autoresearch/` folder."""
+    """Folders up to `depth` below root with a program.md or an `.autoresearch/` folder (none that resolves outside root)."""
     found: list[Path] = []
+    top = Path(os.path.realpath(root))
 
     def visit(folder: Path, level: int) -> None:
         if (folder / "program.md").is_file() or (folder / STATE_DIR).is_dir():
@@ -123,10 +130,11 @@ def find_workspaces(root: Path, depth: int = 2) -> list[Path]:
             if entry.name.startswith(".") or entry.name in SKIP_DIRS:
                 continue
             try:
-                if entry.is_dir():
+                # A symlink to a folder outside the root lists nothing of that folder.
+                if entry.is_dir() and inside(entry.path, top):
                     visit(Path(entry.path), level + 1)
             except OSError:
                 continue
 
-    visit(Path(os.path.realpath(root)), 0)
+    visit(top, 0)
     return found
