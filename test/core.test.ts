@@ -12,8 +12,18 @@ describe('program.md front matter', () => {
     expect(body).toBe('# Goal\nLower val_bpb.\n');
     expect(resolveConfig(frontMatter)).toEqual({
       metric: 'val_bpb', direction: 'lower', budget_s: 300, timeout_s: 600, run: 'python train.py', editable: ['train.py'], readonly: ['prepare.py'],
-      noise_runs: 3, keep_sigma: 2, confirm_runs: 2
+      noise_runs: 3, keep_sigma: 2, confirm_runs: 2, sandbox: { mode: 'auto', network: false }
     });
+  });
+
+  it('takes the sandbox as a mode or a mapping; the flag sets the mode and keeps the front matter\'s network', () => {
+    const sandbox = (fm: string, flag?: 'auto' | 'on' | 'off') => resolveConfig(parseProgram(`---\n${fm}\n---\nGo.\n`).frontMatter, flag ? { sandbox: flag } : {}).sandbox;
+    expect(sandbox('sandbox: on')).toEqual({ mode: 'on', network: false });
+    expect(sandbox('sandbox: {network: true}')).toEqual({ mode: 'auto', network: true });
+    expect(sandbox('sandbox: {mode: off}')).toEqual({ mode: 'off', network: false });
+    expect(sandbox('sandbox: {network: true}', 'on')).toEqual({ mode: 'on', network: true });
+    expect(() => parseProgram('---\nsandbox: maybe\n---\n')).toThrow(/"sandbox" must be auto, on or off, or a mapping like \{mode: on, network: true\}/);
+    expect(() => parseProgram('---\nsandbox: {net: true}\n---\n')).toThrow(/bad front matter: "sandbox" has unknown key "net"$/);
   });
 
   it('overrides defaults, and the timeout follows the budget', () => {

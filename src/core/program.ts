@@ -98,7 +98,8 @@ export function parseProgram(text: string, fileName = 'program.md'): ParsedProgr
     const issue = parsed.error.issues[0];
     const where = issue.path.length ? `"${issue.path.join('.')}"` : 'front matter';
     const known = Object.keys(FrontMatter.shape).join(', ');
-    const hint = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.map(k => `"${k}"`).join(', ')}; known keys: ${known}` : `${where} ${issue.message}`;
+    const unknown = issue.code === 'unrecognized_keys' ? issue.keys.map(k => `"${k}"`).join(', ') : '';
+    const hint = !unknown ? `${where} ${issue.message}` : issue.path.length ? `${where} has unknown key ${unknown}` : `unknown key ${unknown}; known keys: ${known}`;
     throw new Error(`${fileName}: bad front matter: ${hint}`);
   }
   return { frontMatter: parsed.data, body: text.slice(match[0].length) };
