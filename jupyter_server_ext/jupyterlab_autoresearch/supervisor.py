@@ -271,7 +271,7 @@ class Supervisor:
             self.log.warning("autoresearch: engine %s outlived SIGTERM by %s s; sending SIGKILL", pid, self.stop_grace_s)
         try:
             leads = os.getpgid(pid) == pid
-        except ProcessLookupError:
+        except (ProcessLookupError, PermissionError):
             leads = False
         if leads:
             # Our engines lead their own group (checked just above to be the engine): a kill
