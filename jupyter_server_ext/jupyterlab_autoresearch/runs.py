@@ -60,5 +60,7 @@ def run_status(sup: Supervisor, ws: Path, tag: str, records: list[dict] | None =
             for f in in_flight_all(records)
         ],
         "engine_log": api_path(sup.root, engine_log) if engine_log.exists() else None,
+        # Whether the last training run was sandboxed ("on"/"off"), as the run guard found it; None before one.
+        "sandbox": next((r.get("sandbox") for r in reversed(records) if r.get("type") == "run" and "sandbox" in r), None),
         **summarize(records),
     }

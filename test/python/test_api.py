@@ -203,6 +203,11 @@ async def test_start_experiments_stream_conflict_and_stop(workspace, supervisor,
     code, status = await api("runs/status", path="ws")
     assert code == 200 and status["state"] == "running" and status["tag"] == "t1" and status["pid"] == started["pid"]
 
+    # The baseline's runs went through the run guard, in the sandbox (bubblewrap is installed here).
+    await wait_for(lambda: any(r["type"] == "run" for r in journal(workspace, "t1")), timeout=60, what="a first run")
+    code, status = await api("runs/status", path="ws")
+    assert code == 200 and status["sandbox"] == "on"
+
     code, stopping = await api("runs/stop", "POST", {"path": "ws"})
     assert code == 202 and stopping["pid"] == started["pid"]
     await wait_for(lambda: not alive(started["pid"]), timeout=30, what="the engine to exit")
