@@ -88,6 +88,26 @@ describe('autoresearch export', () => {
     expect(html).not.toContain('line 5\n');
   });
 
+  it("embeds no file outside the workspace's .autoresearch, whatever a crash's log has become", async () => {
+    const crash = experiments(dir, 't1').find(e => e.status === 'crash')!;
+    const secret = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-secret-')), 'id_ed25519');
+    fs.writeFileSync(secret, 'PRIVATE KEY 0123456789\n');
+    const log = crash.log_path as string;
+    const kept = fs.readFileSync(log);
+    try {
+      fs.rmSync(log);
+      fs.symlinkSync(secret, log); // a training run swapped its log for a link
+      const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-nb-')), 'x.ipynb');
+      expect((await cli(['export', dir, '--tag', 't1', '--out', out])).code).toBe(0);
+      const written = fs.readFileSync(out, 'utf8');
+      expect(written).not.toContain('PRIVATE KEY');
+      expect(written).toContain('the log is not embedded');
+    } finally {
+      fs.rmSync(log, { force: true });
+      fs.writeFileSync(log, kept);
+    }
+  });
+
   it('--out writes elsewhere, - prints the notebook; an unknown tag is one line and exit 1', async () => {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-nb-')), 'x.ipynb');
     expect((await cli(['export', dir, '--tag', 't1', '--out', out])).code).toBe(0);

@@ -5,7 +5,7 @@ import { experimentsOf } from '../core/journal';
 import { buildNotebook, type Notebook } from '../core/notebook';
 import { JournalStore } from './journal-store';
 import { pickTag } from './report';
-import { runPaths, UserError } from './workspace';
+import { runPaths, STATE_DIR, UserError } from './workspace';
 
 /** Bytes read from the end of a log for its tail: LOG_TAIL_LINES lines fit with room to spare. */
 const LOG_TAIL_BYTES = 64 * 1024;
@@ -17,9 +17,18 @@ function readLogTail(dir: string, logPath: string | null): string | null {
   }
   const file = path.resolve(dir, logPath);
   try {
-    const fd = fs.openSync(file, 'r');
+    // A journal may be damaged or forged, and a training run may have swapped its log for a link:
+    // only a regular file that really lies in the workspace's .autoresearch folder is embedded.
+    const state = fs.realpathSync(path.join(dir, STATE_DIR));
+    const real = fs.realpathSync(file);
+    if (!real.startsWith(state + path.sep)) {
+      return `[autoresearch: the log is not embedded: ${logPath} resolves outside ${STATE_DIR}/]`;
+    }
+    const fd = fs.openSync(real, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
     try {
-      const size = fs.fstatSync(fd).size;
+      const stat = fs.fstatSync(fd);
+      if (!stat.isFile()) return null;
+      const size = stat.size;
       const length = Math.min(size, LOG_TAIL_BYTES);
       const buf = Buffer.alloc(length);
       fs.readSync(fd, buf, 0, length, size - length);

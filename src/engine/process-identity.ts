@@ -48,7 +48,8 @@ export function identityOf(pid: number): ProcessIdentity | null {
 
 function identityFromPs(pid: number): ProcessIdentity | null {
   try {
-    const out = execFileSync('ps', ['-o', 'stat=,lstart=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    // LC_ALL=C: the server reads the same field (procid.py), and day and month names follow the locale.
+    const out = execFileSync('ps', ['-o', 'stat=,lstart=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, LC_ALL: 'C' } }).trim();
     if (!out || out.startsWith('Z')) return null;
     return { boot: '', start: out.split(/\s+/).slice(1).join(' ') };
   } catch {
