@@ -61,3 +61,36 @@ describe('RunEvents', () => {
     }
   });
 });
+
+describe('RunEvents refused for good', () => {
+  it('stops reconnecting once the server says why (a damaged journal: 409), and hands the message on', async () => {
+    const http = await import('node:http');
+    let upgrades = 0;
+    const web = http.createServer((req, res) => {
+      expect(req.url).toMatch(/^\/autoresearch\/runs\/status\?path=ws&tag=t1(&|$)/);
+      res.writeHead(409, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ message: 'ws/.autoresearch/t1/journal.jsonl line 2 is not JSON; repair or delete that line' }));
+    });
+    web.on('upgrade', (_req, socket) => {
+      upgrades += 1;
+      socket.end('HTTP/1.1 409 Conflict\r\nContent-Length: 0\r\n\r\n');
+    });
+    await new Promise<void>(resolve => web.listen(0, '127.0.0.1', resolve));
+    const port = (web.address() as { port: number }).port;
+    const settings = ServerConnection.makeSettings({
+      baseUrl: `http://127.0.0.1:${port}/`, wsUrl: `ws://127.0.0.1:${port}/`, token: 'tok',
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket
+    });
+    const errors: string[] = [];
+    const events = new RunEvents(settings, 'ws', 't1', { onMessage: m => m.type === 'error' && errors.push(m.message) });
+    try {
+      await waitFor(() => errors.length > 0, 10_000, 'the refusal');
+      expect(errors).toEqual(['ws/.autoresearch/t1/journal.jsonl line 2 is not JSON; repair or delete that line']);
+      await new Promise(r => setTimeout(r, 2500)); // past the first retries' delays
+      expect(upgrades).toBe(1);
+    } finally {
+      events.dispose();
+      web.close();
+    }
+  });
+});

@@ -1,9 +1,12 @@
 /**
  * The run's event stream: a WebSocket on `/autoresearch/events` that replays the journal from
  * `since` (in batches of records) and then follows it, with the running experiment's log lines. On a drop it reconnects
- * from the last record it got, so nothing is missed nor seen twice.
+ * from the last record it got, so nothing is missed nor seen twice. A socket refused before it
+ * opened (a browser is never told the status) is followed by one REST request for the run: a
+ * lasting refusal there (400 a bad path, 403 a link out, 409 a damaged journal) ends the retries
+ * with its message.
  */
-import type { ServerConnection } from '@jupyterlab/services';
+import { ServerConnection } from '@jupyterlab/services';
 import type { JournalRecord } from '../../core/journal';
 import { eventsUrl } from '../api';
 
@@ -63,7 +66,10 @@ export class RunEvents {
     const url = eventsUrl(this.settings, this.path, this.tag, this.since);
     const socket = new this.settings.WebSocket(url);
     this.socket = socket;
+    let opened = false;
+    socket.onerror = () => undefined; // a close follows, which decides what comes next
     socket.onopen = () => {
+      opened = true;
       this.attempt = 0;
       this.handlers.onConnection?.(true);
     };
@@ -88,12 +94,36 @@ export class RunEvents {
       this.handlers.onConnection?.(false);
       const delay = RETRY_MS[Math.min(this.attempt, RETRY_MS.length - 1)];
       this.attempt += 1;
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        if (!this.closed) {
-          this.connect();
+      const refused = opened ? Promise.resolve(null) : this.refusal();
+      void refused.then(message => {
+        if (this.closed) return;
+        if (message !== null) {
+          // The server will refuse every retry alike: say why once, instead of filling its log.
+          this.closed = true;
+          this.handlers.onMessage({ type: 'error', message });
+          return;
         }
-      }, delay);
+        this.timer = setTimeout(() => {
+          this.timer = null;
+          if (!this.closed) {
+            this.connect();
+          }
+        }, delay);
+      });
     };
+  }
+
+  /** The server's 4xx message for this run, or null when it answers otherwise (or not at all: a retry may work). */
+  private async refusal(): Promise<string | null> {
+    const url = `${this.settings.baseUrl}autoresearch/runs/status?${new URLSearchParams({ path: this.path, tag: this.tag })}`;
+    try {
+      const response = await ServerConnection.makeRequest(url, {}, this.settings);
+      // 404 may only mean the run's journal is not written yet (a run that is starting): retried.
+      if (![400, 403, 409].includes(response.status)) return null;
+      const body = (await response.json().catch(() => ({}))) as { message?: string };
+      return body.message ?? `the server refused the run's event stream (${response.status})`;
+    } catch {
+      return null;
+    }
   }
 }
