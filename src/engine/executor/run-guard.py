@@ -182,6 +182,12 @@ def kill_everything(child):
     """Freezes, then kills, every descendant (and the command's group); returns how many there were."""
     me = os.getpid()
     seen = set()
+    # What is already on its way out (the sandbox's processes, which die with its first one) is
+    # not a leftover: give it a moment before counting.
+    until = time.monotonic() + 0.2
+    while descendants(me) and time.monotonic() < until:
+        reap()
+        time.sleep(0.01)
     for _ in range(100):
         # SIGSTOP first, so nothing forks faster than it is found; then look again.
         new = [pid for pid, _ in (descendants(me) or []) if pid not in seen]
