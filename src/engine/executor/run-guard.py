@@ -24,8 +24,6 @@ What happened goes to `report_fd` as JSON lines (the command's group when it sta
 one-run guard exits as its command did (the same code or signal).
 Standard library only, Python 3.6+: it runs in whatever interpreter the kernel has.
 """
-import ctypes
-import hashlib
 import json
 import os
 import shutil
@@ -56,9 +54,11 @@ class Stop(Exception):
 
 def prctl(option, value):
     try:
+        import ctypes
+
         return ctypes.CDLL(None, use_errno=True).prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False  # not Linux
+    except (ImportError, OSError, AttributeError):
+        return False  # not Linux, or a Python built without ctypes
 
 
 def clean_env(env, names, hashes):
@@ -69,10 +69,16 @@ def clean_env(env, names, hashes):
     for key, value in env.items():
         if key in exact or key.startswith(prefixes):
             continue
-        if value and hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest() in hashes:
+        if hashes and value and sha256(value) in hashes:
             continue
         out[key] = value
     return out
+
+
+def sha256(text):
+    import hashlib  # only when there are secrets to look for: it costs a few ms to import
+
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def runtime_dirs(env, home):
