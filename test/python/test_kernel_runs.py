@@ -1,9 +1,10 @@
 """A run started with a `kernel` option trains through this server's own kernels (the kernel executor)."""
 
 import json
+import os
 from pathlib import Path
 
-from conftest import alive, journal, wait_for
+from conftest import STAND_IN, alive, journal, make_workspace, wait_for
 
 from jupyterlab_autoresearch.supervisor import Supervisor, server_url
 
@@ -59,3 +60,31 @@ async def test_a_run_with_a_kernel_trains_through_this_servers_kernel(workspace,
     # The kernel the engine started went with it.
     kernels = json.loads((await jp_fetch("api", "kernels")).body)
     assert kernels == []
+
+
+ENV_PRINTING = STAND_IN.replace('print("---")', 'import os\nfor k, v in sorted(os.environ.items()):\n    print("ENV", k, v)\nprint("---")')
+
+
+async def test_a_panel_run_through_a_kernel_keeps_the_key_and_the_token_from_train_py(engine_bundle, jp_root_dir, supervisor, api, jp_serverapp):
+    # What a user with a key does: ANTHROPIC_API_KEY in the server's environment, so in the
+    # engine's and in every kernel the server starts.
+    os.environ["ANTHROPIC_API_KEY"] = "sk-ant-test-never-in-a-log-0123456789"
+    try:
+        make_workspace(Path(jp_root_dir) / "envws", train=ENV_PRINTING.format(sleep=0.1))
+        code, started = await api("runs", "POST", {"path": "envws", "proposer": "offline", "tag": "k", "kernel": "python3", "max_experiments": 0, "noise_runs": 1})
+        assert code == 202, started
+
+        async def ended():
+            try:
+                return journal(Path(jp_root_dir) / "envws", "k")[-1]["type"] == "run_end"
+            except (OSError, IndexError):
+                return False
+
+        await wait_for(ended, timeout=90, what="the run through the kernel to end")
+    finally:
+        del os.environ["ANTHROPIC_API_KEY"]
+    (run,) = [r for r in journal(Path(jp_root_dir) / "envws", "k") if r["type"] == "run"]
+    log = Path(run["log_path"]).read_text()
+    assert "ENV AUTORESEARCH_SEED" in log  # the run's own environment did arrive
+    assert "sk-ant-test" not in log and "ANTHROPIC" not in log
+    assert jp_serverapp.identity_provider.token not in log
