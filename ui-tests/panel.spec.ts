@@ -88,6 +88,8 @@ test('a run from the panel: edit program.md, start, reload mid-run, stop, export
   await expect(page.locator('.jp-AutoresearchStatus')).toContainText('Autoresearch');
 
   await expect(panel.locator('.jp-AutoresearchRunStrip-best')).toContainText('best val_bpb');
+  // The runs went through the kernel's run guard, in bubblewrap (make setup installs it).
+  await expect(panel.locator('.jp-AutoresearchRunStrip-sandbox')).toHaveText('sandboxed');
   await page.screenshot({ path: testInfo.outputPath('panel-light.png') });
   await page.theme.setDarkTheme();
   await expect(page.locator('body[data-jp-theme-light="false"]')).toBeAttached();

@@ -4,7 +4,7 @@ import type { ExperimentStartRecord, JournalRecord, RunStartRecord } from '../..
 import { frontMatterEntries, frontMatterNumber, joinProgram, splitProgram } from '../../src/lab/panel/front-matter';
 import type { EventMessage } from '../../src/lab/panel/run-events';
 import { LIVE_LOG_LINES, RunModel } from '../../src/lab/panel/run-model';
-import { describeBest, describeNoise, describeState } from '../../src/lab/panel/run-state';
+import { describeBest, describeNoise, describeSandbox, describeState } from '../../src/lab/panel/run-state';
 import { noisyJournal } from '../helpers/noisy-journal';
 import { nullTranslator } from '@jupyterlab/translation';
 
@@ -98,6 +98,20 @@ describe('describeState', () => {
     expect(describeState(model, trans)).toBe('proposing #3');
     feed(model, [rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }), state('stopped')]);
     expect(describeState(model, trans)).toBe('stopped (stop)');
+  });
+});
+
+describe('describeSandbox', () => {
+  it('says whether the last run was sandboxed, and nothing before a run says', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    const runs = noisyJournal().filter(r => r.type === 'run');
+    feed(model, [rec(runStart), rec(runs[0])]); // a journal from before the run guard
+    expect(describeSandbox(model, trans)).toBeNull();
+    feed(model, [rec({ ...runs[1], sandbox: 'on' } as JournalRecord)]);
+    expect(describeSandbox(model, trans)).toMatchObject({ words: 'sandboxed', on: true });
+    feed(model, [rec({ ...runs[2], sandbox: 'off' } as JournalRecord)]);
+    expect(describeSandbox(model, trans)).toMatchObject({ words: 'not sandboxed', on: false, title: expect.stringMatching(/first line of each run's log says why/) });
   });
 });
 

@@ -12,7 +12,7 @@ import { PROPOSER_INFO, PROPOSER_NAMES, type ProposerName, type SettingKey, sett
 import type { IRunOptions } from '../api';
 import type { IRunDefaults } from './panel';
 import type { RunModel } from './run-model';
-import { describeState } from './run-state';
+import { describeSandbox, describeState } from './run-state';
 
 export type ToolbarAction = 'start' | 'stop' | 'resume' | 'export' | 'select-run';
 
@@ -56,6 +56,8 @@ export class RunToolbar {
   readonly state = document.createElement('span');
   readonly progress = document.createElement('progress');
   readonly cost = document.createElement('span');
+  /** Whether the training runs are sandboxed (the last run's word). */
+  readonly sandbox = document.createElement('span');
   readonly best = document.createElement('span');
   /** The state line, budget bar, best and cost, shown at the top of the panel's content. */
   readonly runStrip = new Widget();
@@ -96,12 +98,13 @@ export class RunToolbar {
     this.progress.max = 1;
     this.progress.value = 0;
     this.cost.className = 'jp-AutoresearchRunStrip-cost';
+    this.sandbox.className = 'jp-AutoresearchRunStrip-sandbox';
     this.kernel.addEventListener('change', () => (this.kernel.dataset.touched = '1'));
     // The run's state lives in a strip at the top of the panel (runStrip), not in the toolbar,
     // where it would be the first thing to overflow on a narrow screen.
     this.runStrip.addClass('jp-AutoresearchRunStrip');
     this.best.className = 'jp-AutoresearchRunStrip-best';
-    this.runStrip.node.append(this.state, this.progress, this.best, this.cost);
+    this.runStrip.node.append(this.state, this.progress, this.best, this.cost, this.sandbox);
     const buttons = new Widget();
     buttons.addClass('jp-AutoresearchToolbar-buttons');
     buttons.node.append(this.startButton, this.stopButton, this.resumeButton, this.exportButton);
@@ -159,6 +162,10 @@ export class RunToolbar {
     this.state.textContent = words;
     this.state.dataset.state = m.state;
     this.cost.textContent = m.costUsd > 0 ? trans.__('cost $%1', m.costUsd.toFixed(4)) : '';
+    const sandbox = describeSandbox(m, trans);
+    this.sandbox.textContent = sandbox?.words ?? '';
+    this.sandbox.title = sandbox?.title ?? '';
+    this.sandbox.dataset.sandbox = sandbox ? (sandbox.on ? 'on' : 'off') : '';
     const best = m.best;
     // The best as the mean of its runs ± its standard error, once the noise is measured.
     const noise = m.noise?.best;
