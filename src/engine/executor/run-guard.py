@@ -201,10 +201,11 @@ def kill_everything(child):
             break
         seen.update(new)
         signal_all(new, signal.SIGSTOP)
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except OSError:
-        pass
+    if child is not None:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except OSError:
+            pass
     signal_all(seen, signal.SIGKILL)
     # Collect them: killed children left unreaped would be zombies of whoever inherits them.
     until = time.monotonic() + 2.0
@@ -269,9 +270,9 @@ def run(cfg):
         status = stop(child, cfg)
     finally:
         ignore_signals()
-        if child is not None:
-            report["left"] = kill_everything(child)
-            reap()
+        # Even without a child in hand (a stop inside Popen), whatever was started is below us.
+        report["left"] = kill_everything(child)
+        reap()
     if child is not None and report["left"] > 0:
         say("killed %d process%s the run left behind" % (report["left"], "" if report["left"] == 1 else "es"))
     return report, status
@@ -287,7 +288,14 @@ def start_sandboxed(bwrap, cfg, env):
         os.close(w)
     # bwrap writes {"child-pid": N} once the sandbox stands; a failed set-up exits without it.
     status = os.fdopen(r, "rb")
-    first = status.readline()
+    try:
+        first = status.readline()
+    except Stop:
+        # Stopped while the sandbox was being set up: it must not be left to run on its own.
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        status.close()
+        raise
     if b"child-pid" in first:
         # From here on the command's stderr is the run's: copy bwrap's pipe through. The status
         # pipe stays open (bwrap writes its exit code there last: a closed one would SIGPIPE it).
