@@ -141,6 +141,18 @@ KIND_CHECKS: dict[str, Callable[[str, Any], Any]] = {
 }
 
 
+def at_most(check: Callable[[str, Any], Any], high: float) -> Callable[[str, Any], Any]:
+    """`check`, and at most `high` (run-options.json's max: for seconds, the longest a timer can wait)."""
+
+    def bounded(name: str, value: Any) -> Any:
+        checked = check(name, value)
+        if checked > high:
+            raise ApiError(400, f"{name} must be at most {high:g} (about 24 days: the longest a timer can wait), got {show(value)}", name)
+        return checked
+
+    return bounded
+
+
 @functools.cache
 def run_fields() -> Fields:
     """POST /autoresearch/runs: the workspace, then every run option the declaration lets a client give."""
@@ -153,7 +165,7 @@ def run_fields() -> Fields:
         if option["server"] == "body":
             kind = option["kind"]
             check = one_of(*option["choices"]) if kind == "choice" else KIND_CHECKS[kind]
-            fields[option["key"]] = (check, False)
+            fields[option["key"]] = (at_most(check, option["max"]) if "max" in option else check, False)
     return fields
 
 

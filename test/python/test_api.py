@@ -18,6 +18,10 @@ BAD_RUN_BODIES = [
     ({"path": "ws", "budget_s": "60"}, "budget_s"),
     ({"path": "ws", "budget_s": True}, "budget_s"),
     ({"path": "ws", "timeout_s": 0}, "timeout_s"),
+    # Past what a timer can wait (2^31 ms): a longer Node timer would fire at once.
+    ({"path": "ws", "timeout_s": 3000000}, "timeout_s"),
+    ({"path": "ws", "budget_s": 2147484}, "budget_s"),
+    ({"path": "ws", "sandbox": "maybe"}, "sandbox"),
     ({"path": "ws", "max_experiments": 1.5}, "max_experiments"),
     ({"path": "ws", "max_experiments": -1}, "max_experiments"),
     ({"path": "ws", "hours": "2"}, "hours"),
