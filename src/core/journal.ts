@@ -4,9 +4,9 @@
  * source of truth; the terminal, the panel, results.tsv and a resumed engine
  * are all rebuilt from it. Every record is validated on write and on read.
  */
-import { SandboxSetting } from './sandbox';
 import { z } from 'zod';
 import { PriceRow } from './pricing';
+import { SandboxSetting } from './sandbox';
 
 export const EXPERIMENT_STATUSES = ['keep', 'discard', 'crash', 'interrupted', 'rejected'] as const;
 export const ExperimentStatus = z.enum(EXPERIMENT_STATUSES);

@@ -12,8 +12,6 @@ import type { RunKernel } from './executor/types';
 import { identityOf, isAlive, isSameProcess, ProcessIdentity } from './process-identity';
 import { enginePidFile, UserError } from './workspace';
 
-export { isAlive };
-
 const EngineInfo = z.object({
   pid: z.number().int(),
   tag: z.string(),

@@ -3,13 +3,13 @@
  * runs as the noise-aware keep rule asks for) and produce its record. The loop around it owns
  * the journal's experiment records and the best commit; the runs are journaled as they land.
  */
-import { isolationOf } from './executor/guard';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ExperimentRecord, RunConfig, RunPurpose } from '../core/journal';
 import { fmtMetric } from '../core/bundle';
 import { ZERO_USAGE } from '../core/journal';
 import { decide, mean, noiseRuleOf, type NoiseRule } from '../core/noise';
+import { isolationOf } from './executor/guard';
 import type { Executor, RunKernel } from './executor/types';
 import { countDiffLines, type Repo } from './git';
 import { stateOf, type Ledger } from './ledger';

@@ -15,10 +15,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { budgetWarning } from '../core/budget-check';
-import { sandboxOf } from '../core/sandbox';
 import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
 import { experimentsOf } from '../core/journal';
 import { noiseRuleOf } from '../core/noise';
+import { sandboxOf } from '../core/sandbox';
 import { setRunningGroup, setRunningKernel } from './engine-lock';
 import type { Executor } from './executor/types';
 import { rejudge, runExperiment } from './experiment';

@@ -1,10 +1,10 @@
 /** `autoresearch status` and `autoresearch results`: where a run stands, rebuilt from the journal. */
-import { sandboxOf } from '../core/sandbox';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { experimentsOf, type JournalRecord } from '../core/journal';
+import { experimentsOf, type JournalRecord, type RunConfig } from '../core/journal';
 import { Measurements } from '../core/measurements';
 import { fmtNoise, noiseRuleOf } from '../core/noise';
+import { sandboxOf } from '../core/sandbox';
 import { describeTrust, trustReport } from '../core/trust';
 import { isEngineAlive, readEngineInfo } from './engine-lock';
 import { JournalStore } from './journal-store';
@@ -36,7 +36,7 @@ export function statusText(dir: string, tag?: string): string {
   const state = running ? `running (engine pid ${engine.pid})` : last?.type === 'run_end' ? `stopped (${last.reason}${last.message ? `: ${last.message}` : ''})` : 'not running, ended without a clean stop; continue with --resume';
   const counts = new Map<string, number>();
   exps.forEach(e => counts.set(e.status, (counts.get(e.status) ?? 0) + 1));
-  const { m, sigma, noise, trust } = noiseOf(records);
+  const { m, sigma, noise, trust, config } = noiseOf(records);
   const best = bestOf(exps, m);
   const bestRuns = best ? m.values(best.state).length : 0;
   const baseline = exps.find(e => e.status === 'keep');
@@ -50,7 +50,7 @@ export function statusText(dir: string, tag?: string): string {
     `best:        ${fmtMetric(best?.metric ?? null)}${best && sigma ? ` ± ${fmtNoise(sigma / Math.sqrt(Math.max(1, bestRuns)))}` : ''}${bestRuns > 1 ? ` (${bestRuns} runs)` : ''}${best && baseline?.metric != null ? ` (${fmtDelta(best.metric - baseline.metric)} vs baseline) at ${best.commit.slice(0, 7)}` : ''}`,
     `noise:       ${noise}`,
     `cost:        $${cost.toFixed(4)} (${tokens} tokens)`,
-    `sandbox:     ${sandboxLine(records)}`,
+    `sandbox:     ${sandboxLine(records, config)}`,
     ...trust.map((l, i) => `${i ? '             ' : 'trust:       '}${l}`)
   ];
   if (running) {
@@ -66,9 +66,8 @@ export function statusText(dir: string, tag?: string): string {
   return lines.join('\n');
 }
 
-/** Whether the training runs are sandboxed: as set, and as the last run found it. */
-function sandboxLine(records: JournalRecord[]): string {
-  const config = [...records].reverse().find(r => r.type === 'run_start')?.config;
+/** Whether the training runs are sandboxed: as set (the run's config), and as the last run found it. */
+function sandboxLine(records: JournalRecord[], config: RunConfig | undefined): string {
   const { mode, network } = sandboxOf(config?.sandbox);
   const lastRun = [...records].reverse().find(r => r.type === 'run' && r.sandbox !== undefined);
   const found = lastRun?.type === 'run' ? `; the last run was ${lastRun.sandbox === 'on' ? 'sandboxed' : 'not sandboxed'} (#${lastRun.n}, its log says why)` : '';
@@ -102,13 +101,14 @@ export function resultsText(dir: string, opts: { tag?: string; tsv?: boolean; js
 }
 
 /** What status and results say of the noise: the measurements, σ, the rule in words and the trust cost. */
-function noiseOf(records: JournalRecord[]): { m: Measurements; sigma: number | null; noise: string; trust: string[] } {
+function noiseOf(records: JournalRecord[]): { m: Measurements; sigma: number | null; noise: string; trust: string[]; config: RunConfig | undefined } {
   const m = Measurements.of(records);
   const { sigma, df } = m.sigma();
   const config = [...records].reverse().find(r => r.type === 'run_start')?.config;
   return {
     m, sigma, noise: noiseLine(sigma, df, config ? noiseRuleOf(config) : null),
-    trust: describeTrust(trustReport(records, config?.direction ?? 'lower'))
+    trust: describeTrust(trustReport(records, config?.direction ?? 'lower')),
+    config
   };
 }
 

@@ -1,11 +1,10 @@
 /**
  * The Python the kernel executor runs inside the kernel: start the training
- * command in its own process group, stream its output back as `stream`
- * messages, and report what happened in a `display_data` of a private MIME
- * type. The script's own output only ever arrives as stream text, so nothing
- * it prints can be mistaken for the report.
+ * command under the run guard (run-guard.py, its own process group), stream
+ * its output back as `stream` messages, and report what happened in a
+ * `display_data` of a private MIME type. The script's own output only ever
+ * arrives as stream text, so nothing it prints can be mistaken for the report.
  */
-
 import { GUARD_SOURCE } from './guard';
 
 /** MIME type of the executor's reports (spawn and exit) inside display_data messages. */
@@ -26,7 +25,8 @@ export const HEARTBEAT_S = 30;
 
 // The runner reads with select() so a grandchild that keeps the pipe open cannot hold the kernel
 // past the child's exit, and catches KeyboardInterrupt (the kernel interrupt the executor sends at
-// the deadline or on a stop) to SIGTERM the group, wait the grace, then SIGKILL it.
+// the deadline or on a stop) to SIGTERM the guard, which ends the run within its grace, then SIGKILL
+// the guard's group should it still be there.
 const RUNNER = `
 def __autoresearch_run(guard, config, cwd, env, grace, mime, nonce, heartbeat, backstop):
     import codecs, json, os, select, signal, subprocess, sys, time

@@ -112,6 +112,8 @@ export class KernelExecutor implements Executor {
   /** Process groups a lost kernel may have left running; the next kernel kills them first. */
   private orphans: number[] = [];
   private readonly memo = new SandboxMemo();
+  /** The engine's secrets and this server's token, hashed once. */
+  private readonly secrets: string[];
 
   constructor(opts: KernelExecutorOptions) {
     this.kernelSpec = opts.kernelName ?? 'python3';
@@ -120,6 +122,7 @@ export class KernelExecutor implements Executor {
     this.shipTimeoutS = opts.shipTimeoutS ?? 300;
     this.heartbeatS = opts.heartbeatS;
     this.settings = serverSettings(opts.serverUrl, opts.token);
+    this.secrets = secretHashes([this.settings.token]);
     this.graceS = opts.graceS ?? KILL_GRACE_S;
     this.marginS = opts.interruptMarginS ?? 10;
     this.startTimeoutS = opts.startTimeoutS ?? 120;
@@ -159,7 +162,7 @@ export class KernelExecutor implements Executor {
         // when the engine died mid-run and nobody else will end the run.
         code: runnerCode({
           // cwd, env, parent and report_fd are the kernel side's to fill in.
-          guard: guardConfig(req, { cwd, env: {}, parent: null, reportFd: -1, graceS: this.graceS, memo: this.memo, secrets: secretHashes([this.settings.token]) }),
+          guard: guardConfig(req, { cwd, env: {}, parent: null, reportFd: -1, graceS: this.graceS, memo: this.memo, secrets: this.secrets }),
           cwd, env, graceS: this.graceS, nonce, heartbeatS: this.heartbeatS, backstopS: req.timeoutS + this.graceS + GUARD_MARGIN_S + this.marginS + BACKSTOP_MARGIN_S
         }),
         silent: false,

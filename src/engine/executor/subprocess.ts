@@ -32,6 +32,8 @@ interface Guard {
 export class SubprocessExecutor implements Executor {
   readonly name = 'subprocess';
   private readonly memo = new SandboxMemo();
+  /** The engine's secrets, hashed once: its environment does not change. */
+  private readonly secrets = secretHashes();
   private guard: Guard | null = null;
 
   constructor(private readonly graceS = KILL_GRACE_S) {}
@@ -41,7 +43,7 @@ export class SubprocessExecutor implements Executor {
     const guard = this.guardFor(req);
     const nonce = randomUUID();
     const marker = Buffer.from(`\0autoresearch-run-end ${nonce}\0`);
-    const config = guardConfig(req, { cwd: req.cwd, env: req.env ?? {}, parent: process.pid, reportFd: 3, graceS: this.graceS, memo: this.memo, secrets: secretHashes() });
+    const config = guardConfig(req, { cwd: req.cwd, env: req.env ?? {}, parent: process.pid, reportFd: 3, graceS: this.graceS, memo: this.memo, secrets: this.secrets });
     const pgid = guard.proc.pid as number;
     let commandGroup: number | null = null;
     let killTimer: NodeJS.Timeout | undefined;
@@ -113,7 +115,7 @@ export class SubprocessExecutor implements Executor {
         }
       };
       busy(guard);
-      req.onSpawn?.([pgid]);
+      // Recorded once the command has started (the spawn line): one engine.json write a run.
       guard.control.write(JSON.stringify({ ...config, nonce }) + '\n');
     });
   }
