@@ -120,3 +120,8 @@ def group_leader_is(pgid: int, recorded) -> bool:
         return os.getpgid(pgid) == pgid
     except (ProcessLookupError, PermissionError):
         return False
+
+
+def exists(pid: int) -> bool:
+    """Whether some process (not a zombie) holds the number pid now."""
+    return identity(pid) is not None

@@ -291,7 +291,8 @@ class Supervisor:
                     os.killpg(pgid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-            elif self.log:
+            elif self.log and procid.exists(pgid):
+                # Silent when the group is simply gone (its guard ended it when the engine died).
                 self.log.warning(
                     "autoresearch: not killing process group %s named in %s: it is not the training run recorded there",
                     pgid, self._rel(ws / STATE_DIR / "engine.json"),
