@@ -28,11 +28,13 @@ LAB_IP ?= 127.0.0.1
 LAB_PORT ?= 8888
 WORKSPACE = workspaces/tiny-cpu-$$(date +%Y%m%d-%H%M%S)
 
-.PHONY: help setup system-packages lab demo test bench clean
+.PHONY: help setup system-packages lab demo test lint format bench clean
 
 help:
 	@echo "make lab    - a fresh tiny-cpu workspace, opened in JupyterLab on $(LAB_IP)"
-	@echo "make test   - all tests (vitest, pytest, then Galata in Chromium)"
+	@echo "make test   - lint, then all tests (vitest, pytest, then Galata in Chromium)"
+	@echo "make lint   - Prettier, ESLint and tsc (TypeScript), Ruff (Python): checks only"
+	@echo "make format - rewrites the sources in the style make lint checks"
 	@echo "make demo   - a headless engine run: 5 short experiments on a fresh workspace"
 	@echo "make bench  - the benchmarks: engine overhead, pipelining, kernel executor, noise-aware keep, panel (bench/)"
 	@echo "make setup  - install everything (each target does this first)"
@@ -105,10 +107,30 @@ demo: setup
 test: setup
 	@$(USE_VENV)
 	status=0
+	$(MAKE) --no-print-directory lint || status=$$?
 	npx vitest run || status=$$?
 	python -m pytest test/python -q || status=$$?
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npx playwright test || status=$$?
 	exit $$status
+
+# Style is held by tools, not by hand: the configuration is .prettierrc.json, eslint.config.mjs
+# and pyproject.toml's [tool.ruff]. `make format` fixes what `make lint` reports, mostly.
+lint: setup
+	@$(USE_VENV)
+	status=0
+	npx prettier --check --log-level warn . || status=$$?
+	npx eslint --max-warnings 0 . || status=$$?
+	npx tsc --noEmit -p tsconfig.json || status=$$?
+	ruff check . || status=$$?
+	ruff format --check . || status=$$?
+	exit $$status
+
+format: setup
+	@$(USE_VENV)
+	npx prettier --write --log-level warn .
+	npx eslint --fix .
+	ruff check --fix .
+	ruff format .
 
 # bench/overhead takes ~3 minutes; bench/pipeline ~14 (10 experiments of 60 s, two sides at once);
 # bench/executor ~2 (20 experiments of 1 s through a kernel and as a subprocess, twice each);

@@ -29,8 +29,14 @@ export default defineConfig({
     video: 'off',
     launchOptions: {
       executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-    }
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
   },
   webServer: {
     command: `"${path.join(venvBin, 'jupyter')}" lab --config ui-tests/jupyter_server_test_config.py${process.getuid?.() === 0 ? ' --allow-root' : ''}`,
@@ -39,6 +45,6 @@ export default defineConfig({
     timeout: 60_000,
     reuseExistingServer: false,
     stdout: 'ignore',
-    stderr: 'pipe'
-  }
+    stderr: 'pipe',
+  },
 });

@@ -11,6 +11,6 @@ export default defineConfig({
     maxWorkers: 2,
     // The one unhandled rejection @jupyterlab/services is known to leave (a kernel_info canceled
     // by a kernel's auto-restart; see services-guard.ts) is not a test failure; every other is.
-    onUnhandledError: error => !isServicesCancellation(Object.assign(new Error(error.message), error))
-  }
+    onUnhandledError: error => !isServicesCancellation(Object.assign(new Error(error.message), error)),
+  },
 });

@@ -59,13 +59,18 @@ export function freePort() {
 
 /** The real Python interpreter, not a launcher (pyenv's shim costs ~90 ms a start). */
 export function realPython() {
-  return execFileSync(process.env.AUTORESEARCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  return execFileSync(process.env.AUTORESEARCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 /** Every record of a run's journal, `.autoresearch/<tag>/journal.jsonl`, parsed. */
 export function readJournal(dir, tag) {
   const text = fs.readFileSync(path.join(dir, '.autoresearch', tag, 'journal.jsonl'), 'utf8');
-  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+  return text
+    .split('\n')
+    .filter(l => l.trim() !== '')
+    .map(l => JSON.parse(l));
 }
 
 /**

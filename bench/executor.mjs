@@ -24,7 +24,9 @@ const N = Number(process.env.BENCH_EXPERIMENTS ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SLEEP_S = 1;
 // The kernel runs `python train.py` with its own interpreter first on PATH; the subprocess side gets the same one.
-const PYTHON = execFileSync(path.join(ROOT, '.venv', 'bin', 'python'), ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+const PYTHON = execFileSync(path.join(ROOT, '.venv', 'bin', 'python'), ['-c', 'import sys; print(sys.executable)'], {
+  encoding: 'utf8',
+}).trim();
 
 const TRAIN = sleepTrain(SLEEP_S);
 
@@ -33,9 +35,22 @@ async function startServer() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-bench-jupyter-'));
   const token = randomBytes(16).toString('hex');
   const port = await freePort();
-  const args = ['server', '--no-browser', '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0', `--ServerApp.root_dir=${tmp}`, `--IdentityProvider.token=${token}`];
+  const args = [
+    'server',
+    '--no-browser',
+    '--ip=127.0.0.1',
+    `--port=${port}`,
+    '--port-retries=0',
+    `--ServerApp.root_dir=${tmp}`,
+    `--IdentityProvider.token=${token}`,
+  ];
   if (process.getuid?.() === 0) args.push('--allow-root');
-  const child = spawn(JUPYTER, args, { cwd: tmp, env: { ...process.env, JUPYTER_RUNTIME_DIR: path.join(tmp, '.runtime') }, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const child = spawn(JUPYTER, args, {
+    cwd: tmp,
+    env: { ...process.env, JUPYTER_RUNTIME_DIR: path.join(tmp, '.runtime') },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
   let err = '';
   child.stderr.on('data', d => (err += d));
   const url = `http://127.0.0.1:${port}/`;
@@ -47,7 +62,7 @@ async function startServer() {
     }
     fs.rmSync(tmp, { recursive: true, force: true });
   };
-  for (const until = Date.now() + 90_000; ; ) {
+  for (const until = Date.now() + 90_000; ;) {
     if (child.exitCode !== null) throw new Error(`jupyter server exited: ${err}`);
     if (Date.now() > until) {
       stop();
@@ -70,10 +85,32 @@ function workspace(name) {
 function runEngine(name, extra) {
   const dir = workspace(name);
   const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [ENGINE, 'run', dir, '--tag', 'bench', '--proposer', 'offline', '--max-experiments', String(N - 1), '--python', PYTHON, ...ONE_RUN_EACH, ...extra], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [
+      ENGINE,
+      'run',
+      dir,
+      '--tag',
+      'bench',
+      '--proposer',
+      'offline',
+      '--max-experiments',
+      String(N - 1),
+      '--python',
+      PYTHON,
+      ...ONE_RUN_EACH,
+      ...extra,
+    ],
+    { encoding: 'utf8' },
+  );
   const seconds = Number(process.hrtime.bigint() - t) / 1e9;
   if (r.status !== 0) throw new Error(`${name}: the engine failed: ${r.stderr}`);
-  const records = fs.readFileSync(path.join(dir, '.autoresearch', 'bench', 'journal.jsonl'), 'utf8').trim().split('\n').map(l => JSON.parse(l));
+  const records = fs
+    .readFileSync(path.join(dir, '.autoresearch', 'bench', 'journal.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map(l => JSON.parse(l));
   const exps = records.filter(r => r.type === 'experiment');
   if (exps.length !== N) throw new Error(`${name}: the engine ran ${exps.length} experiments, expected ${N}`);
   const crashes = exps.filter(e => e.status === 'crash');
@@ -84,7 +121,7 @@ function runEngine(name, extra) {
 
 for (const [file, fix] of [
   [ENGINE, 'run npm run build:engine (make setup does)'],
-  [JUPYTER, 'run make setup (it installs jupyter_server and ipykernel into .venv)']
+  [JUPYTER, 'run make setup (it installs jupyter_server and ipykernel into .venv)'],
 ]) {
   if (!fs.existsSync(file)) {
     console.error(`bench/executor: ${file} is missing; ${fix}`);

@@ -55,7 +55,7 @@ function trueBpb(c) {
 
 const RULES = [
   { name: 'strict', args: ['--noise-runs', '1'] },
-  { name: 'noise', args: [] }
+  { name: 'noise', args: [] },
 ];
 
 function trainPy(benchSeed) {
@@ -104,13 +104,28 @@ function runRule(rule, seed) {
     train: trainPy(seed),
     budgetS: 1,
     timeoutS: 30,
-    gitignore: '.bench-runs\n'
+    gitignore: '.bench-runs\n',
   });
   // The runs' seeds are the engine's to give: none inherited from this shell.
   const env = { ...process.env };
   delete env.AUTORESEARCH_SEED;
   delete env.AUTORESEARCH_RUN;
-  const args = [ENGINE, 'run', dir, '--tag', TAG, '--proposer', 'offline', '--seed', String(seed), '--max-experiments', String(PROPOSALS), '--python', PYTHON, ...rule.args];
+  const args = [
+    ENGINE,
+    'run',
+    dir,
+    '--tag',
+    TAG,
+    '--proposer',
+    'offline',
+    '--seed',
+    String(seed),
+    '--max-experiments',
+    String(PROPOSALS),
+    '--python',
+    PYTHON,
+    ...rule.args,
+  ];
   const t = process.hrtime.bigint();
   const r = spawnSync(process.execPath, args, { encoding: 'utf8', env });
   const wallS = Number(process.hrtime.bigint() - t) / 1e9;
@@ -125,17 +140,17 @@ function runRule(rule, seed) {
 /** The truth about one run: its keeps judged by the noiseless metric of the code they kept. */
 function analyse(dir) {
   const records = readJournal(dir, TAG);
-  const experiments = records.filter((r) => r.type === 'experiment');
-  const runs = records.filter((r) => r.type === 'run');
+  const experiments = records.filter(r => r.type === 'experiment');
+  const runs = records.filter(r => r.type === 'run');
   const truthCache = new Map();
-  const truthAt = (commit) => {
+  const truthAt = commit => {
     if (!truthCache.has(commit)) {
       const source = execFileSync('git', ['show', `${commit}:train.py`], { cwd: dir, encoding: 'utf8' });
       truthCache.set(commit, trueBpb(constantsOf(source)));
     }
     return truthCache.get(commit);
   };
-  const baseline = experiments.find((e) => e.n === 0);
+  const baseline = experiments.find(e => e.n === 0);
   if (!baseline?.commit || baseline.status !== 'keep') {
     throw new Error(`no kept baseline in ${dir}`);
   }
@@ -149,7 +164,9 @@ function analyse(dir) {
     if (VERBOSE) {
       const truth = e.commit ? truthAt(e.commit).toFixed(4) : '-';
       const n = e.runs ? ` ${e.runs.length} run(s)` : '';
-      console.log(`  #${e.n} ${e.status.padEnd(7)} ${e.metric?.toFixed(4) ?? '-'} (true ${truth}, best ${best.toFixed(4)})${n}: ${e.description}`);
+      console.log(
+        `  #${e.n} ${e.status.padEnd(7)} ${e.metric?.toFixed(4) ?? '-'} (true ${truth}, best ${best.toFixed(4)})${n}: ${e.description}`,
+      );
     }
     if (e.n === 0 || e.status !== 'keep') continue;
     const value = truthAt(e.commit);
@@ -159,14 +176,25 @@ function analyse(dir) {
     best = value;
     bestCommit = e.commit;
   }
-  const end = records.findLast((r) => r.type === 'run_end');
+  const end = records.findLast(r => r.type === 'run_end');
   if (end?.best_commit && !bestCommit.startsWith(end.best_commit) && !end.best_commit.startsWith(bestCommit)) {
     throw new Error(`the run ended on ${end.best_commit}, not on its last keep ${bestCommit} (${dir})`);
   }
-  const proposals = experiments.filter((e) => e.n > 0).length;
-  const spent = runs.length > 0 ? runs.length : experiments.filter((e) => e.status !== 'rejected').length;
-  const finalConstants = constantsOf(execFileSync('git', ['show', `${bestCommit}:train.py`], { cwd: dir, encoding: 'utf8' }));
-  return { proposals, keeps, falseKeeps, worseKeeps, gain: start - best, runs: spent, hasRunRecords: runs.length > 0, finalConstants };
+  const proposals = experiments.filter(e => e.n > 0).length;
+  const spent = runs.length > 0 ? runs.length : experiments.filter(e => e.status !== 'rejected').length;
+  const finalConstants = constantsOf(
+    execFileSync('git', ['show', `${bestCommit}:train.py`], { cwd: dir, encoding: 'utf8' }),
+  );
+  return {
+    proposals,
+    keeps,
+    falseKeeps,
+    worseKeeps,
+    gain: start - best,
+    runs: spent,
+    hasRunRecords: runs.length > 0,
+    finalConstants,
+  };
 }
 
 if (!fs.existsSync(ENGINE)) {
@@ -176,9 +204,9 @@ if (!fs.existsSync(ENGINE)) {
 
 const available = trueBpb(START) - trueBpb({ LEARNING_RATE: LR_OPT, N_LAYER: LAYER_OPT });
 console.log(
-  `noise: ${PROPOSALS} offline proposals × ${SEEDS} seed(s) per rule; σ = ${SIGMA}; true gain available ${available.toFixed(4)}`
+  `noise: ${PROPOSALS} offline proposals × ${SEEDS} seed(s) per rule; σ = ${SIGMA}; true gain available ${available.toFixed(4)}`,
 );
-const results = Object.fromEntries(RULES.map((r) => [r.name, []]));
+const results = Object.fromEntries(RULES.map(r => [r.name, []]));
 for (let seed = 1; seed <= SEEDS; seed++) {
   for (const rule of RULES) {
     const r = runRule(rule, seed);
@@ -187,7 +215,7 @@ for (let seed = 1; seed <= SEEDS; seed++) {
     console.log(
       `${rule.name.padEnd(6)} seed ${seed}: keeps ${String(r.keeps).padStart(2)}, false keeps ${r.falseKeeps} (${r.worseKeeps} worse), ` +
         `true gain ${r.gain.toFixed(4)}, runs ${r.runs}${r.hasRunRecords ? '' : ' (experiments: no run records)'}, ` +
-        `proposals ${r.proposals}, ${r.wallS.toFixed(1)} s; best LEARNING_RATE ${c.LEARNING_RATE}, N_LAYER ${c.N_LAYER}`
+        `proposals ${r.proposals}, ${r.wallS.toFixed(1)} s; best LEARNING_RATE ${c.LEARNING_RATE}, N_LAYER ${c.N_LAYER}`,
     );
   }
 }
@@ -197,12 +225,12 @@ const sum = (xs, f) => xs.reduce((s, x) => s + f(x), 0);
 for (const rule of RULES) {
   const rs = results[rule.name];
   console.log(
-    `${rule.name.padEnd(6)} mean: keeps ${avg(rs, (r) => r.keeps).toFixed(1)}, false keeps ${avg(rs, (r) => r.falseKeeps).toFixed(1)} ` +
-      `(${sum(rs, (r) => r.falseKeeps)} in all, ${sum(rs, (r) => r.worseKeeps)} truly worse), true gain ${avg(rs, (r) => r.gain).toFixed(4)} ` +
-      `(${((avg(rs, (r) => r.gain) / available) * 100).toFixed(0)} % of what is available), runs ${avg(rs, (r) => r.runs).toFixed(1)}`
+    `${rule.name.padEnd(6)} mean: keeps ${avg(rs, r => r.keeps).toFixed(1)}, false keeps ${avg(rs, r => r.falseKeeps).toFixed(1)} ` +
+      `(${sum(rs, r => r.falseKeeps)} in all, ${sum(rs, r => r.worseKeeps)} truly worse), true gain ${avg(rs, r => r.gain).toFixed(4)} ` +
+      `(${((avg(rs, r => r.gain) / available) * 100).toFixed(0)} % of what is available), runs ${avg(rs, r => r.runs).toFixed(1)}`,
   );
 }
-const strictGain = avg(results.strict, (r) => r.gain);
-const noiseGain = avg(results.noise, (r) => r.gain);
+const strictGain = avg(results.strict, r => r.gain);
+const noiseGain = avg(results.noise, r => r.gain);
 console.log(`gain_ratio: ${strictGain > 0 ? (noiseGain / strictGain).toFixed(3) : 'n/a'}`);
-console.log(`false_keeps: ${sum(results.noise, (r) => r.falseKeeps)}`);
+console.log(`false_keeps: ${sum(results.noise, r => r.falseKeeps)}`);

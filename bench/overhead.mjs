@@ -18,12 +18,19 @@ const ENGINE = path.join(ROOT, 'lib', 'engine', 'autoresearch.cjs');
 const N = Number(process.env.BENCH_EXPERIMENTS ?? 20);
 const SLEEP_S = 1;
 // The real interpreter, not a launcher (pyenv's shim costs ~90 ms a start): both sides use it.
-const PYTHON = execFileSync(process.env.AUTORESEARCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+const PYTHON = execFileSync(process.env.AUTORESEARCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], {
+  encoding: 'utf8',
+}).trim();
 
 const TRAIN = sleepTrain(SLEEP_S);
 
 function workspace(name) {
-  return benchWorkspace(name, { train: TRAIN, budgetS: SLEEP_S, timeoutS: 30, gitignore: 'results.tsv\n.autoresearch/\nrun.log\n' });
+  return benchWorkspace(name, {
+    train: TRAIN,
+    budgetS: SLEEP_S,
+    timeoutS: 30,
+    gitignore: 'results.tsv\n.autoresearch/\nrun.log\n',
+  });
 }
 
 function timed(fn) {
@@ -58,10 +65,17 @@ function runShell() {
 function runEngine() {
   const dir = workspace('engine');
   const seconds = timed(() => {
-    const r = spawnSync(process.execPath, [ENGINE, 'run', dir, '--tag', 'bench', '--max-experiments', String(N - 1), '--python', PYTHON, ...ONE_RUN_EACH], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [ENGINE, 'run', dir, '--tag', 'bench', '--max-experiments', String(N - 1), '--python', PYTHON, ...ONE_RUN_EACH],
+      { encoding: 'utf8' },
+    );
     if (r.status !== 0) throw new Error(`engine failed: ${r.stderr}`);
   });
-  const lines = fs.readFileSync(path.join(dir, '.autoresearch', 'bench', 'journal.jsonl'), 'utf8').trim().split('\n');
+  const lines = fs
+    .readFileSync(path.join(dir, '.autoresearch', 'bench', 'journal.jsonl'), 'utf8')
+    .trim()
+    .split('\n');
   const count = lines.filter(l => JSON.parse(l).type === 'experiment').length;
   if (count !== N) throw new Error(`engine ran ${count} experiments, expected ${N}`);
   return seconds;

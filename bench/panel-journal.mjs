@@ -33,7 +33,7 @@ const CONSTANTS = [
   ['MLP_RATIO', 4, (v, r) => Math.max(1, v + (r() < 0.5 ? -1 : 1)), 'MLP hidden width as a multiple of N_EMBD'],
   ['WEIGHT_DECAY', 0.1, (v, r) => Number((v * (0.5 + r())).toPrecision(2)), 'AdamW decay on matrices only'],
   ['WARMUP_STEPS', 30, (v, r) => Math.max(0, v + Math.round((r() - 0.5) * 40)), 'linear warm-up'],
-  ['DROPOUT', 0.1, (v, r) => Number(Math.max(0, v + (r() - 0.5) * 0.1).toFixed(2)), 'dropout in blocks']
+  ['DROPOUT', 0.1, (v, r) => Number(Math.max(0, v + (r() - 0.5) * 0.1).toFixed(2)), 'dropout in blocks'],
 ];
 
 const HEADER = `"""A small byte-level GPT trained for a fixed wall-clock budget; the agent edits this file."""
@@ -59,14 +59,18 @@ if __name__ == "__main__":
 `;
 
 function trainPy(values) {
-  return HEADER + CONSTANTS.map(([name, , , note]) => `${name} = ${values[name]}  # ${note}`).join('\n') + '\n' + FOOTER;
+  return (
+    HEADER + CONSTANTS.map(([name, , , note]) => `${name} = ${values[name]}  # ${note}`).join('\n') + '\n' + FOOTER
+  );
 }
 
 const HEADER_LINES = HEADER.split('\n').length - 1; // lines before the first constant
 
 /** A unified diff of train.py setting `changes` (name → value) over `values`: one hunk, 3 lines of context. */
 function diffOf(values, changes) {
-  const idx = Object.keys(changes).map(k => CONSTANTS.findIndex(c => c[0] === k)).sort((a, b) => a - b);
+  const idx = Object.keys(changes)
+    .map(k => CONSTANTS.findIndex(c => c[0] === k))
+    .sort((a, b) => a - b);
   const lo = Math.max(0, idx[0] - 3);
   const hi = Math.min(CONSTANTS.length - 1, idx[idx.length - 1] + 3);
   const body = [];
@@ -93,8 +97,8 @@ function summaryOf(metric, r, values) {
     mfu_percent: Number((1 + r() * 2).toFixed(2)),
     total_tokens_M: Number(((steps * values.BATCH_SIZE * values.SEQ_LEN) / 1e6).toFixed(1)),
     num_steps: steps,
-    num_params_M: Number((values.N_LAYER * 12 * values.N_EMBD * values.N_EMBD / 1e6 + 0.05).toFixed(2)),
-    depth: values.N_LAYER
+    num_params_M: Number(((values.N_LAYER * 12 * values.N_EMBD * values.N_EMBD) / 1e6 + 0.05).toFixed(2)),
+    depth: values.N_LAYER,
   };
 }
 
@@ -102,7 +106,7 @@ const CRASHES = [
   'exited with code 1: RuntimeError: CUDA error: out of memory',
   'exited with code 1: AssertionError: n_embd must be divisible by head_dim',
   'exited with code 1: ValueError: loss is NaN at step 112',
-  'timed out after 120 s'
+  'timed out after 120 s',
 ];
 const REJECTS = ['the proposal edited prepare.py, which is read-only', 'the proposal changed nothing in train.py'];
 
@@ -116,7 +120,7 @@ export function makeWorkspace(dir, count, { tag = 'bench', seed = 1 } = {}) {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(
     path.join(dir, 'program.md'),
-    '---\nbudget_s: 60\n---\n# bench\n\nLower `val_bpb` by editing the constants of train.py. One change at a time.\n'
+    '---\nbudget_s: 60\n---\n# bench\n\nLower `val_bpb` by editing the constants of train.py. One change at a time.\n',
   );
   fs.writeFileSync(path.join(dir, 'prepare.py'), '# data preparation and evaluation; read-only\nEVAL_SEQ_LEN = 256\n');
   const values = Object.fromEntries(CONSTANTS.map(([name, v]) => [name, v]));
@@ -137,11 +141,30 @@ export function makeWorkspace(dir, count, { tag = 'bench', seed = 1 } = {}) {
   const iso = () => new Date(clock).toISOString();
   const records = [];
   records.push({
-    type: 'run_start', ts: iso(), tag, branch: `autoresearch/${tag}`, resume: false, base_commit: base,
-    proposer: 'offline', seed: 0,
-    config: { metric: 'val_bpb', direction: 'lower', budget_s: 60, timeout_s: 120, run: 'python train.py', editable: ['train.py'], readonly: ['prepare.py'] },
-    readonly_hashes: { 'prepare.py': createHash('sha256').update(fs.readFileSync(path.join(dir, 'prepare.py'))).digest('hex') },
-    engine_version: '0.1.0', pid: 4242
+    type: 'run_start',
+    ts: iso(),
+    tag,
+    branch: `autoresearch/${tag}`,
+    resume: false,
+    base_commit: base,
+    proposer: 'offline',
+    seed: 0,
+    config: {
+      metric: 'val_bpb',
+      direction: 'lower',
+      budget_s: 60,
+      timeout_s: 120,
+      run: 'python train.py',
+      editable: ['train.py'],
+      readonly: ['prepare.py'],
+    },
+    readonly_hashes: {
+      'prepare.py': createHash('sha256')
+        .update(fs.readFileSync(path.join(dir, 'prepare.py')))
+        .digest('hex'),
+    },
+    engine_version: '0.1.0',
+    pid: 4242,
   });
 
   let best = null;
@@ -149,7 +172,8 @@ export function makeWorkspace(dir, count, { tag = 'bench', seed = 1 } = {}) {
   let head = base;
   for (let n = 0; n < count; n++) {
     const roll = r();
-    const status = n === 0 ? 'keep' : roll < 0.15 ? 'keep' : roll < 0.9 ? 'discard' : roll < 0.98 ? 'crash' : 'rejected';
+    const status =
+      n === 0 ? 'keep' : roll < 0.15 ? 'keep' : roll < 0.9 ? 'discard' : roll < 0.98 ? 'crash' : 'rejected';
     // 1–3 constants (the baseline changes nothing).
     const changes = {};
     if (n > 0) {
@@ -164,7 +188,12 @@ export function makeWorkspace(dir, count, { tag = 'bench', seed = 1 } = {}) {
     clock += 1000 + Math.round(r() * 3000);
     records.push({ type: 'experiment_start', ts: iso(), n, parent_commit: head, description });
     const proposeS = Number((0.01 + r() * 0.05).toFixed(3));
-    const runS = status === 'rejected' ? 0 : status === 'crash' ? Number((3 + r() * 20).toFixed(2)) : Number((64 + r() * 5).toFixed(2));
+    const runS =
+      status === 'rejected'
+        ? 0
+        : status === 'crash'
+          ? Number((3 + r() * 20).toFixed(2))
+          : Number((64 + r() * 5).toFixed(2));
     clock += Math.round((proposeS + runS) * 1000);
     const commit = status === 'rejected' ? null : sha1(`${tag}:${n}`);
     let metric = null;
@@ -174,32 +203,50 @@ export function makeWorkspace(dir, count, { tag = 'bench', seed = 1 } = {}) {
       metric = best + r() * 0.02;
     }
     metric = metric === null ? null : Number(metric.toFixed(6));
-    const diff = n === 0 || status === 'rejected' && roll > 0.99 ? '' : diffOf(values, changes);
+    const diff = n === 0 || (status === 'rejected' && roll > 0.99) ? '' : diffOf(values, changes);
     const crash = status === 'crash';
     let logPath = null;
     if (crash) {
       const log = path.join(state, 'logs', `${String(n).padStart(4, '0')}.log`);
       const lines = Array.from({ length: 40 }, (_, i) => `step ${i * 10} loss ${(3 - i * 0.02).toFixed(4)}`);
-      lines.push('Traceback (most recent call last):', '  File "train.py", line 212, in <module>', `${CRASHES[n % CRASHES.length].replace(/^exited with code 1: /, '')}`);
+      lines.push(
+        'Traceback (most recent call last):',
+        '  File "train.py", line 212, in <module>',
+        `${CRASHES[n % CRASHES.length].replace(/^exited with code 1: /, '')}`,
+      );
       fs.writeFileSync(log, lines.join('\n') + '\n');
       logPath = path.relative(dir, log);
     }
     const record = {
-      type: 'experiment', ts: iso(), n, parent_commit: head, commit, description,
-      rationale: n === 0 ? 'the unchanged program, to rank the proposals against' : `offline search: ${names.join(' and ')} looked promising after #${n - 1}`,
-      diff, lines_added: diff ? names.length : 0, lines_removed: diff ? names.length : 0,
+      type: 'experiment',
+      ts: iso(),
+      n,
+      parent_commit: head,
+      commit,
+      description,
+      rationale:
+        n === 0
+          ? 'the unchanged program, to rank the proposals against'
+          : `offline search: ${names.join(' and ')} looked promising after #${n - 1}`,
+      diff,
+      lines_added: diff ? names.length : 0,
+      lines_removed: diff ? names.length : 0,
       summary: metric === null ? {} : summaryOf(metric, r, { ...values, ...changes }),
-      metric, best_before: best, delta: metric !== null && best !== null ? Number((metric - best).toFixed(6)) : null,
+      metric,
+      best_before: best,
+      delta: metric !== null && best !== null ? Number((metric - best).toFixed(6)) : null,
       status,
       reason: crash ? CRASHES[n % CRASHES.length] : status === 'rejected' ? REJECTS[n % REJECTS.length] : null,
       memory_gb: metric === null ? 0 : Number((0.9 + r() * 0.3).toFixed(3)),
       timings: { propose_s: proposeS, run_s: runS, total_s: Number((proposeS + runS + 0.2).toFixed(3)) },
-      exit_code: crash ? 1 : status === 'rejected' ? null : 0, signal: null,
-      log_path: logPath, log_truncated: false,
+      exit_code: crash ? 1 : status === 'rejected' ? null : 0,
+      signal: null,
+      log_path: logPath,
+      log_truncated: false,
       proposer: n === 0 ? 'baseline' : 'offline',
       usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
       cost_usd: 0,
-      proposal_meta: n === 0 ? undefined : { set: changes }
+      proposal_meta: n === 0 ? undefined : { set: changes },
     };
     if (record.proposal_meta === undefined) {
       delete record.proposal_meta;
@@ -213,7 +260,14 @@ export function makeWorkspace(dir, count, { tag = 'bench', seed = 1 } = {}) {
     }
   }
   clock += 500;
-  records.push({ type: 'run_end', ts: iso(), reason: 'max-experiments', message: null, best_commit: bestCommit, best_metric: best });
+  records.push({
+    type: 'run_end',
+    ts: iso(),
+    reason: 'max-experiments',
+    message: null,
+    best_commit: bestCommit,
+    best_metric: best,
+  });
   fs.writeFileSync(path.join(state, 'journal.jsonl'), records.map(rec => JSON.stringify(rec)).join('\n') + '\n');
   return { tag, experiments: count, records: records.length };
 }

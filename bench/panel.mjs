@@ -106,8 +106,8 @@ async function startServer(port) {
       'c.LabApp.expose_app_in_browser = True',
       `c.LabApp.workspaces_dir = ${JSON.stringify(path.join(tmp, 'lab-workspaces'))}`,
       'c.ServerApp.log_level = "ERROR"',
-      ''
-    ].join('\n')
+      '',
+    ].join('\n'),
   );
   const args = ['lab', '--config', config];
   if (process.getuid?.() === 0) {
@@ -122,8 +122,8 @@ async function startServer(port) {
       ...process.env,
       PATH: `${VENV_BIN}:${process.env.PATH}`,
       JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
-      JUPYTERLAB_WORKSPACES_DIR: path.join(tmp, 'lab-workspaces')
-    }
+      JUPYTERLAB_WORKSPACES_DIR: path.join(tmp, 'lab-workspaces'),
+    },
   });
   server.stderr.on('data', d => {
     stderr = (stderr + d).slice(-4000);
@@ -158,13 +158,19 @@ function openAndWait({ wsPath, expected, timeoutMs }) {
     }
   };
   let scrolled = false;
-  const opened = app.commands.execute('autoresearch:open', { path: wsPath }).then(() => mark('command', performance.now()));
+  const opened = app.commands
+    .execute('autoresearch:open', { path: wsPath })
+    .then(() => mark('command', performance.now()));
   return new Promise((resolve, reject) => {
     const frame = () => {
       const now = performance.now();
       if (now - t0 > timeoutMs) {
         const panel = document.getElementById(`autoresearch-${wsPath}`);
-        reject(new Error(`not open after ${timeoutMs} ms: marks ${JSON.stringify(marks)}, data-experiments ${panel?.dataset.experiments}`));
+        reject(
+          new Error(
+            `not open after ${timeoutMs} ms: marks ${JSON.stringify(marks)}, data-experiments ${panel?.dataset.experiments}`,
+          ),
+        );
         return;
       }
       const panel = document.getElementById(`autoresearch-${wsPath}`);
@@ -222,9 +228,14 @@ function openAndWait({ wsPath, expected, timeoutMs }) {
           if (count === expected && chart && marks.program !== undefined) {
             opened.then(() =>
               resolve({
-                open_s: (now - t0) / 1000, marks, scrolled, visible, scrollTop: content.scrollTop,
-                listTop: list.getBoundingClientRect().top - view.top, viewHeight: view.height
-              })
+                open_s: (now - t0) / 1000,
+                marks,
+                scrolled,
+                visible,
+                scrollTop: content.scrollTop,
+                listTop: list.getBoundingClientRect().top - view.top,
+                viewHeight: view.height,
+              }),
             );
             return;
           }
@@ -281,7 +292,7 @@ async function measure(page, base, wsPath, expected) {
     return {
       items: panel.querySelectorAll('.jp-AutoresearchExperimentList-item').length,
       rendered: panel.querySelectorAll('.jp-AutoresearchExperimentList-item.jp-mod-rendered').length,
-      nodes: panel.querySelectorAll('*').length
+      nodes: panel.querySelectorAll('*').length,
     };
   }, wsPath);
   await cdp.detach();
@@ -303,7 +314,13 @@ async function main() {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await context.newPage();
@@ -318,7 +335,7 @@ async function main() {
           `(command ${f3(m.command)}, panel ${f3(m.panel)}, program ${f3(m.program)}, first item ${f3(m.first_item)}, ` +
           `replayed ${f3(m.replayed)}, chart ${f3(m.chart)}, first rendered ${f3(m.first_rendered)}, visible rendered ${f3(m.visible_rendered)}); ` +
           `${r.visible} visible${r.scrolled ? ' after scrolling to the list' : ''}, ${r.rendered}/${r.items} rendered, ` +
-          `list top ${Math.round(r.listTop)} px in a ${Math.round(r.viewHeight)} px view, ${r.nodes} DOM nodes, heap ${f1(r.heapBefore)} → ${f1(r.heapAfter)} MB`
+          `list top ${Math.round(r.listTop)} px in a ${Math.round(r.viewHeight)} px view, ${r.nodes} DOM nodes, heap ${f1(r.heapBefore)} → ${f1(r.heapAfter)} MB`,
       );
     }
   }
@@ -333,12 +350,16 @@ async function main() {
   }
   lines.push(`open_ratio_${large}_vs_${small}: ${f3(med(large, 'open_s') / med(small, 'open_s'))}`);
   for (const key of ['replayed', 'chart', 'visible_rendered']) {
-    lines.push(
-      SIZES.map(n => `${key}_s_${n}: ${f3(median(results[n].map(r => r.marks[key])))}`).join('  ')
-    );
+    lines.push(SIZES.map(n => `${key}_s_${n}: ${f3(median(results[n].map(r => r.marks[key])))}`).join('  '));
   }
-  lines.push(SIZES.map(n => `heap_mb_${n}: ${f1(med(n, 'heapAfter'))}`).join('  ') + `  heap_ratio: ${f3(med(large, 'heapAfter') / med(small, 'heapAfter'))}`);
-  lines.push(SIZES.map(n => `heap_delta_mb_${n}: ${f1(med(n, 'heapDelta'))}`).join('  ') + '  (used JS heap after the open minus before, after a GC)');
+  lines.push(
+    SIZES.map(n => `heap_mb_${n}: ${f1(med(n, 'heapAfter'))}`).join('  ') +
+      `  heap_ratio: ${f3(med(large, 'heapAfter') / med(small, 'heapAfter'))}`,
+  );
+  lines.push(
+    SIZES.map(n => `heap_delta_mb_${n}: ${f1(med(n, 'heapDelta'))}`).join('  ') +
+      '  (used JS heap after the open minus before, after a GC)',
+  );
   for (const n of SIZES) {
     lines.push(`rendered_outputs_${n}: ${med(n, 'rendered')} of ${n}`);
   }

@@ -26,12 +26,21 @@ const ENGINE = path.join(ROOT, 'lib', 'engine', 'autoresearch.cjs');
 const N = Number(process.env.BENCH_EXPERIMENTS ?? 10);
 const TRAIN_S = Number(process.env.BENCH_TRAIN_S ?? 60);
 const LATENCY_S = Number(process.env.BENCH_LATENCY_S ?? 20);
-const PYTHON = execFileSync(process.env.AUTORESEARCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+const PYTHON = execFileSync(process.env.AUTORESEARCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], {
+  encoding: 'utf8',
+}).trim();
 
 /** The stand-in server, bundled from its TypeScript source for this process. */
 async function loadStandIn() {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-bench-')), 'messages-api.cjs');
-  await build({ entryPoints: [path.join(ROOT, 'test', 'stand-ins', 'messages-api.ts')], outfile: out, bundle: true, platform: 'node', format: 'cjs', logLevel: 'warning' });
+  await build({
+    entryPoints: [path.join(ROOT, 'test', 'stand-ins', 'messages-api.ts')],
+    outfile: out,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    logLevel: 'warning',
+  });
   return createRequire(import.meta.url)(out);
 }
 
@@ -62,7 +71,9 @@ function runTimes(dir, expected) {
   const lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
   const spans = lines.map(l => l.split(' ').map(x => Number(x) * 1000));
   if (spans.length !== expected || spans.some(([a, b]) => !(Number.isFinite(a) && Number.isFinite(b) && b >= a))) {
-    throw new Error(`${file}: ${spans.length} well-formed runs of ${expected}; every run must record its start and end`);
+    throw new Error(
+      `${file}: ${spans.length} well-formed runs of ${expected}; every run must record its start and end`,
+    );
   }
   return spans.sort((x, y) => x[0] - y[0]);
 }
@@ -75,9 +86,17 @@ function handler() {
     return {
       type: 'message',
       content: [
-        { type: 'tool_use', name: 'str_replace_based_edit_tool', input: { command: 'str_replace', path: 'train.py', old_str: `V${k} = 0\n`, new_str: `V${k} = 1\n` } },
-        { type: 'tool_use', name: 'finish_experiment', input: { description: `set V${k}`, rationale: `proposal ${k}` } }
-      ]
+        {
+          type: 'tool_use',
+          name: 'str_replace_based_edit_tool',
+          input: { command: 'str_replace', path: 'train.py', old_str: `V${k} = 0\n`, new_str: `V${k} = 1\n` },
+        },
+        {
+          type: 'tool_use',
+          name: 'finish_experiment',
+          input: { description: `set V${k}`, rationale: `proposal ${k}` },
+        },
+      ],
     };
   };
 }
@@ -85,7 +104,20 @@ function handler() {
 async function side(MessagesApiServer, name, pipeline) {
   const server = await MessagesApiServer.start({ latencyMs: LATENCY_S * 1000, handler: handler() });
   const dir = workspace(name);
-  const args = [ENGINE, 'run', dir, '--tag', 'bench', '--proposer', 'claude', '--max-experiments', String(N), '--python', PYTHON, ...ONE_RUN_EACH];
+  const args = [
+    ENGINE,
+    'run',
+    dir,
+    '--tag',
+    'bench',
+    '--proposer',
+    'claude',
+    '--max-experiments',
+    String(N),
+    '--python',
+    PYTHON,
+    ...ONE_RUN_EACH,
+  ];
   if (!pipeline) args.push('--no-pipeline');
   const env = { ...process.env, ANTHROPIC_API_KEY: server.apiKey, ANTHROPIC_BASE_URL: server.url };
   const started = Date.now();
@@ -96,11 +128,17 @@ async function side(MessagesApiServer, name, pipeline) {
   await server.close();
   if (code !== 0) throw new Error(`${name}: the engine exited with ${code}`);
   const ended = Date.now();
-  const exps = fs.readFileSync(path.join(dir, '.autoresearch', 'bench', 'journal.jsonl'), 'utf8').trim().split('\n').map(l => JSON.parse(l)).filter(r => r.type === 'experiment');
+  const exps = fs
+    .readFileSync(path.join(dir, '.autoresearch', 'bench', 'journal.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map(l => JSON.parse(l))
+    .filter(r => r.type === 'experiment');
   if (exps.length !== N + 1) throw new Error(`${name}: ${exps.length} experiments, expected ${N + 1}`);
   // One run per experiment (ONE_RUN_EACH): the first is the baseline's.
   const spans = runTimes(dir, N + 1);
-  if (spans[0][0] < started || spans.at(-1)[1] > ended) throw new Error(`${name}: run times outside the engine's lifetime; is the clock stepping?`);
+  if (spans[0][0] < started || spans.at(-1)[1] > ended)
+    throw new Error(`${name}: run times outside the engine's lifetime; is the clock stepping?`);
   const [baseline, ...after] = spans;
   const training = after.reduce((s, [a, b]) => s + (b - a), 0) / 1000;
   const span = (after.at(-1)[1] - baseline[1]) / 1000;
@@ -109,8 +147,13 @@ async function side(MessagesApiServer, name, pipeline) {
   const engineIdle = recorded.reduce((s, e) => s + e.timings.idle_s, 0);
   const engineRun = recorded.reduce((s, e) => s + e.timings.run_s, 0);
   return {
-    busy: training / span, training, idle: span - training, wall: (ended - started) / 1000, keeps: exps.slice(1).filter(e => e.status === 'keep').length,
-    engineBusy: recorded.length ? engineRun / (engineRun + engineIdle) : null, engineMissing: N - recorded.length
+    busy: training / span,
+    training,
+    idle: span - training,
+    wall: (ended - started) / 1000,
+    keeps: exps.slice(1).filter(e => e.status === 'keep').length,
+    engineBusy: recorded.length ? engineRun / (engineRun + engineIdle) : null,
+    engineMissing: N - recorded.length,
   };
 }
 
@@ -121,10 +164,21 @@ if (!fs.existsSync(ENGINE)) {
 const { MessagesApiServer } = await loadStandIn();
 console.log(`experiments: ${N} after the baseline; training ${TRAIN_S} s; proposal latency ${LATENCY_S} s`);
 // Both sides sleep rather than compute, so they can run at once without disturbing each other.
-const [seq, pipe] = await Promise.all([side(MessagesApiServer, 'sequential', false), side(MessagesApiServer, 'pipelined', true)]);
-for (const [name, r] of [['sequential', seq], ['pipelined', pipe]]) {
-  const engine = r.engineBusy === null ? 'none' : `${r.engineBusy.toFixed(3)}${r.engineMissing ? ` (${r.engineMissing} without idle_s)` : ''}`;
-  console.log(`${name}: training ${r.training.toFixed(1)} s, idle ${r.idle.toFixed(1)} s (the runs' own clocks), wall ${r.wall.toFixed(1)} s, ${r.keeps} kept, busy ${r.busy.toFixed(3)}; the engine's idle_s says ${engine}`);
+const [seq, pipe] = await Promise.all([
+  side(MessagesApiServer, 'sequential', false),
+  side(MessagesApiServer, 'pipelined', true),
+]);
+for (const [name, r] of [
+  ['sequential', seq],
+  ['pipelined', pipe],
+]) {
+  const engine =
+    r.engineBusy === null
+      ? 'none'
+      : `${r.engineBusy.toFixed(3)}${r.engineMissing ? ` (${r.engineMissing} without idle_s)` : ''}`;
+  console.log(
+    `${name}: training ${r.training.toFixed(1)} s, idle ${r.idle.toFixed(1)} s (the runs' own clocks), wall ${r.wall.toFixed(1)} s, ${r.keeps} kept, busy ${r.busy.toFixed(3)}; the engine's idle_s says ${engine}`,
+  );
 }
 console.log(`sequential_busy_fraction: ${seq.busy.toFixed(3)}`);
 console.log(`busy_fraction: ${pipe.busy.toFixed(3)}`);

@@ -14,7 +14,7 @@ if (major < 20) {
 const bundle = path.join(__dirname, '..', 'lib', 'engine', 'autoresearch.cjs');
 if (!fs.existsSync(bundle)) {
   console.error(
-    `autoresearch: the engine bundle ${bundle} is missing; build it with \`npm run build:engine\` (or \`make setup\`).`
+    `autoresearch: the engine bundle ${bundle} is missing; build it with \`npm run build:engine\` (or \`make setup\`).`,
   );
   process.exit(1);
 }

@@ -19,8 +19,8 @@ const { values: opts } = parseArgs({
   options: {
     entry: { type: 'string', default: resolve(root, 'src/engine/main.ts') },
     outfile: { type: 'string', default: resolve(root, 'lib/engine/autoresearch.cjs') },
-    'no-copy': { type: 'boolean', default: false }
-  }
+    'no-copy': { type: 'boolean', default: false },
+  },
 });
 const packageCopy = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/autoresearch.cjs');
 const optionsFile = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/run-options.json');
@@ -33,7 +33,7 @@ async function serverOptions() {
     write: false,
     format: 'esm',
     platform: 'neutral',
-    logLevel: 'warning'
+    logLevel: 'warning',
   });
   const code = Buffer.from(out.outputFiles[0].contents).toString('base64');
   const mod = await import(`data:text/javascript;base64,${code}`);
@@ -46,14 +46,14 @@ const rawPlugin = {
   setup(b) {
     b.onResolve({ filter: /\?raw$/ }, args => ({
       path: resolve(args.resolveDir, args.path.slice(0, -'?raw'.length)),
-      namespace: 'raw-text'
+      namespace: 'raw-text',
     }));
     b.onLoad({ filter: /.*/, namespace: 'raw-text' }, async args => ({
       contents: await import('node:fs/promises').then(fs => fs.readFile(args.path, 'utf8')),
       loader: 'text',
-      watchFiles: [args.path]
+      watchFiles: [args.path],
     }));
-  }
+  },
 };
 
 const result = await build({
@@ -70,7 +70,7 @@ const result = await build({
   legalComments: 'none',
   logLevel: 'warning',
   metafile: true,
-  plugins: [rawPlugin]
+  plugins: [rawPlugin],
 });
 
 if (result.errors.length === 0) {

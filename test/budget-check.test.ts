@@ -2,10 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import { budgetWarning, trainedOutside, type BudgetRun } from '../src/core/budget-check';
 
-const run = (training_seconds: number | string | undefined, metric: number | null = 1.0, log_path: string | null = '/logs/run-1.log'): BudgetRun => ({
+const run = (
+  training_seconds: number | string | undefined,
+  metric: number | null = 1.0,
+  log_path: string | null = '/logs/run-1.log',
+): BudgetRun => ({
   summary: training_seconds === undefined ? { val_bpb: 1 } : { val_bpb: 1, training_seconds },
   metric,
-  log_path
+  log_path,
 });
 
 describe('the budget check', () => {
@@ -33,12 +37,18 @@ describe('the budget check', () => {
     expect(budgetWarning(10, [run(10.3), run(10.1)])).toBeNull();
     expect(budgetWarning(10, [run(60, null)])).toBeNull(); // a crash trains for as long as it lasted
     expect(budgetWarning(10, [run(undefined), run('n/a')])).toBeNull();
-    const w = budgetWarning(10, [run(60, 1.0, '/logs/run-1.log'), run(10.2, 1.0, '/logs/run-2.log'), run(59.5, 1.0, null)]);
+    const w = budgetWarning(10, [
+      run(60, 1.0, '/logs/run-1.log'),
+      run(10.2, 1.0, '/logs/run-2.log'),
+      run(59.5, 1.0, null),
+    ]);
     expect(w?.message).toBe(
-      'budget ignored: the run trained 60 s (its training_seconds) for a budget of 10 s (2 of 3 runs); make train.py train for AUTORESEARCH_BUDGET_S seconds, or the budget shown is not the budget trained'
+      'budget ignored: the run trained 60 s (its training_seconds) for a budget of 10 s (2 of 3 runs); make train.py train for AUTORESEARCH_BUDGET_S seconds, or the budget shown is not the budget trained',
     );
     expect(w?.message).not.toContain('\n');
     expect(w?.logPaths).toEqual(['/logs/run-1.log']);
-    expect(budgetWarning(2.5, [run(0.3)])?.message).toMatch(/^budget ignored: the run trained 0\.3 s \(its training_seconds\) for a budget of 2\.5 s; /);
+    expect(budgetWarning(2.5, [run(0.3)])?.message).toMatch(
+      /^budget ignored: the run trained 0\.3 s \(its training_seconds\) for a budget of 2\.5 s; /,
+    );
   });
 });

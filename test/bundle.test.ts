@@ -7,10 +7,20 @@ import { expectStaticHtml } from './helpers/static-html';
 
 describe('experimentBundle', () => {
   it('a kept experiment: header with number, status, metric and delta vs the best before; the diff open', () => {
-    const r = record(3, { status: 'keep', metric: 0.99, best_before: 1, delta: -0.01, description: 'lower the LR', rationale: 'loss was noisy', cost_usd: 0.0123 });
+    const r = record(3, {
+      status: 'keep',
+      metric: 0.99,
+      best_before: 1,
+      delta: -0.01,
+      description: 'lower the LR',
+      rationale: 'loss was noisy',
+      cost_usd: 0.0123,
+    });
     const b = experimentBundle(r, { metric: 'val_bpb', direction: 'lower' });
     const html = b['text/html'];
-    expect(html).toContain('<b>#3</b> <code>keep</code> <b>val_bpb 0.990000</b> (-0.010000 vs best 1.000000) — lower the LR');
+    expect(html).toContain(
+      '<b>#3</b> <code>keep</code> <b>val_bpb 0.990000</b> (-0.010000 vs best 1.000000) — lower the LR',
+    );
     expect(html).toContain('<p><i>Why:</i> loss was noisy</p>');
     expect(html).toContain('<details open><summary>diff (+1 −1)</summary>');
     expect(html).toContain('-LEARNING_RATE = 0.001\n+LEARNING_RATE = 0.0040');
@@ -34,7 +44,14 @@ describe('experimentBundle', () => {
     const data = experimentBundle(r, { metric: 'acc', direction: 'higher' })[EXPERIMENT_MIME];
     expect(data).not.toHaveProperty('proposal_meta');
     expect(data).not.toHaveProperty('type');
-    expect(data).toMatchObject({ n: 2, status: 'discard', diff: r.diff, metric_name: 'acc', direction: 'higher', log_tail: null });
+    expect(data).toMatchObject({
+      n: 2,
+      status: 'discard',
+      diff: r.diff,
+      metric_name: 'acc',
+      direction: 'higher',
+      log_tail: null,
+    });
   });
 
   it('a crash shows its reason and the last 30 lines of its log, escaped', () => {
@@ -60,7 +77,14 @@ describe('experimentBundle', () => {
 
   it('escapes everything a proposal writes', () => {
     const evil = '<script>alert(1)</script><img src=x onerror="alert(2)"><style>p{}</style>';
-    const r = record(7, { description: evil, rationale: evil, diff: `+${evil}\n`, reason: evil, status: 'rejected', metric: null });
+    const r = record(7, {
+      description: evil,
+      rationale: evil,
+      diff: `+${evil}\n`,
+      reason: evil,
+      status: 'rejected',
+      metric: null,
+    });
     const html = experimentBundle(r)['text/html'];
     expectStaticHtml(html);
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
@@ -83,14 +107,20 @@ describe('experimentBundle under the noise-aware rule', () => {
     expectStaticHtml(html);
     expect(html).toContain('<b>val_bpb 0.982000</b> ± 0.0028 (2 runs) (-0.018000 vs best 1.000000)');
     expect(html).toContain('<p><i>Reason:</i> beats the noise (−0.0180; floor 0.0073 at 2σ, 2 runs)</p>');
-    expect(html).toContain('<p><i>Noise:</i> σ 0.0040 per run; a gain counts beyond 0.0073 (2σ of the difference, best over 3 runs); runs spent: 1 measure, 1 confirm</p>');
+    expect(html).toContain(
+      '<p><i>Noise:</i> σ 0.0040 per run; a gain counts beyond 0.0073 (2σ of the difference, best over 3 runs); runs spent: 1 measure, 1 confirm</p>',
+    );
     expect(html).toContain('<details open><summary>2 runs: mean 0.982000 ± 0.0028, confirmed</summary>');
     expect(html).toContain('<tr><td>1</td><td>2001</td><td>0.980000</td><td>60.0 s</td></tr>');
     expect(html).toContain('<tr><td>2</td><td>2002</td><td>0.984000</td><td>60.0 s</td></tr>');
     const text = b['text/plain'];
-    expect(text.split('\n')[0]).toBe(`#2 keep  val_bpb 0.982000 ± 0.0028 (2 runs)  (-0.018000 vs best 1.000000)  ${keep.description}`);
+    expect(text.split('\n')[0]).toBe(
+      `#2 keep  val_bpb 0.982000 ± 0.0028 (2 runs)  (-0.018000 vs best 1.000000)  ${keep.description}`,
+    );
     expect(text).toContain('noise: σ 0.0040 per run; a gain counts beyond 0.0073');
-    expect(text).toContain('\n2 runs: mean 0.982000 ± 0.0028, confirmed — k1 0.980000 (seed 2001) · k2 0.984000 (seed 2002)');
+    expect(text).toContain(
+      '\n2 runs: mean 0.982000 ± 0.0028, confirmed — k1 0.980000 (seed 2001) · k2 0.984000 (seed 2002)',
+    );
     expect(b[EXPERIMENT_MIME]).toMatchObject({ runs: keep.runs, verdict: keep.verdict });
   });
 
@@ -101,14 +131,18 @@ describe('experimentBundle under the noise-aware rule', () => {
     expect(b['text/html']).toContain('runs spent: 1 measure, 2 confirm, 1 best');
     expect(b['text/plain']).not.toContain('confirmed');
     // Discarded at once on one run: its se is σ itself.
-    expect(experimentBundle(discard)['text/plain'].split('\n')[0]).toContain('val_bpb 1.010000 ± 0.0040 (1 run)  (+0.010000 vs best 1.000000)');
+    expect(experimentBundle(discard)['text/plain'].split('\n')[0]).toContain(
+      'val_bpb 1.010000 ± 0.0040 (1 run)  (+0.010000 vs best 1.000000)',
+    );
     expect(experimentBundle(baseline)['text/html']).toContain('<b>val_bpb 1.000000</b> ± 0.0023 (3 runs) — ');
   });
 
   it('a reused result names the experiment it reports; its runs are marked as earlier ones', () => {
     const b = experimentBundle(reused);
     expectStaticHtml(b['text/html']);
-    expect(b['text/html']).toContain('<p><i>Reused:</i> same code as #2: its result is reported, nothing ran again</p>');
+    expect(b['text/html']).toContain(
+      '<p><i>Reused:</i> same code as #2: its result is reported, nothing ran again</p>',
+    );
     expect(b['text/html']).toContain('<tr><td>1 (earlier)</td><td>2001</td>');
     expect(b['text/plain']).toContain('reused: same code as #2');
     expect(b['text/plain']).toContain('k2 0.984000 (seed 2002, an earlier run of the same code)');
@@ -116,7 +150,10 @@ describe('experimentBundle under the noise-aware rule', () => {
 
   it('a crashed run is listed as crashed; a strict verdict says any improvement counts', () => {
     expect(experimentBundle(crash)['text/html']).toContain('<td>crashed</td>');
-    const strict = { ...keep, verdict: { ...keep.verdict!, strict: true, sigma: 0, se: null, floor: null, confirmed: false } };
+    const strict = {
+      ...keep,
+      verdict: { ...keep.verdict!, strict: true, sigma: 0, se: null, floor: null, confirmed: false },
+    };
     const text = experimentBundle(strict)['text/plain'];
     expect(text).toContain('noise: strict rule (σ 0: a deterministic metric): any improvement counts');
     expect(text.split('\n')[0]).toContain('val_bpb 0.982000 (2 runs)');

@@ -1,6 +1,14 @@
 /** The progress chart: the Vega-Lite spec JupyterLab renders and the static SVG exports carry. */
 import { describe, expect, it } from 'vitest';
-import { BAND_SE, chartRows, chartRuns, LABELLED_KEEPS, progressChart, shortLabel, VEGALITE_MIME } from '../src/core/chart';
+import {
+  BAND_SE,
+  chartRows,
+  chartRuns,
+  LABELLED_KEEPS,
+  progressChart,
+  shortLabel,
+  VEGALITE_MIME,
+} from '../src/core/chart';
 import { niceTicks, progressChartSvg } from '../src/core/chart-svg';
 import type { ExperimentRecord } from '../src/core/journal';
 import { noisyExperiments } from './helpers/noisy-journal';
@@ -16,7 +24,7 @@ function run(): ExperimentRecord[] {
     record(4, { status: 'rejected' }),
     record(5, { status: 'interrupted', metric: null }),
     record(6, { status: 'keep', metric: 0.97 }),
-    record(7, { status: 'discard', metric: 0.99 })
+    record(7, { status: 'discard', metric: 0.99 }),
   ];
 }
 
@@ -39,7 +47,9 @@ describe('chartRows', () => {
 
   it('labels the baseline and only the latest keeps of a long run', () => {
     const many = Array.from({ length: 40 }, (_, n) => record(n, { status: 'keep', metric: 1 - n * 0.001 }));
-    const labelled = chartRows(many).filter(r => r.label !== null).map(r => r.n);
+    const labelled = chartRows(many)
+      .filter(r => r.label !== null)
+      .map(r => r.n);
     expect(labelled).toEqual([0, ...Array.from({ length: LABELLED_KEEPS }, (_, i) => 40 - LABELLED_KEEPS + i)]);
     expect(chartRows(many).every(r => r.description.length > 0)).toBe(true);
   });
@@ -104,7 +114,9 @@ describe('progressChartSvg', () => {
   });
 
   it('a single flat result is not a degenerate scale', () => {
-    expect(progressChartSvg([record(0, { status: 'keep', metric: 1 })], { metric: 'm', direction: 'higher' })).not.toContain('NaN');
+    expect(
+      progressChartSvg([record(0, { status: 'keep', metric: 1 })], { metric: 'm', direction: 'higher' }),
+    ).not.toContain('NaN');
   });
 
   it('niceTicks picks 1-2-5 steps', () => {
@@ -120,7 +132,9 @@ describe('the chart of a noise-aware run (repeated runs, verdicts)', () => {
   it('a journal from before repeats has no band and no run dots', () => {
     expect(chartRows(run()).some(r => 'best_lo' in r || 'best_hi' in r)).toBe(false);
     expect(chartRuns(run())).toEqual([]);
-    expect((progressChart(run(), { metric: 'val_bpb', direction: 'lower' }).layer as Layer[]).map(l => l.name)).toEqual([undefined, undefined, undefined, undefined]);
+    expect((progressChart(run(), { metric: 'val_bpb', direction: 'lower' }).layer as Layer[]).map(l => l.name)).toEqual(
+      [undefined, undefined, undefined, undefined],
+    );
   });
 
   it('the best carries a band of ±2σ/√n over its runs; a re-measure of the best moves its mean and n', () => {
@@ -144,7 +158,18 @@ describe('the chart of a noise-aware run (repeated runs, verdicts)', () => {
 
   it('every run of an experiment measured more than once is a dot; reused runs are marked', () => {
     const runs = chartRuns(noisyExperiments());
-    expect(runs.map(r => [r.n, r.metric])).toEqual([[0, 1], [0, 1.004], [0, 0.996], [2, 0.98], [2, 0.984], [3, 0.978], [3, 0.984], [3, 0.981], [5, 0.98], [5, 0.984]]);
+    expect(runs.map(r => [r.n, r.metric])).toEqual([
+      [0, 1],
+      [0, 1.004],
+      [0, 0.996],
+      [2, 0.98],
+      [2, 0.984],
+      [3, 0.978],
+      [3, 0.984],
+      [3, 0.981],
+      [5, 0.98],
+      [5, 0.984],
+    ]);
     expect(runs.filter(r => !r.own).map(r => r.n)).toEqual([5, 5]);
     expect(runs.find(r => r.n === 3 && r.k === 2)).toMatchObject({ status: 'discard', seed: 3003 });
   });

@@ -4,19 +4,36 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ExperimentRecord } from '../src/core/journal';
-import { fixOffer, MAX_SUMMARY_LINES, readLogTail, RECENT_FULL, systemText, userContent } from '../src/engine/proposers/claude-prompt';
+import {
+  fixOffer,
+  MAX_SUMMARY_LINES,
+  readLogTail,
+  RECENT_FULL,
+  systemText,
+  userContent,
+} from '../src/engine/proposers/claude-prompt';
 import type { ProposalContext } from '../src/engine/proposers/types';
 import { history, record } from './helpers/records';
 
 const TRAIN = 'LEARNING_RATE = 0.001\nN_LAYER = 4\nprint("---")\n';
 
 function ctx(h: ExperimentRecord[]): ProposalContext {
-  return { workdir: '/tmp/none', files: { 'train.py': TRAIN }, history: h, program: 'Make val_bpb lower.\nNever touch the tokenizer.', metric: 'val_bpb', direction: 'lower', seed: 0 };
+  return {
+    workdir: '/tmp/none',
+    files: { 'train.py': TRAIN },
+    history: h,
+    program: 'Make val_bpb lower.\nNever touch the tokenizer.',
+    metric: 'val_bpb',
+    direction: 'lower',
+    seed: 0,
+  };
 }
 
 function size(h: ExperimentRecord[]): number {
   const c = ctx(h);
-  return systemText(c).length + userContent(c, { fix: fixOffer(h), logTail: null }).reduce((n, b) => n + b.text.length, 0);
+  return (
+    systemText(c).length + userContent(c, { fix: fixOffer(h), logTail: null }).reduce((n, b) => n + b.text.length, 0)
+  );
 }
 
 describe('the claude prompt', () => {
@@ -31,14 +48,24 @@ describe('the claude prompt', () => {
   it('states the keep rule truthfully, and σ with the floor a gain must clear once the noise is measured', () => {
     const noise = { noiseRuns: 3, keepSigma: 2, confirmRuns: 2, sigma: 0.01, df: 4, bestRuns: 3 };
     const c = { ...ctx(history(10)), noise };
-    expect(systemText(c)).toMatch(/keeps a commit only when the mean of its runs beats the best's mean by more than\s+2 standard errors of the difference/);
-    const text = userContent(c, { fix: null, logTail: null }).map(b => b.text).join('\n');
+    expect(systemText(c)).toMatch(
+      /keeps a commit only when the mean of its runs beats the best's mean by more than\s+2 standard errors of the difference/,
+    );
+    const text = userContent(c, { fix: null, logTail: null })
+      .map(b => b.text)
+      .join('\n');
     // 2 × 0.01 × √(1/2 + 1/3) = 0.0183
-    expect(text).toContain('Noise: σ = 0.0100 per run (4 degrees of freedom). A kept change must beat the best\'s mean (3 runs) by more than\n0.0183 on two runs');
+    expect(text).toContain(
+      "Noise: σ = 0.0100 per run (4 degrees of freedom). A kept change must beat the best's mean (3 runs) by more than\n0.0183 on two runs",
+    );
     // The strict rule says what it always said, and no noise.
     const strict = { ...ctx(history(10)), noise: { ...noise, noiseRuns: 1, sigma: null } };
     expect(systemText(strict)).toMatch(/keeps the commit if it beats the best so far/);
-    expect(userContent(strict, { fix: null, logTail: null }).map(b => b.text).join('\n')).not.toContain('Noise:');
+    expect(
+      userContent(strict, { fix: null, logTail: null })
+        .map(b => b.text)
+        .join('\n'),
+    ).not.toContain('Noise:');
   });
 
   it('shows the files, the standing, the recent experiments in full and older ones in one line each', () => {
@@ -76,7 +103,9 @@ describe('the claude prompt', () => {
     expect(at700).toBeLessThan(2.5 * at50);
     expect(at700).toBeLessThan(1.6 * at200);
     expect(size(history(1400))).toBeLessThan(1.05 * at700);
-    expect(userContent(ctx(history(700)), { fix: null, logTail: null })[0].text.split('\n').length).toBeLessThan(MAX_SUMMARY_LINES);
+    expect(userContent(ctx(history(700)), { fix: null, logTail: null })[0].text.split('\n').length).toBeLessThan(
+      MAX_SUMMARY_LINES,
+    );
   });
 
   it('digests a long history: the keeps, the closest misses, the last failures, with counts', () => {
@@ -97,7 +126,9 @@ describe('the claude prompt', () => {
     expect(fixOffer(fix1)).toMatchObject({ root: 5, attempt: 2, record: { n: 6 } });
     const fix2 = [...fix1, record(7, { status: 'crash', proposal_meta: { model: 'm', fix_of: 5 } })];
     expect(fixOffer(fix2)).toBeNull();
-    const text = userContent(ctx(crashed), { fix: fixOffer(crashed), logTail: 'Traceback\nRuntimeError: boom' }).at(-1)!.text;
+    const text = userContent(ctx(crashed), { fix: fixOffer(crashed), logTail: 'Traceback\nRuntimeError: boom' }).at(
+      -1,
+    )!.text;
     expect(text).toContain('## The log tail of #5, which crashed\n```\nTraceback\nRuntimeError: boom\n```');
     expect(text).toContain('You may fix experiment #5 instead of trying a new idea: call fix_crashed_experiment');
     expect(text).toContain('fix attempt 1 of 2 for the idea of #5');
@@ -105,7 +136,10 @@ describe('the claude prompt', () => {
 
   it('reads the tail of a log, from a whole line', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-log-')), 'x.log');
-    fs.writeFileSync(file, Array.from({ length: 1000 }, (_, i) => `step ${i} | loss 3.0`).join('\n') + '\nRuntimeError: boom\n');
+    fs.writeFileSync(
+      file,
+      Array.from({ length: 1000 }, (_, i) => `step ${i} | loss 3.0`).join('\n') + '\nRuntimeError: boom\n',
+    );
     const tail = readLogTail(file, 200) as string;
     expect(tail.startsWith('…\nstep ')).toBe(true);
     expect(tail.endsWith('RuntimeError: boom\n')).toBe(true);

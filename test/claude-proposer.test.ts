@@ -26,16 +26,38 @@ afterEach(() => server.close());
 
 const call = (name: string, input: unknown) => ({ type: 'tool_use' as const, name, input });
 const edit = (input: Record<string, unknown>) => call('str_replace_based_edit_tool', input);
-const replace = (old_str: string, new_str: string, p = 'train.py') => edit({ command: 'str_replace', path: p, old_str, new_str });
-const finish = (description = 'raise the learning rate', rationale = 'the loss still falls fast at the end') => call('finish_experiment', { description, rationale });
+const replace = (old_str: string, new_str: string, p = 'train.py') =>
+  edit({ command: 'str_replace', path: p, old_str, new_str });
+const finish = (description = 'raise the learning rate', rationale = 'the loss still falls fast at the end') =>
+  call('finish_experiment', { description, rationale });
 const turn = (...content: ReturnType<typeof call>[]): Turn => ({ type: 'message', content });
-const usage = (input: number, output: number, write = 0, read = 0): Usage => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: write, cache_read_input_tokens: read });
+const usage = (input: number, output: number, write = 0, read = 0): Usage => ({
+  input_tokens: input,
+  output_tokens: output,
+  cache_creation_input_tokens: write,
+  cache_read_input_tokens: read,
+});
 
 function proposer(o: Partial<ClaudeOptions> = {}): ClaudeProposer {
-  return new ClaudeProposer({ apiKey: server.apiKey, baseURL: server.url, python: resolvePython(), backoff: { baseMs: 5, maxMs: 20 }, ...o });
+  return new ClaudeProposer({
+    apiKey: server.apiKey,
+    baseURL: server.url,
+    python: resolvePython(),
+    backoff: { baseMs: 5, maxMs: 20 },
+    ...o,
+  });
 }
 function ctx(over: Partial<ProposalContext> = {}): ProposalContext {
-  return { workdir: dir, files: { 'train.py': TRAIN }, history: history(3), program: 'Make val_bpb lower.', metric: 'val_bpb', direction: 'lower', seed: 0, ...over };
+  return {
+    workdir: dir,
+    files: { 'train.py': TRAIN },
+    history: history(3),
+    program: 'Make val_bpb lower.',
+    metric: 'val_bpb',
+    direction: 'lower',
+    seed: 0,
+    ...over,
+  };
 }
 /** The tool_result blocks the proposer sent in request i. */
 function results(i: number): Array<{ type: string; tool_use_id: string; content: string; is_error?: boolean }> {
@@ -46,15 +68,31 @@ const messageRequests = () => server.requests.filter(r => r.path.startsWith('/v1
 describe('the claude proposer', () => {
   it('turns a str_replace and finish_experiment into a proposal, with usage and cost', async () => {
     server.enqueue(
-      { ...turn(edit({ command: 'view', path: '/repo/train.py', view_range: [1, 3] })), usage: usage(1000, 50, 4000, 0) },
-      { ...turn(replace('LEARNING_RATE = 0.001', 'LEARNING_RATE = 0.002'), finish()), usage: usage(200, 120, 300, 4000) }
+      {
+        ...turn(edit({ command: 'view', path: '/repo/train.py', view_range: [1, 3] })),
+        usage: usage(1000, 50, 4000, 0),
+      },
+      {
+        ...turn(replace('LEARNING_RATE = 0.001', 'LEARNING_RATE = 0.002'), finish()),
+        usage: usage(200, 120, 300, 4000),
+      },
     );
     const p = await proposer().propose(ctx());
     expect(p.files).toEqual({ 'train.py': TRAIN.replace('0.001', '0.002') });
-    expect(p).toMatchObject({ description: 'raise the learning rate', rationale: 'the loss still falls fast at the end', meta: { model: DEFAULT_MODEL, turns: 2, failed_edits: 0 } });
+    expect(p).toMatchObject({
+      description: 'raise the learning rate',
+      rationale: 'the loss still falls fast at the end',
+      meta: { model: DEFAULT_MODEL, turns: 2, failed_edits: 0 },
+    });
     expect(p.usage).toEqual(usage(1200, 170, 4300, 4000));
-    expect(p.cost_usd).toBeCloseTo(costOf(DEFAULT_MODEL, usage(1000, 50, 4000, 0)) + costOf(DEFAULT_MODEL, usage(200, 120, 300, 4000)), 12);
-    expect(results(1)[0]).toMatchObject({ type: 'tool_result', content: '     1\timport math\n     2\tLEARNING_RATE = 0.001\n     3\tN_LAYER = 4' });
+    expect(p.cost_usd).toBeCloseTo(
+      costOf(DEFAULT_MODEL, usage(1000, 50, 4000, 0)) + costOf(DEFAULT_MODEL, usage(200, 120, 300, 4000)),
+      12,
+    );
+    expect(results(1)[0]).toMatchObject({
+      type: 'tool_result',
+      content: '     1\timport math\n     2\tLEARNING_RATE = 0.001\n     3\tN_LAYER = 4',
+    });
     const body = messageRequests()[0].body;
     expect(body).toMatchObject({ model: DEFAULT_MODEL, stream: true });
     expect(body.tools[0]).toEqual({ type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' });
@@ -74,7 +112,10 @@ describe('the claude proposer', () => {
       turn(replace('N_LAYER = 4', 'N_LAYER = (4')),
       turn(edit({ command: 'create', path: 'train.py', file_text: 'print(1)\n' })),
       turn(finish()),
-      turn(edit({ command: 'insert', path: 'train.py', insert_line: 1, insert_text: 'WARMUP = 10' }), finish('add warmup'))
+      turn(
+        edit({ command: 'insert', path: 'train.py', insert_line: 1, insert_text: 'WARMUP = 10' }),
+        finish('add warmup'),
+      ),
     );
     const p = await proposer({ maxFailedEdits: 10, maxToolTurns: 10 }).propose(ctx());
     const expected: Array<[number, RegExp]> = [
@@ -84,7 +125,7 @@ describe('the claude proposer', () => {
       [4, /^model\.py is not a file you can see; the editable files are: train\.py$/],
       [5, /^the edit was not applied: it would leave train\.py with a syntax error \(train\.py:3: .*\)/],
       [6, /^the create command is not available here; use view, str_replace or insert/],
-      [7, /^make an edit first/]
+      [7, /^make an edit first/],
     ];
     for (const [i, message] of expected) {
       const [r] = results(i);
@@ -96,17 +137,28 @@ describe('the claude proposer', () => {
   });
 
   it('asks again when the model answers in prose instead of calling a tool', async () => {
-    server.enqueue({ type: 'message', content: [{ type: 'text', text: 'I would raise the learning rate.' }] }, turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()));
+    server.enqueue(
+      { type: 'message', content: [{ type: 'text', text: 'I would raise the learning rate.' }] },
+      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()),
+    );
     const p = await proposer().propose(ctx());
     expect(p.meta).toMatchObject({ turns: 2 });
     const second = messageRequests()[1].body.messages;
-    expect(second.at(-2)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'I would raise the learning rate.' }] });
-    expect(second.at(-1).content[0].text).toMatch(/^Use str_replace_based_edit_tool to make your edit, then call finish_experiment/);
+    expect(second.at(-2)).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'I would raise the learning rate.' }],
+    });
+    expect(second.at(-1).content[0].text).toMatch(
+      /^Use str_replace_based_edit_tool to make your edit, then call finish_experiment/,
+    );
   });
 
   it('abandons a proposal after 8 tool turns, and after more than 3 failed edits, with what it cost', async () => {
-    for (let i = 0; i < 8; i++) server.enqueue({ ...turn(edit({ command: 'view', path: 'train.py' })), usage: usage(100, 10) });
-    const err = await proposer().propose(ctx()).catch(e => e);
+    for (let i = 0; i < 8; i++)
+      server.enqueue({ ...turn(edit({ command: 'view', path: 'train.py' })), usage: usage(100, 10) });
+    const err = await proposer()
+      .propose(ctx())
+      .catch(e => e);
     expect(err).toBeInstanceOf(ProposalAbandoned);
     expect(err.message).toBe('proposal abandoned: no finish_experiment after 8 tool turns');
     expect(err.usage).toEqual(usage(800, 80));
@@ -115,14 +167,19 @@ describe('the claude proposer', () => {
     expect(messageRequests()).toHaveLength(8);
 
     for (let i = 0; i < 4; i++) server.enqueue(turn(replace('nope', 'x')));
-    const failed = await proposer().propose(ctx()).catch(e => e);
+    const failed = await proposer()
+      .propose(ctx())
+      .catch(e => e);
     expect(failed).toBeInstanceOf(ProposalAbandoned);
     expect(failed.message).toMatch(/^proposal abandoned: 4 failed edits; the last: old_str was not found/);
     expect(messageRequests()).toHaveLength(12);
   });
 
   it('marks the tools, the system block and the stable history for caching, and moves a breakpoint along the turns', async () => {
-    server.enqueue(turn(edit({ command: 'view', path: 'train.py' })), turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()));
+    server.enqueue(
+      turn(edit({ command: 'view', path: 'train.py' })),
+      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()),
+    );
     await proposer().propose(ctx({ history: history(40) }));
     const [first, second] = messageRequests().map(r => r.body);
     expect(first.messages[0].content[0]).toMatchObject({ cache_control: { type: 'ephemeral' } });
@@ -135,7 +192,10 @@ describe('the claude proposer', () => {
   });
 
   it('reads the cache on later turns (the stand-in caches prefixes as the API does)', async () => {
-    server.enqueue(turn(edit({ command: 'view', path: 'train.py' })), turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()));
+    server.enqueue(
+      turn(edit({ command: 'view', path: 'train.py' })),
+      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()),
+    );
     const p = await proposer().propose(ctx({ history: history(40) }));
     expect(p.usage!.cache_creation_input_tokens).toBeGreaterThan(0);
     expect(p.usage!.cache_read_input_tokens).toBeGreaterThan(0);
@@ -145,14 +205,23 @@ describe('the claude proposer', () => {
     const notes: string[] = [];
     server.enqueue(
       { type: 'error', status: 429, error_type: 'rate_limit_error', message: 'slow down', retry_after_ms: 10 },
-      { type: 'stream_error', content: [replace('N_LAYER = 4', 'N_LAYER = 6')], after_events: 3, error_type: 'overloaded_error', message: 'Overloaded' },
+      {
+        type: 'stream_error',
+        content: [replace('N_LAYER = 4', 'N_LAYER = 6')],
+        after_events: 3,
+        error_type: 'overloaded_error',
+        message: 'Overloaded',
+      },
       { type: 'error', status: 529, error_type: 'overloaded_error', message: 'Overloaded' },
       { type: 'truncated', content: [replace('N_LAYER = 4', 'N_LAYER = 6')], after_events: 4 },
-      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish('deeper'))
+      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish('deeper')),
     );
     // With the SDK's retries off, the engine's own backoff takes every one.
     const p = await proposer({ maxRetries: 0, onNote: t => notes.push(t) }).propose(ctx());
-    expect(p).toMatchObject({ description: 'deeper', files: { 'train.py': TRAIN.replace('N_LAYER = 4', 'N_LAYER = 6') } });
+    expect(p).toMatchObject({
+      description: 'deeper',
+      files: { 'train.py': TRAIN.replace('N_LAYER = 4', 'N_LAYER = 6') },
+    });
     expect(messageRequests()).toHaveLength(5);
     expect(notes).toHaveLength(4);
     expect(notes[0]).toMatch(/^the Messages API is unavailable \(429 rate_limit_error: slow down\); retrying in/);
@@ -160,44 +229,65 @@ describe('the claude proposer', () => {
     expect(notes[2]).toMatch(/529 overloaded_error/);
 
     // With them on (the default), the SDK absorbs a 429 before the engine sees it.
-    server.enqueue({ type: 'error', status: 429, error_type: 'rate_limit_error', message: 'slow down', retry_after_ms: 10 }, turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()));
+    server.enqueue(
+      { type: 'error', status: 429, error_type: 'rate_limit_error', message: 'slow down', retry_after_ms: 10 },
+      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()),
+    );
     await proposer({ onNote: t => notes.push(t) }).propose(ctx());
     expect(notes).toHaveLength(4);
   });
 
   it('keeps waiting through a long outage until the run is stopped', async () => {
-    for (let i = 0; i < 6; i++) server.enqueue({ type: 'error', status: 529, error_type: 'overloaded_error', message: 'Overloaded' });
+    for (let i = 0; i < 6; i++)
+      server.enqueue({ type: 'error', status: 529, error_type: 'overloaded_error', message: 'Overloaded' });
     server.enqueue(turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()));
-    await expect(proposer({ maxRetries: 1 }).propose(ctx())).resolves.toMatchObject({ description: 'raise the learning rate' });
+    await expect(proposer({ maxRetries: 1 }).propose(ctx())).resolves.toMatchObject({
+      description: 'raise the learning rate',
+    });
 
     server.enqueue({ type: 'error', status: 529, error_type: 'overloaded_error', message: 'Overloaded' });
     const stop = new AbortController();
     const started = Date.now();
     setTimeout(() => stop.abort('stop'), 200);
-    await expect(proposer({ maxRetries: 0, backoff: { baseMs: 60_000, maxMs: 300_000 } }).propose(ctx({ signal: stop.signal }))).rejects.toThrow();
+    await expect(
+      proposer({ maxRetries: 0, backoff: { baseMs: 60_000, maxMs: 300_000 } }).propose(ctx({ signal: stop.signal })),
+    ).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('checks the key at start: a refused key is a clear error that does not repeat it', async () => {
     await expect(proposer().check()).resolves.toBeUndefined();
     const bad = 'sk-ant-api03-WRONGwrong_0123456789';
-    const err = await proposer({ apiKey: bad }).check().catch(e => e);
+    const err = await proposer({ apiKey: bad })
+      .check()
+      .catch(e => e);
     expect(err.message).toBe('ANTHROPIC_API_KEY was refused by the API (401 authentication_error); check the key');
     // The stand-in lists a few models only; for another, the check falls back to a 1-token message.
     server.enqueue({ type: 'error', status: 404, error_type: 'not_found_error', message: 'model: claude-sonnet-5' });
-    await expect(proposer({ model: 'claude-sonnet-5' }).check()).rejects.toThrow(/does not know model "claude-sonnet-5"/);
+    await expect(proposer({ model: 'claude-sonnet-5' }).check()).rejects.toThrow(
+      /does not know model "claude-sonnet-5"/,
+    );
     server.enqueue({ type: 'message', content: [{ type: 'text', text: 'p' }], stop_reason: 'max_tokens' });
     await expect(proposer({ model: 'claude-opus-4-8' }).check()).resolves.toBeUndefined();
     expect(server.requests.at(-1)!.body).toMatchObject({ model: 'claude-opus-4-8', max_tokens: 1 });
-    expect(() => proposer({ model: 'claude-nonexistent-1' })).toThrow(/no price is known for model "claude-nonexistent-1"/);
+    expect(() => proposer({ model: 'claude-nonexistent-1' })).toThrow(
+      /no price is known for model "claude-nonexistent-1"/,
+    );
   });
 
   it('never lets the key into a proposal, its meta or an error', async () => {
     server.enqueue(turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()));
     const p = await proposer().propose(ctx());
     expect(JSON.stringify(p)).not.toContain(KEY);
-    server.enqueue({ type: 'error', status: 400, error_type: 'invalid_request_error', message: `bad request from key ${KEY}` });
-    const err = await proposer().propose(ctx()).catch(e => e);
+    server.enqueue({
+      type: 'error',
+      status: 400,
+      error_type: 'invalid_request_error',
+      message: `bad request from key ${KEY}`,
+    });
+    const err = await proposer()
+      .propose(ctx())
+      .catch(e => e);
     expect(err.message).toMatch(/^400 invalid_request_error: bad request from key sk-ant-\[redacted\]$/);
     expect(JSON.stringify(err) + String(err.stack)).not.toContain('SECRET');
   });
@@ -211,7 +301,10 @@ describe('the claude proposer', () => {
     const log = path.join(dir, 'crash.log');
     fs.writeFileSync(log, "Traceback (most recent call last):\nNameError: name 'undefined_name' is not defined\n");
     const h = [record(0), record(1, { status: 'crash', commit, log_path: log })];
-    server.enqueue(turn(call('fix_crashed_experiment', {})), turn(replace('DROPOUT = undefined_name', 'DROPOUT = 0.1'), finish('add dropout, fixed')));
+    server.enqueue(
+      turn(call('fix_crashed_experiment', {})),
+      turn(replace('DROPOUT = undefined_name', 'DROPOUT = 0.1'), finish('add dropout, fixed')),
+    );
     const p = await proposer().propose(ctx({ history: h, files: { 'train.py': standInTrain() } }));
     expect(p.files['train.py']).toBe(crashed.replace('undefined_name', '0.1'));
     expect(p.meta).toMatchObject({ fix_of: 1, turns: 2 });
@@ -223,20 +316,49 @@ describe('the claude proposer', () => {
   it('runs in the real loop: the edit is committed with its description, an abandoned proposal is recorded, --max-dollars stops cleanly', async () => {
     dir = makeWorkspace({ train: standInTrain({ metric: '1.000000' }) });
     for (let i = 0; i < 4; i++) server.enqueue({ ...turn(replace('no such text', 'x')), usage: usage(1000, 100) });
-    server.enqueue({ ...turn(replace('"1.000000"', '"0.900000"'), finish('lower the printed metric')), usage: usage(100_000, 10_000) });
-    const loop = new Loop({ dir, tag: 't1', proposer: proposer(), executor: new SubprocessExecutor(1), python: resolvePython(), maxDollars: 0.5, signal: new AbortController().signal });
+    server.enqueue({
+      ...turn(replace('"1.000000"', '"0.900000"'), finish('lower the printed metric')),
+      usage: usage(100_000, 10_000),
+    });
+    const loop = new Loop({
+      dir,
+      tag: 't1',
+      proposer: proposer(),
+      executor: new SubprocessExecutor(1),
+      python: resolvePython(),
+      maxDollars: 0.5,
+      signal: new AbortController().signal,
+    });
     const end = await loop.run();
     expect(end).toMatchObject({ reason: 'budget', best_metric: 0.9 });
-    expect(end.message).toMatch(/^spent \$0\.3120 of --max-dollars 0\.5; the next proposal would cost about \$0\.3000$/);
+    expect(end.message).toMatch(
+      /^spent \$0\.3120 of --max-dollars 0\.5; the next proposal would cost about \$0\.3000$/,
+    );
     const exps = experiments(dir, 't1');
-    expect(exps.map(e => [e.n, e.status, e.description])).toEqual([[0, 'keep', 'baseline'], [1, 'rejected', 'proposal abandoned'], [2, 'keep', 'lower the printed metric']]);
-    expect(exps[1]).toMatchObject({ commit: null, reason: expect.stringMatching(/^proposal abandoned: 4 failed edits/), usage: usage(4000, 400) });
+    expect(exps.map(e => [e.n, e.status, e.description])).toEqual([
+      [0, 'keep', 'baseline'],
+      [1, 'rejected', 'proposal abandoned'],
+      [2, 'keep', 'lower the printed metric'],
+    ]);
+    expect(exps[1]).toMatchObject({
+      commit: null,
+      reason: expect.stringMatching(/^proposal abandoned: 4 failed edits/),
+      usage: usage(4000, 400),
+    });
     expect(exps[1].cost_usd).toBeCloseTo(0.012, 9);
-    expect(exps[2]).toMatchObject({ usage: usage(100_000, 10_000), proposal_meta: { model: DEFAULT_MODEL, turns: 1, failed_edits: 0 } });
+    expect(exps[2]).toMatchObject({
+      usage: usage(100_000, 10_000),
+      proposal_meta: { model: DEFAULT_MODEL, turns: 1, failed_edits: 0 },
+    });
     expect(exps[2].cost_usd).toBeCloseTo(0.3, 9);
-    expect(git(dir, 'log', '--format=%s', 'autoresearch/t1').trim().split('\n')).toEqual(['lower the printed metric', 'initial']);
+    expect(git(dir, 'log', '--format=%s', 'autoresearch/t1').trim().split('\n')).toEqual([
+      'lower the printed metric',
+      'initial',
+    ]);
     // The key appears in nothing the run wrote: journal, logs, results.tsv.
-    const files = (fs.readdirSync(dir, { recursive: true }) as string[]).map(f => path.join(dir, f)).filter(f => fs.statSync(f).isFile());
+    const files = (fs.readdirSync(dir, { recursive: true }) as string[])
+      .map(f => path.join(dir, f))
+      .filter(f => fs.statSync(f).isFile());
     expect(files.some(f => f.endsWith('journal.jsonl'))).toBe(true);
     expect(files.some(f => f.endsWith('results.tsv'))).toBe(true);
     expect(files.filter(f => fs.readFileSync(f).includes(KEY))).toEqual([]);
@@ -244,23 +366,39 @@ describe('the claude proposer', () => {
 
   it('is the CLI default when ANTHROPIC_API_KEY is set, and a refused key stops the run before anything starts', async () => {
     const env = { ANTHROPIC_BASE_URL: server.url, AUTORESEARCH_PYTHON: resolvePython() };
-    const refused = await cli(['run', dir, '--tag', 'k'], { env: { ...env, ANTHROPIC_API_KEY: 'sk-ant-api03-WRONGwrong_0123456789' } });
+    const refused = await cli(['run', dir, '--tag', 'k'], {
+      env: { ...env, ANTHROPIC_API_KEY: 'sk-ant-api03-WRONGwrong_0123456789' },
+    });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe('autoresearch: ANTHROPIC_API_KEY was refused by the API (401 authentication_error); check the key\n');
+    expect(refused.stderr).toBe(
+      'autoresearch: ANTHROPIC_API_KEY was refused by the API (401 authentication_error); check the key\n',
+    );
     expect(fs.existsSync(path.join(dir, '.autoresearch', 'k'))).toBe(false);
 
     // A training script that prints its environment must not find the key there.
-    fs.writeFileSync(path.join(dir, 'train.py'), 'import os\nprint("key:", os.environ.get("ANTHROPIC_API_KEY", "none"))\n' + standInTrain());
+    fs.writeFileSync(
+      path.join(dir, 'train.py'),
+      'import os\nprint("key:", os.environ.get("ANTHROPIC_API_KEY", "none"))\n' + standInTrain(),
+    );
     git(dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qam', 'print the environment');
     server.enqueue(turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish('deeper')));
-    const ok = await cli(['run', dir, '--tag', 'c', '--max-experiments', '1', '--model', 'claude-sonnet-5-5'], { env: { ...env, ANTHROPIC_API_KEY: KEY } });
+    const ok = await cli(['run', dir, '--tag', 'c', '--max-experiments', '1', '--model', 'claude-sonnet-5-5'], {
+      env: { ...env, ANTHROPIC_API_KEY: KEY },
+    });
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
-    expect(experiments(dir, 'c').map(e => [e.proposer, e.description])).toEqual([['baseline', 'baseline'], ['claude', 'deeper']]);
+    expect(experiments(dir, 'c').map(e => [e.proposer, e.description])).toEqual([
+      ['baseline', 'baseline'],
+      ['claude', 'deeper'],
+    ]);
     expect(ok.stdout + ok.stderr).not.toContain(KEY);
     const logs = path.join(dir, '.autoresearch', 'c', 'logs');
     expect(fs.readFileSync(path.join(logs, '0000.log'), 'utf8')).toContain('key: none');
-    for (const f of [...fs.readdirSync(logs).map(f => path.join(logs, f)), path.join(dir, '.autoresearch', 'c', 'journal.jsonl'), path.join(dir, 'results.tsv')]) {
+    for (const f of [
+      ...fs.readdirSync(logs).map(f => path.join(logs, f)),
+      path.join(dir, '.autoresearch', 'c', 'journal.jsonl'),
+      path.join(dir, 'results.tsv'),
+    ]) {
       expect(fs.readFileSync(f, 'utf8')).not.toContain(KEY);
     }
   });

@@ -5,7 +5,19 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { expectKillsResolved, inFlightAfterKill, type InFlightAtKill } from './helpers/kills';
-import { alive, cli, ENGINE, experiments, finished, git, journal, makeWorkspace, standInTrain, startCli, waitFor } from './helpers/workspace';
+import {
+  alive,
+  cli,
+  ENGINE,
+  experiments,
+  finished,
+  git,
+  journal,
+  makeWorkspace,
+  standInTrain,
+  startCli,
+  waitFor,
+} from './helpers/workspace';
 
 const RUN = ['--tag', 't1', '--max-experiments', '2'];
 
@@ -59,7 +71,11 @@ describe('autoresearch run: setup errors name the fix and change nothing', () =>
     await expectRefusal(dir, RUN, /branch autoresearch\/t1 already exists; continue it with --resume/);
   });
   it('bad front matter', async () => {
-    await expectRefusal(makeWorkspace({ program: '---\nbudget_s: fast\n---\nGo.\n' }), RUN, /bad front matter: "budget_s"/);
+    await expectRefusal(
+      makeWorkspace({ program: '---\nbudget_s: fast\n---\nGo.\n' }),
+      RUN,
+      /bad front matter: "budget_s"/,
+    );
     await expectRefusal(makeWorkspace({ program: '---\nmetrics: loss\n---\nGo.\n' }), RUN, /unknown key "metrics"/);
   });
   it('resume with nothing to resume', async () => {
@@ -89,8 +105,12 @@ describe('autoresearch run, stop, status, results', () => {
     expect(table[4]).toBe('total: 3 experiments, $0.0000, 0 tokens');
     // The stand-in's metric is deterministic: the baseline's repeats measure σ = 0, the strict rule.
     expect(table[5]).toMatch(/^noise: σ 0 over 2 repeats: a deterministic metric, any improvement is kept$/);
-    expect(table[6]).toMatch(/^trust: 5 runs: 3 first runs, 2 noise, 0 confirmation, 0 re-measures of the best \(2 spent on trust\)/);
-    expect(table[7]).toMatch(/^trust: (no confirmed gain yet \(\d keeps\)|0\.\d{4} gained in \d keeps?: [\d.]+ accelerator-min and \$0\.0000 per 0\.001)$/);
+    expect(table[6]).toMatch(
+      /^trust: 5 runs: 3 first runs, 2 noise, 0 confirmation, 0 re-measures of the best \(2 spent on trust\)/,
+    );
+    expect(table[7]).toMatch(
+      /^trust: (no confirmed gain yet \(\d keeps\)|0\.\d{4} gained in \d keeps?: [\d.]+ accelerator-min and \$0\.0000 per 0\.001)$/,
+    );
     const tsv = await cli(['results', dir, '--tsv']);
     expect(tsv.stdout).toBe(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8'));
   });
@@ -115,7 +135,10 @@ describe('autoresearch run, stop, status, results', () => {
   it('Ctrl-C in a terminal (SIGINT to the whole foreground group, pressed twice) still stops cleanly', async () => {
     const dir = makeWorkspace({ train: standInTrain({ sleep: 0.4 }) });
     // The engine leads its own group, as a shell's foreground job does; the terminal signals the group.
-    const child = spawn(process.execPath, [ENGINE, 'run', dir, '--tag', 't1'], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [ENGINE, 'run', dir, '--tag', 't1'], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const done = finished(child);
     await waitFor(() => journalHas(dir, r => r.type === 'experiment' && r.n >= 2), 30_000, 'two experiments');
     process.kill(-(child.pid as number), 'SIGINT');
@@ -139,7 +162,9 @@ describe('autoresearch run, stop, status, results', () => {
     await waitFor(() => journalHas(dir, r => r.type === 'experiment_start'), 30_000, 'the baseline to start');
     const second = await cli(['run', dir, '--tag', 't2']);
     expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(/an engine is already running on .* \(pid \d+, tag t1\); stop it with: autoresearch stop/);
+    expect(second.stderr).toMatch(
+      /an engine is already running on .* \(pid \d+, tag t1\); stop it with: autoresearch stop/,
+    );
     const status = await cli(['status', dir]);
     expect(status.stdout).toMatch(/state: +running \(engine pid \d+\)/);
     expect(status.stdout).toMatch(/in flight: +#0 baseline/);
@@ -155,7 +180,11 @@ describe('autoresearch run, stop, status, results', () => {
     const dir = makeWorkspace({ train: standInTrain({ sleep: 1.5 }) });
     const child = startCli(['run', dir, '--tag', 't1']);
     const done = finished(child);
-    await waitFor(() => journalHas(dir, r => r.type === 'experiment_start' && r.n === 2), 60_000, 'experiment 2 to start');
+    await waitFor(
+      () => journalHas(dir, r => r.type === 'experiment_start' && r.n === 2),
+      60_000,
+      'experiment 2 to start',
+    );
     await waitFor(() => runGroups(dir).length === 2, 10_000, 'the training run to start');
     const [guardGroup, commandGroup] = runGroups(dir);
     child.kill('SIGKILL');
@@ -183,7 +212,11 @@ describe('autoresearch run, stop, status, results', () => {
     const dir = makeWorkspace({ train: hangingTrain(hang) });
     const child = startCli(['run', dir, '--tag', 't1', '--sandbox', 'off', '--noise-runs', '1']);
     const done = finished(child);
-    await waitFor(() => fs.existsSync(`${hang}.pid`) && runGroups(dir).length === 2, 60_000, 'the training run to start');
+    await waitFor(
+      () => fs.existsSync(`${hang}.pid`) && runGroups(dir).length === 2,
+      60_000,
+      'the training run to start',
+    );
     const train = Number(fs.readFileSync(`${hang}.pid`, 'utf8'));
     const [guardGroup, commandGroup] = runGroups(dir);
     expect(pgidOf(train)).toBe(commandGroup);
@@ -200,7 +233,10 @@ describe('autoresearch run, stop, status, results', () => {
     const r = await cli(['run', dir, '--resume', '--max-experiments', '0']);
     expect(r.code).toBe(0);
     await waitFor(() => !alive(train), 5000, 'the orphaned training run to be killed');
-    expect(experiments(dir, 't1')[0]).toMatchObject({ status: 'interrupted', reason: expect.stringMatching(/recorded on --resume/) });
+    expect(experiments(dir, 't1')[0]).toMatchObject({
+      status: 'interrupted',
+      reason: expect.stringMatching(/recorded on --resume/),
+    });
   });
 
   it('--resume restores a results.tsv row lost between the journal write and the table write', async () => {
@@ -268,15 +304,24 @@ function pgidOf(pid: number): number {
 /** A train.py that, while the file `hang` exists, records its pid, ignores SIGTERM and sleeps past any resume. */
 function hangingTrain(hang: string): string {
   const h = JSON.stringify(hang);
-  return `import os, signal, time\nif os.path.exists(${h}):\n    signal.signal(signal.SIGTERM, signal.SIG_IGN)\n    open(${h} + ".pid", "w").write(str(os.getpid()))\n    time.sleep(300)\n` + standInTrain({ sleep: 0.2 });
+  return (
+    `import os, signal, time\nif os.path.exists(${h}):\n    signal.signal(signal.SIGTERM, signal.SIG_IGN)\n    open(${h} + ".pid", "w").write(str(os.getpid()))\n    time.sleep(300)\n` +
+    standInTrain({ sleep: 0.2 })
+  );
 }
 
 describe('autoresearch run in a terminal', () => {
   it('draws a live line with the phase, a budget bar, the time left and the last loss', async () => {
-    const dir = makeWorkspace({ program: '---\nbudget_s: 3\ntimeout_s: 20\n---\nGo.\n', train: standInTrain({ sleep: 2 }) });
+    const dir = makeWorkspace({
+      program: '---\nbudget_s: 3\ntimeout_s: 20\n---\nGo.\n',
+      train: standInTrain({ sleep: 2 }),
+    });
     // script(1) gives the engine a real pseudo-terminal, as an interactive shell would.
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(ENGINE)} run ${JSON.stringify(dir)} --tag t1 --max-experiments 0`;
-    const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, COLUMNS: '120' } });
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, COLUMNS: '120' },
+    });
     const r = await finished(child);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/\r\x1b\[2K# {2}0 {2}run \[█*░+\] \d+s left · loss 3\.2500 {2}baseline/);
@@ -295,7 +340,11 @@ describe('kill -9 at any moment', () => {
     for (const delay of delays) {
       const child = startCli(args);
       const done = finished(child);
-      await waitFor(() => journalHas(dir, r => r.type === 'run_start' && r.pid === child.pid), 20_000, 'the run to start');
+      await waitFor(
+        () => journalHas(dir, r => r.type === 'run_start' && r.pid === child.pid),
+        20_000,
+        'the run to start',
+      );
       await new Promise(r => setTimeout(r, delay));
       child.kill('SIGKILL');
       await done;
@@ -321,6 +370,8 @@ describe('kill -9 at any moment', () => {
     expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(best?.commit);
     // The branch holds exactly the kept commits on top of the initial one.
     const onBranch = git(dir, 'rev-list', 'autoresearch/t1').trim().split('\n');
-    expect(onBranch).toHaveLength(exps.filter(e => e.status === 'keep' && e.n > 0 && e.description !== 'baseline').length + 1);
+    expect(onBranch).toHaveLength(
+      exps.filter(e => e.status === 'keep' && e.n > 0 && e.description !== 'baseline').length + 1,
+    );
   });
 });

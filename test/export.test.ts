@@ -7,7 +7,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EXPERIMENT_MIME } from '../src/core/bundle';
 import { VEGALITE_MIME } from '../src/core/chart';
 import { programMarkdown } from '../src/core/notebook';
-import { cli, crashingThirdRun, experiments, makeWorkspace, ROOT, STAND_IN_PROGRAM as PROGRAM } from './helpers/workspace';
+import {
+  cli,
+  crashingThirdRun,
+  experiments,
+  makeWorkspace,
+  ROOT,
+  STAND_IN_PROGRAM as PROGRAM,
+} from './helpers/workspace';
 import { expectStaticHtml } from './helpers/static-html';
 
 /** A Python with nbformat: the project's venv (jupyter brings it), else the system's. */
@@ -16,7 +23,12 @@ function python(): string {
   return fs.existsSync(venv) ? venv : 'python3';
 }
 
-type Cell = { cell_type: string; id: string; source: string[]; outputs?: Array<{ output_type: string; data: Record<string, unknown> }> };
+type Cell = {
+  cell_type: string;
+  id: string;
+  source: string[];
+  outputs?: Array<{ output_type: string; data: Record<string, unknown> }>;
+};
 const text = (v: unknown): string => (Array.isArray(v) ? v.join('') : String(v));
 
 describe('autoresearch export', () => {
@@ -26,7 +38,18 @@ describe('autoresearch export', () => {
   beforeAll(async () => {
     const counter = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-count-'));
     dir = makeWorkspace({ program: PROGRAM, train: crashingThirdRun(counter) });
-    const run = await cli(['run', dir, '--tag', 't1', '--max-experiments', '3', '--proposer', 'offline', '--noise-runs', '1']); // the third run (experiment 2) crashes
+    const run = await cli([
+      'run',
+      dir,
+      '--tag',
+      't1',
+      '--max-experiments',
+      '3',
+      '--proposer',
+      'offline',
+      '--noise-runs',
+      '1',
+    ]); // the third run (experiment 2) crashes
     expect(run.code, run.stderr).toBe(0);
     const r = await cli(['export', dir]);
     expect(r.code, r.stderr).toBe(0);
@@ -39,15 +62,28 @@ describe('autoresearch export', () => {
   });
 
   it('passes nbformat.validate', () => {
-    const out = execFileSync(python(), ['-c', 'import sys, nbformat; nb = nbformat.read(sys.argv[1], as_version=4); nbformat.validate(nb); print("valid", nb.nbformat, nb.nbformat_minor)', path.join(dir, 't1.ipynb')], { encoding: 'utf8' });
+    const out = execFileSync(
+      python(),
+      [
+        '-c',
+        'import sys, nbformat; nb = nbformat.read(sys.argv[1], as_version=4); nbformat.validate(nb); print("valid", nb.nbformat, nb.nbformat_minor)',
+        path.join(dir, 't1.ipynb'),
+      ],
+      { encoding: 'utf8' },
+    );
     expect(out.trim()).toBe('valid 4 5');
   });
 
   it('opens with program.md as a markdown cell, front matter as a YAML block', () => {
     expect(nb.cells[0].cell_type).toBe('markdown');
     expect(text(nb.cells[0].source)).toBe(programMarkdown(PROGRAM));
-    expect(text(nb.cells[0].source)).toBe('```yaml\nbudget_s: 1\ntimeout_s: 20\n```\n\n# Tune the stand-in\n\nMake val_bpb lower.\n');
-    expect(nb.metadata).toMatchObject({ language_info: { name: 'python' }, autoresearch: { tag: 't1', metric: 'val_bpb', direction: 'lower' } });
+    expect(text(nb.cells[0].source)).toBe(
+      '```yaml\nbudget_s: 1\ntimeout_s: 20\n```\n\n# Tune the stand-in\n\nMake val_bpb lower.\n',
+    );
+    expect(nb.metadata).toMatchObject({
+      language_info: { name: 'python' },
+      autoresearch: { tag: 't1', metric: 'val_bpb', direction: 'lower' },
+    });
     expect(nb.metadata).not.toHaveProperty('kernelspec');
   });
 
@@ -70,7 +106,11 @@ describe('autoresearch export', () => {
       expect(cell.outputs).toHaveLength(1);
       const data = cell.outputs![0].data;
       expect(cell.outputs![0].output_type).toBe('display_data');
-      expect(data[EXPERIMENT_MIME]).toMatchObject({ n: exps[i].n, status: exps[i].status, description: exps[i].description });
+      expect(data[EXPERIMENT_MIME]).toMatchObject({
+        n: exps[i].n,
+        status: exps[i].status,
+        description: exps[i].description,
+      });
       const html = text(data['text/html']);
       expectStaticHtml(html);
       expect(html).toContain(`<b>#${exps[i].n}</b> <code>${exps[i].status}</code>`);

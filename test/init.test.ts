@@ -12,7 +12,12 @@ describe('autoresearch init', () => {
     const r = await cli(['init', dir, '--budget', '7']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/created .*ws from tiny-cpu \(commit [0-9a-f]{7}\); start with: autoresearch run/);
-    expect(git(dir, 'ls-files').trim().split('\n').sort()).toEqual(['.gitignore', 'prepare.py', 'program.md', 'train.py']);
+    expect(git(dir, 'ls-files').trim().split('\n').sort()).toEqual([
+      '.gitignore',
+      'prepare.py',
+      'program.md',
+      'train.py',
+    ]);
     expect(git(dir, 'rev-list', '--count', 'HEAD').trim()).toBe('1');
     expect(git(dir, 'status', '--porcelain').trim()).toBe('');
     expect(fs.readFileSync(path.join(dir, '.gitignore'), 'utf8')).toMatch(/^results\.tsv$/m);

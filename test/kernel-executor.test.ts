@@ -12,7 +12,20 @@ import { Loop } from '../src/engine/loop';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/python';
 import { kernelPid, startJupyterServer, type JupyterServer } from './helpers/jupyter-server';
-import { alive, cli, experiments, finished, git, makeWorkspace, ScriptedProposer, standInTrain, startCli, trainProposal, waitFor, waitForPid } from './helpers/workspace';
+import {
+  alive,
+  cli,
+  experiments,
+  finished,
+  git,
+  makeWorkspace,
+  ScriptedProposer,
+  standInTrain,
+  startCli,
+  trainProposal,
+  waitFor,
+  waitForPid,
+} from './helpers/workspace';
 
 let server: JupyterServer;
 
@@ -55,7 +68,7 @@ describe('the kernel executor', () => {
     const proposer = new ScriptedProposer([
       trainProposal('better', { metric: '0.900000' }),
       trainProposal('worse', { metric: '0.950000' }),
-      trainProposal('crashes', { exitCode: 3 })
+      trainProposal('crashes', { exitCode: 3 }),
     ]);
     const l = loop(dir, proposer, ex);
     const kernels = new Set<string | null>();
@@ -71,7 +84,7 @@ describe('the kernel executor', () => {
       [0, 'keep', 1.0, 'baseline'],
       [1, 'keep', 0.9, 'better'],
       [2, 'discard', 0.95, 'worse'],
-      [3, 'crash', null, 'crashes']
+      [3, 'crash', null, 'crashes'],
     ]);
     expect(exps[3].reason).toMatch(/exited with code 3: RuntimeError: stand-in failure/);
     expect(exps[3].exit_code).toBe(3);
@@ -89,11 +102,14 @@ describe('the kernel executor', () => {
   });
 
   it('kills a run that ignores SIGINT and SIGTERM at the deadline; the kernel survives and runs the next experiment', async () => {
-    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 3\nsandbox: off\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const dir = makeWorkspace({
+      program: '---\nbudget_s: 1\ntimeout_s: 3\nsandbox: off\n---\nGo.\n',
+      train: standInTrain({ metric: '1.000000' }),
+    });
     const ex = executor();
     const proposer = new ScriptedProposer([
       { description: 'hangs', rationale: '', files: { 'train.py': stubbornTrain() } },
-      trainProposal('after', { metric: '0.900000' })
+      trainProposal('after', { metric: '0.900000' }),
     ]);
     const l = loop(dir, proposer, ex);
     const kernels: Array<string | null> = [];
@@ -116,17 +132,20 @@ describe('the kernel executor', () => {
   });
 
   it('counts a kernel killed mid-experiment as a crash, kills what it left running, and runs the next experiment on a fresh kernel', async () => {
-    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const dir = makeWorkspace({
+      program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n',
+      train: standInTrain({ metric: '1.000000' }),
+    });
     const ex = executor();
     const proposer = new ScriptedProposer([
       { description: 'kernel dies', rationale: '', files: { 'train.py': slowTrain() } },
-      trainProposal('after', { metric: '0.900000' })
+      trainProposal('after', { metric: '0.900000' }),
     ]);
     const l = loop(dir, proposer, ex);
     const kernels: Array<string | null> = [];
     l.on('phase', (_n: number, phase: string) => phase === 'run' && kernels.push(ex.kernelId));
     const pidFile = path.join(dir, 'train.pid');
-    let victim: number | null = null;
+    let victim: number | null;
     try {
       const running = l.run();
       await waitForPid(pidFile);
@@ -153,14 +172,23 @@ describe('the kernel executor', () => {
   });
 
   it('attaches to an existing kernel by id; when it dies a fresh kernel of its kernelspec goes on; the engine never shuts the attached one down', async () => {
-    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const dir = makeWorkspace({
+      program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n',
+      train: standInTrain({ metric: '1.000000' }),
+    });
     const settings = serverSettings(server.url, server.token);
     const attached = await KernelAPI.startNew({ name: 'python3' }, settings);
-    const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, kernelId: attached.id, kernelName: 'ignored-once-attached', graceS: 1 });
+    const ex = new KernelExecutor({
+      serverUrl: server.url,
+      token: server.token,
+      kernelId: attached.id,
+      kernelName: 'ignored-once-attached',
+      graceS: 1,
+    });
     const proposer = new ScriptedProposer([
       trainProposal('in the attached kernel', { metric: '0.950000' }),
       { description: 'kernel dies', rationale: '', files: { 'train.py': slowTrain() } },
-      trainProposal('after', { metric: '0.900000' })
+      trainProposal('after', { metric: '0.900000' }),
     ]);
     const l = loop(dir, proposer, ex);
     const kernels: Array<string | null> = [];
@@ -183,7 +211,7 @@ describe('the kernel executor', () => {
       ['baseline', 'keep'],
       ['in the attached kernel', 'keep'],
       ['kernel dies', 'crash'],
-      ['after', 'keep']
+      ['after', 'keep'],
     ]);
     // The baseline's run phase starts before the executor has attached.
     expect(kernels).toEqual([null, attached.id, attached.id, fresh]);
@@ -198,13 +226,32 @@ describe('the kernel executor', () => {
 
   it('refuses --kernel-id of a kernel that does not exist, in one line', async () => {
     const dir = makeWorkspace();
-    const r = await cli(['run', dir, '--tag', 'k1', '--proposer', 'offline', '--executor', 'kernel', '--server-url', server.url, '--token', server.token, '--kernel-id', '00000000-0000-0000-0000-000000000000']);
+    const r = await cli([
+      'run',
+      dir,
+      '--tag',
+      'k1',
+      '--proposer',
+      'offline',
+      '--executor',
+      'kernel',
+      '--server-url',
+      server.url,
+      '--token',
+      server.token,
+      '--kernel-id',
+      '00000000-0000-0000-0000-000000000000',
+    ]);
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toMatch(/^autoresearch: there is no kernel 00000000-0000-0000-0000-000000000000 on http:\/\/127\.0\.0\.1:\d+\/: pass the id of a running kernel .+$/);
+    expect(r.stderr.trim()).toMatch(
+      /^autoresearch: there is no kernel 00000000-0000-0000-0000-000000000000 on http:\/\/127\.0\.0\.1:\d+\/: pass the id of a running kernel .+$/,
+    );
   });
 
   it('keeps reporting activity while a run prints nothing, so idle cullers outside the server see it busy', async () => {
-    const dir = makeWorkspace({ train: 'import time\nprint("started", flush=True)\ntime.sleep(4)\n' + standInTrain({ metric: '1.000000' }) });
+    const dir = makeWorkspace({
+      train: 'import time\nprint("started", flush=True)\ntime.sleep(4)\n' + standInTrain({ metric: '1.000000' }),
+    });
     const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, graceS: 1, heartbeatS: 0.5 });
     const logFile = path.join(dir, '.autoresearch', 'quiet.log');
     fs.mkdirSync(path.dirname(logFile), { recursive: true });
@@ -232,7 +279,22 @@ describe('the kernel executor', () => {
 
   it('runs from the bundled command with --executor kernel, and shuts its kernel down at the end', async () => {
     const dir = makeWorkspace();
-    const r = await cli(['run', dir, '--tag', 'k1', '--proposer', 'offline', '--max-experiments', '1', '--executor', 'kernel', '--server-url', server.url, '--token', server.token]);
+    const r = await cli([
+      'run',
+      dir,
+      '--tag',
+      'k1',
+      '--proposer',
+      'offline',
+      '--max-experiments',
+      '1',
+      '--executor',
+      'kernel',
+      '--server-url',
+      server.url,
+      '--token',
+      server.token,
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     // No connection chatter from @jupyterlab/services in the terminal output.
@@ -241,29 +303,60 @@ describe('the kernel executor', () => {
     expect(exps).toHaveLength(2);
     expect(exps[0]).toMatchObject({ status: 'keep', description: 'baseline' });
     expect(fs.readFileSync(exps[0].log_path as string, 'utf8')).toContain('loss 3.2500');
-    const kernels = (await (await fetch(`${server.url}api/kernels`, { headers: { Authorization: `token ${server.token}` } })).json()) as unknown[];
+    const kernels = (await (
+      await fetch(`${server.url}api/kernels`, { headers: { Authorization: `token ${server.token}` } })
+    ).json()) as unknown[];
     expect(kernels).toEqual([]);
   });
 
   it('refuses --executor kernel without a server, in one line', async () => {
     const dir = makeWorkspace();
-    const r = await cli(['run', dir, '--tag', 'k1', '--proposer', 'offline', '--executor', 'kernel'], { env: { JUPYTER_SERVER_URL: '' } });
+    const r = await cli(['run', dir, '--tag', 'k1', '--proposer', 'offline', '--executor', 'kernel'], {
+      env: { JUPYTER_SERVER_URL: '' },
+    });
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe('autoresearch: --executor kernel needs a Jupyter server: pass --server-url URL (or set JUPYTER_SERVER_URL) and --token T (or JUPYTER_TOKEN)');
+    expect(r.stderr.trim()).toBe(
+      'autoresearch: --executor kernel needs a Jupyter server: pass --server-url URL (or set JUPYTER_SERVER_URL) and --token T (or JUPYTER_TOKEN)',
+    );
   });
 
   it('stops with one line when the server cannot start a kernel', async () => {
     const dir = makeWorkspace();
-    const r = await cli(['run', dir, '--tag', 'k1', '--proposer', 'offline', '--executor', 'kernel', '--server-url', server.url, '--token', server.token, '--kernel', 'no-such-kernel']);
+    const r = await cli([
+      'run',
+      dir,
+      '--tag',
+      'k1',
+      '--proposer',
+      'offline',
+      '--executor',
+      'kernel',
+      '--server-url',
+      server.url,
+      '--token',
+      server.token,
+      '--kernel',
+      'no-such-kernel',
+    ]);
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toMatch(/^autoresearch: cannot start a "no-such-kernel" kernel on http:\/\/127\.0\.0\.1:\d+\/: .+$/);
+    expect(r.stderr.trim()).toMatch(
+      /^autoresearch: cannot start a "no-such-kernel" kernel on http:\/\/127\.0\.0\.1:\d+\/: .+$/,
+    );
   });
 
   it('a stop interrupts the run: the experiment is recorded as interrupted, its group dies, the kernel lives on', async () => {
-    const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const dir = makeWorkspace({
+      program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n',
+      train: standInTrain({ metric: '1.000000' }),
+    });
     const ex = executor();
     const controller = new AbortController();
-    const l = loop(dir, new ScriptedProposer([{ description: 'stopped', rationale: '', files: { 'train.py': slowTrain() } }]), ex, controller.signal);
+    const l = loop(
+      dir,
+      new ScriptedProposer([{ description: 'stopped', rationale: '', files: { 'train.py': slowTrain() } }]),
+      ex,
+      controller.signal,
+    );
     const pidFile = path.join(dir, 'train.pid');
     try {
       const running = l.run();
@@ -293,10 +386,20 @@ describe('the kernel executor', () => {
       expect(await kernelReady(kernel, 90)).toBe(true);
       const reports: KernelReport[] = [];
       // Nobody interrupts this run: only the runner's own backstop (2 s) can end it.
-      const future = kernel.requestExecute({ code: runnerCode({ guard: { cmd: `"${resolvePython()}" train.py`, sandbox: 'off' }, cwd, env: {}, graceS: 1, nonce: 'n1', backstopS: 2 }) });
+      const future = kernel.requestExecute({
+        code: runnerCode({
+          guard: { cmd: `"${resolvePython()}" train.py`, sandbox: 'off' },
+          cwd,
+          env: {},
+          graceS: 1,
+          nonce: 'n1',
+          backstopS: 2,
+        }),
+      });
       future.onIOPub = (msg: KernelMessage.IIOPubMessage) => {
         if (msg.header.msg_type === 'display_data') {
-          const r = (msg.content as KernelMessage.IDisplayDataMsg['content']).data[RUN_MIME] as KernelReport | undefined;
+          const r = (msg.content as KernelMessage.IDisplayDataMsg['content']).data[RUN_MIME] as
+            KernelReport | undefined;
           if (r) reports.push(r);
         }
       };
@@ -318,10 +421,25 @@ describe('the kernel executor', () => {
 
   it('after a kill -9 of the engine, the next one interrupts the run left on the kernel and shuts that kernel down', async () => {
     // The first run of train.py (the baseline) takes a minute; the re-run after the resume is quick.
-    const train = 'import os, time\nif os.path.exists("slow"):\n    os.remove("slow")\n    open("train.pid", "w").write(str(os.getpid()))\n    time.sleep(60)\n' + standInTrain({ metric: '1.000000' });
+    const train =
+      'import os, time\nif os.path.exists("slow"):\n    os.remove("slow")\n    open("train.pid", "w").write(str(os.getpid()))\n    time.sleep(60)\n' +
+      standInTrain({ metric: '1.000000' });
     const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 120\nsandbox: off\n---\nGo.\n', train });
     fs.writeFileSync(path.join(dir, 'slow'), '');
-    const args = ['run', dir, '--tag', 'k9', '--proposer', 'offline', '--executor', 'kernel', '--server-url', server.url, '--token', server.token];
+    const args = [
+      'run',
+      dir,
+      '--tag',
+      'k9',
+      '--proposer',
+      'offline',
+      '--executor',
+      'kernel',
+      '--server-url',
+      server.url,
+      '--token',
+      server.token,
+    ];
     const engine = startCli([...args, '--max-experiments', '0']);
     const pidFile = path.join(dir, 'train.pid');
     const training = await waitForPid(pidFile, 'the baseline to start training');

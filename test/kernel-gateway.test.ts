@@ -16,7 +16,19 @@ import { Loop } from '../src/engine/loop';
 import { resolvePython } from '../src/engine/python';
 import { startGatewayServer, startHiddenGateway, type Gateway, type Service } from './helpers/kernel-gateway';
 import { kernelPid } from './helpers/jupyter-server';
-import { alive, cli, experiments, git, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor, waitForPid, type WorkspaceFiles } from './helpers/workspace';
+import {
+  alive,
+  cli,
+  experiments,
+  git,
+  makeWorkspace,
+  ScriptedProposer,
+  standInTrain,
+  trainProposal,
+  waitFor,
+  waitForPid,
+  type WorkspaceFiles,
+} from './helpers/workspace';
 
 let base: string;
 let hidden: string;
@@ -81,7 +93,7 @@ function remoteTrain(): string {
       'open(_runs, "a").write("run\\n")',
       'print("cwd:", os.getcwd())',
       'print("cached runs before this one:", _before)',
-      `print("hidden folder visible:", os.path.exists(${JSON.stringify(hidden)}) and bool(os.listdir(${JSON.stringify(hidden)})))`
+      `print("hidden folder visible:", os.path.exists(${JSON.stringify(hidden)}) and bool(os.listdir(${JSON.stringify(hidden)})))`,
     ].join('\n') +
     '\n' +
     standInTrain({ sleep: 0.2 })
@@ -99,7 +111,24 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
   it('ships the workspace and runs 3 experiments from the command line; the prepared-data cache stays between them', async () => {
     const dir = hiddenWorkspace({ train: remoteTrain() });
     // One run per experiment (the strict rule): the log of experiment i counts i runs before it.
-    const r = await cli(['run', dir, '--tag', 'gw', '--proposer', 'offline', '--max-experiments', '3', '--noise-runs', '1', '--executor', 'kernel', '--server-url', server.url, '--token', server.token]);
+    const r = await cli([
+      'run',
+      dir,
+      '--tag',
+      'gw',
+      '--proposer',
+      'offline',
+      '--max-experiments',
+      '3',
+      '--noise-runs',
+      '1',
+      '--executor',
+      'kernel',
+      '--server-url',
+      server.url,
+      '--token',
+      server.token,
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const exps = experiments(dir, 'gw');
@@ -108,7 +137,12 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
     const logs = exps.map(e => fs.readFileSync(e.log_path as string, 'utf8'));
     const shipRoot = path.join(gateway.home, '.autoresearch', 'workspaces');
     logs.forEach((log, i) => {
-      expect(log).toMatch(new RegExp(`^\\[autoresearch\\] workspace shipped to [^:]+:${shipRoot}/${path.basename(dir)}-[0-9a-f]{16} \\(`, 'm'));
+      expect(log).toMatch(
+        new RegExp(
+          `^\\[autoresearch\\] workspace shipped to [^:]+:${shipRoot}/${path.basename(dir)}-[0-9a-f]{16} \\(`,
+          'm',
+        ),
+      );
       expect(log).toMatch(new RegExp(`^cwd: ${shipRoot}/${path.basename(dir)}-[0-9a-f]{16}$`, 'm'));
       expect(log).toContain(`cached runs before this one: ${i}`);
       expect(log).toContain('hidden folder visible: False');
@@ -119,7 +153,9 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
     for (const log of logs.slice(1)) expect(log).toContain('(1 file sent');
     // The engine's state stays on its side.
     expect(fs.existsSync(path.join(dir, 'results.tsv'))).toBe(true);
-    const kernels = (await (await fetch(`${server.url}api/kernels`, { headers: { Authorization: `token ${server.token}` } })).json()) as unknown[];
+    const kernels = (await (
+      await fetch(`${server.url}api/kernels`, { headers: { Authorization: `token ${server.token}` } })
+    ).json()) as unknown[];
     expect(kernels).toEqual([]);
   });
 
@@ -135,7 +171,8 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
     const b = hiddenWorkspace();
     const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, graceS: 1 });
     const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-gw-logs-'));
-    const list = 'find . -path ./.autoresearch-ship.json -prune -o -type f -print | sort; cat data/keep.txt; [ -x run.sh ] && ./run.sh || echo "run.sh not executable"';
+    const list =
+      'find . -path ./.autoresearch-ship.json -prune -o -type f -print | sort; cat data/keep.txt; [ -x run.sh ] && ./run.sh || echo "run.sh not executable"';
     const runIn = async (cwd: string, name: string) => {
       const log = new LogCapture(path.join(logDir, name));
       const outcome = await ex.run({ cwd, command: list, timeoutS: 60, log });
@@ -186,16 +223,23 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
     const r = await fetch(`${server.url}autoresearch/runs`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ path: rel, tag: 'panel', proposer: 'offline', kernel: 'python3', max_experiments: 2 })
+      body: JSON.stringify({ path: rel, tag: 'panel', proposer: 'offline', kernel: 'python3', max_experiments: 2 }),
     });
     const started = (await r.json()) as { pid: number; log: string };
     expect(r.status, JSON.stringify(started)).toBe(202);
     const journal = path.join(dir, '.autoresearch', 'panel', 'journal.jsonl');
-    await waitFor(() => fs.existsSync(journal) && fs.readFileSync(journal, 'utf8').includes('"run_end"'), 90_000, 'the run to end');
+    await waitFor(
+      () => fs.existsSync(journal) && fs.readFileSync(journal, 'utf8').includes('"run_end"'),
+      90_000,
+      'the run to end',
+    );
     const exps = experiments(dir, 'panel');
     expect(exps.map(e => e.status).filter(s => s !== 'keep' && s !== 'discard')).toEqual([]);
     expect(exps).toHaveLength(3);
-    for (const e of exps) expect(fs.readFileSync(e.log_path as string, 'utf8')).toMatch(/^\[autoresearch\] workspace shipped to .+\/\.autoresearch\/workspaces\//m);
+    for (const e of exps)
+      expect(fs.readFileSync(e.log_path as string, 'utf8')).toMatch(
+        /^\[autoresearch\] workspace shipped to .+\/\.autoresearch\/workspaces\//m,
+      );
     // The engine was told this server's loopback URL; the token reached it in its environment only.
     const engineLog = fs.readFileSync(path.join(base, started.log), 'utf8');
     expect(engineLog).toContain('--executor kernel');
@@ -204,14 +248,27 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
   });
 
   it('a remote kernel killed mid-experiment is a crash; its run is killed and a fresh kernel goes on in the same shipped folder', async () => {
-    const dir = hiddenWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n', train: standInTrain({ metric: '1.000000' }) });
+    const dir = hiddenWorkspace({
+      program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n',
+      train: standInTrain({ metric: '1.000000' }),
+    });
     const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, graceS: 1 });
     const slow = 'import os\nopen("train.pid", "w").write(str(os.getpid()))\n' + standInTrain({ sleep: 60 });
-    const proposer = new ScriptedProposer([{ description: 'kernel dies', rationale: '', files: { 'train.py': slow } }, trainProposal('after', { metric: '0.900000' })]);
-    const l = new Loop({ dir, tag: 'gk', proposer, executor: ex, python: resolvePython(), signal: new AbortController().signal });
+    const proposer = new ScriptedProposer([
+      { description: 'kernel dies', rationale: '', files: { 'train.py': slow } },
+      trainProposal('after', { metric: '0.900000' }),
+    ]);
+    const l = new Loop({
+      dir,
+      tag: 'gk',
+      proposer,
+      executor: ex,
+      python: resolvePython(),
+      signal: new AbortController().signal,
+    });
     const kernels: Array<string | null> = [];
     l.on('phase', (_n: number, phase: string) => phase === 'judge' && kernels.push(ex.kernelId));
-    let pidFile = '';
+    let pidFile: string;
     try {
       const running = l.run();
       await waitFor(() => kernels.length === 1 && ex.lastWorkdir !== null, 60_000, 'the baseline to end');
@@ -234,4 +291,3 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
     expect(fs.readFileSync(after.log_path as string, 'utf8')).toMatch(/\(1 file sent/);
   });
 });
-

@@ -19,7 +19,7 @@ function connection(answerAfter: number): { kernel: Kernel.IKernelConnection; re
     reconnect: async () => {
       reconnects += 1;
       if (reconnects >= answerAfter) info.resolve({} as KernelInfo);
-    }
+    },
   } as unknown as Kernel.IKernelConnection;
   return { kernel, reconnects: () => reconnects };
 }

@@ -8,10 +8,29 @@ import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Loop, type LoopOptions } from '../src/engine/loop';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/python';
-import { alive, cli, experiments, git, journal, makeWorkspace, ScriptedProposer, standInTrain, trainProposal, waitFor } from './helpers/workspace';
+import {
+  alive,
+  cli,
+  experiments,
+  git,
+  journal,
+  makeWorkspace,
+  ScriptedProposer,
+  standInTrain,
+  trainProposal,
+  waitFor,
+} from './helpers/workspace';
 
 function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {}): Loop {
-  return new Loop({ dir, tag: 't1', proposer, executor: new SubprocessExecutor(1), python: resolvePython(), signal: new AbortController().signal, ...extra });
+  return new Loop({
+    dir,
+    tag: 't1',
+    proposer,
+    executor: new SubprocessExecutor(1),
+    python: resolvePython(),
+    signal: new AbortController().signal,
+    ...extra,
+  });
 }
 
 describe('the loop', () => {
@@ -21,7 +40,7 @@ describe('the loop', () => {
       trainProposal('better', { metric: '0.900000' }),
       trainProposal('worse', { metric: '0.950000' }),
       trainProposal('crashes', { exitCode: 3 }),
-      trainProposal('better again', { metric: '0.850000' })
+      trainProposal('better again', { metric: '0.850000' }),
     ]);
     const end = await loop(dir, proposer).run();
     expect(end).toMatchObject({ reason: 'exhausted', best_metric: 0.85 });
@@ -32,7 +51,7 @@ describe('the loop', () => {
       [1, 'keep', 0.9, 'better'],
       [2, 'discard', 0.95, 'worse'],
       [3, 'crash', null, 'crashes'],
-      [4, 'keep', 0.85, 'better again']
+      [4, 'keep', 0.85, 'better again'],
     ]);
     expect(exps[2]).toMatchObject({ best_before: 0.9, parent_commit: exps[1].commit });
     expect(exps[2].delta).toBeCloseTo(0.05, 9);
@@ -45,7 +64,11 @@ describe('the loop', () => {
     expect(fs.readFileSync(exps[1].log_path as string, 'utf8')).toContain('loss 3.2500');
 
     // The branch holds the baseline and the kept commits only; the tree is clean at the best.
-    expect(git(dir, 'log', '--format=%s', 'autoresearch/t1').trim().split('\n')).toEqual(['better again', 'better', 'initial']);
+    expect(git(dir, 'log', '--format=%s', 'autoresearch/t1').trim().split('\n')).toEqual([
+      'better again',
+      'better',
+      'initial',
+    ]);
     expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(exps[4].commit);
     expect(git(dir, 'status', '--porcelain').trim()).toBe('');
     expect(git(dir, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('autoresearch/t1');
@@ -57,7 +80,14 @@ describe('the loop', () => {
     const tsv = fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8');
     const c = (i: number) => (exps[i].commit as string).slice(0, 7);
     expect(tsv).toBe(
-      [RESULTS_HEADER, `${c(0)}\t1.000000\t2.0\tkeep\tbaseline`, `${c(1)}\t0.900000\t2.0\tkeep\tbetter`, `${c(2)}\t0.950000\t2.0\tdiscard\tworse`, `${c(3)}\t0.000000\t0.0\tcrash\tcrashes`, `${c(4)}\t0.850000\t2.0\tkeep\tbetter again`].join('\n') + '\n'
+      [
+        RESULTS_HEADER,
+        `${c(0)}\t1.000000\t2.0\tkeep\tbaseline`,
+        `${c(1)}\t0.900000\t2.0\tkeep\tbetter`,
+        `${c(2)}\t0.950000\t2.0\tdiscard\tworse`,
+        `${c(3)}\t0.000000\t0.0\tcrash\tcrashes`,
+        `${c(4)}\t0.850000\t2.0\tkeep\tbetter again`,
+      ].join('\n') + '\n',
     );
     const records = journal(dir, 't1');
     expect(records[0].type).toBe('run_start');
@@ -79,7 +109,10 @@ describe('the loop', () => {
 
   it('counts a run with no summary block, or a NaN metric, as a crash', async () => {
     const dir = makeWorkspace();
-    const proposer = new ScriptedProposer([trainProposal('silent', { noSummary: true }), trainProposal('diverges', { metric: 'nan' })]);
+    const proposer = new ScriptedProposer([
+      trainProposal('silent', { noSummary: true }),
+      trainProposal('diverges', { metric: 'nan' }),
+    ]);
     await loop(dir, proposer).run();
     const [, silent, nan] = experiments(dir, 't1');
     expect(silent).toMatchObject({ status: 'crash', reason: expect.stringMatching(/no summary block/) });
@@ -93,7 +126,7 @@ describe('the loop', () => {
       { description: 'escape', rationale: '', files: { '../outside.py': 'x = 1\n' } },
       { description: 'other file', rationale: '', files: { 'notes.txt': 'changed\n' } },
       { description: 'broken', rationale: '', files: { 'train.py': 'def f(:\n' } },
-      { description: 'nothing', rationale: '', files: { 'train.py': standInTrain() } }
+      { description: 'nothing', rationale: '', files: { 'train.py': standInTrain() } },
     ]);
     await loop(dir, proposer).run();
     const exps = experiments(dir, 't1').slice(1);
@@ -115,7 +148,10 @@ describe('the loop', () => {
   it('rejects a run that changes a read-only file while training (unsandboxed: the hash check)', async () => {
     const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 20\nsandbox: off\n---\nGo.\n' });
     const sneaky = standInTrain() + 'open("prepare.py", "a").write("# sneaky\\n")\n';
-    await loop(dir, new ScriptedProposer([{ description: 'sneaky', rationale: '', files: { 'train.py': sneaky } }])).run();
+    await loop(
+      dir,
+      new ScriptedProposer([{ description: 'sneaky', rationale: '', files: { 'train.py': sneaky } }]),
+    ).run();
     const [, r] = experiments(dir, 't1');
     expect(r).toMatchObject({ status: 'rejected', reason: 'read-only prepare.py changed during the run' });
     expect(fs.readFileSync(path.join(dir, 'prepare.py'), 'utf8')).not.toContain('sneaky');
@@ -124,23 +160,36 @@ describe('the loop', () => {
   it('in the sandbox, a run cannot change a read-only file at all: the write fails and the experiment is a crash', async () => {
     const dir = makeWorkspace();
     const sneaky = standInTrain() + 'open("prepare.py", "a").write("# sneaky\\n")\n';
-    await loop(dir, new ScriptedProposer([{ description: 'sneaky', rationale: '', files: { 'train.py': sneaky } }])).run();
+    await loop(
+      dir,
+      new ScriptedProposer([{ description: 'sneaky', rationale: '', files: { 'train.py': sneaky } }]),
+    ).run();
     const [, r] = experiments(dir, 't1');
     expect(r).toMatchObject({ status: 'crash', reason: expect.stringMatching(/Read-only file system: 'prepare.py'/) });
-    expect(journal(dir, 't1').filter(x => x.type === 'run').every(x => x.type === 'run' && x.sandbox === 'on')).toBe(true);
+    expect(
+      journal(dir, 't1')
+        .filter(x => x.type === 'run')
+        .every(x => x.type === 'run' && x.sandbox === 'on'),
+    ).toBe(true);
     expect(fs.readFileSync(path.join(dir, 'prepare.py'), 'utf8')).not.toContain('sneaky');
   });
 
   it('follows the front matter: another metric, higher is better, another command and editable list', async () => {
-    const program = '---\nmetric: accuracy\ndirection: higher\nbudget_s: 1\nrun: python model.py --fast\neditable: [model.py]\nreadonly: []\n---\nRaise accuracy.\n';
-    const model = (acc: string) => `import sys\nassert sys.argv[1] == "--fast"\nprint("---")\nprint("accuracy: ${acc}")\n`;
+    const program =
+      '---\nmetric: accuracy\ndirection: higher\nbudget_s: 1\nrun: python model.py --fast\neditable: [model.py]\nreadonly: []\n---\nRaise accuracy.\n';
+    const model = (acc: string) =>
+      `import sys\nassert sys.argv[1] == "--fast"\nprint("---")\nprint("accuracy: ${acc}")\n`;
     const dir = makeWorkspace({ program, train: null, prepare: null, extra: { 'model.py': model('0.5') } });
     const proposer = new ScriptedProposer([
       { description: 'up', rationale: '', files: { 'model.py': model('0.7') } },
-      { description: 'down', rationale: '', files: { 'model.py': model('0.6') } }
+      { description: 'down', rationale: '', files: { 'model.py': model('0.6') } },
     ]);
     await loop(dir, proposer).run();
-    expect(experiments(dir, 't1').map(e => [e.status, e.metric])).toEqual([['keep', 0.5], ['keep', 0.7], ['discard', 0.6]]);
+    expect(experiments(dir, 't1').map(e => [e.status, e.metric])).toEqual([
+      ['keep', 0.5],
+      ['keep', 0.7],
+      ['discard', 0.6],
+    ]);
   });
 
   it('stops cleanly on abort mid-run: interrupted, reset to the best, tree clean', async () => {
@@ -160,13 +209,18 @@ describe('the loop', () => {
 
   it('ends with a clear error when the baseline crashes, and --resume retries the baseline', async () => {
     const dir = makeWorkspace({ train: standInTrain({ exitCode: 1 }) });
-    await expect(loop(dir, new ScriptedProposer([])).run()).rejects.toThrow(/the baseline crashed \(exited with code 1: RuntimeError: stand-in failure\); fix train.py/);
+    await expect(loop(dir, new ScriptedProposer([])).run()).rejects.toThrow(
+      /the baseline crashed \(exited with code 1: RuntimeError: stand-in failure\); fix train.py/,
+    );
     expect(journal(dir, 't1').at(-1)).toMatchObject({ type: 'run_end', reason: 'error' });
     // The researcher fixes train.py, commits, and resumes: the next experiment is a baseline again.
     fs.writeFileSync(path.join(dir, 'train.py'), standInTrain({ metric: '1.5' }));
     git(dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qam', 'fix');
     await loop(dir, new ScriptedProposer([]), { resume: true }).run();
-    expect(experiments(dir, 't1').map(e => [e.n, e.status, e.description])).toEqual([[0, 'crash', 'baseline'], [1, 'keep', 'baseline']]);
+    expect(experiments(dir, 't1').map(e => [e.n, e.status, e.description])).toEqual([
+      [0, 'crash', 'baseline'],
+      [1, 'keep', 'baseline'],
+    ]);
   });
 });
 
@@ -190,13 +244,14 @@ describe('the budget trained', () => {
   // A 2 s budget: the fixed 0.3 s is under half of it (the rule's floor), and a loop that honours it
   // would need a 6 s step to pass the rule's ceiling (2 × 1.5 + 5), so load cannot flip either side.
   const PROGRAM = '---\nbudget_s: 2\ntimeout_s: 20\n---\nGo.\n';
-  const WARNING = /budget ignored: the run trained 0\.\d s \(its training_seconds\) for a budget of 2 s; make train\.py train for AUTORESEARCH_BUDGET_S seconds/;
+  const WARNING =
+    /budget ignored: the run trained 0\.\d s \(its training_seconds\) for a budget of 2 s; make train\.py train for AUTORESEARCH_BUDGET_S seconds/;
 
   it('warns in the run log about a run that ignores AUTORESEARCH_BUDGET_S, and only about it', async () => {
     const dir = makeWorkspace({ program: PROGRAM, train: timedTrain(honours, '1.000000') });
     const proposer = new ScriptedProposer([
       { description: 'fixed budget', rationale: '', files: { 'train.py': timedTrain('0.3', '0.900000') } },
-      { description: 'budget from the engine', rationale: '', files: { 'train.py': timedTrain(honours, '0.800000') } }
+      { description: 'budget from the engine', rationale: '', files: { 'train.py': timedTrain(honours, '0.800000') } },
     ]);
     const l = loop(dir, proposer, { overrides: { noise_runs: 1 } });
     const notes: string[] = [];
@@ -204,7 +259,11 @@ describe('the budget trained', () => {
     await l.run();
 
     const exps = experiments(dir, 't1');
-    expect(exps.map(e => [e.description, e.status])).toEqual([['baseline', 'keep'], ['fixed budget', 'keep'], ['budget from the engine', 'keep']]);
+    expect(exps.map(e => [e.description, e.status])).toEqual([
+      ['baseline', 'keep'],
+      ['fixed budget', 'keep'],
+      ['budget from the engine', 'keep'],
+    ]);
     expect(exps[0].summary.training_seconds).toBeGreaterThanOrEqual(2);
     expect(exps[1].summary.training_seconds).toBeLessThan(1);
     // One note (other notes, such as the sandbox's, aside), for #1 only.
@@ -212,9 +271,15 @@ describe('the budget trained', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(new RegExp(`^#1: ${WARNING.source}`));
     // The run's log ends with it, as one line; the honouring runs' logs have no such line.
-    const logTail = (e: ExperimentRecord) => fs.readFileSync(e.log_path as string, 'utf8').trimEnd().split('\n').at(-1);
+    const logTail = (e: ExperimentRecord) =>
+      fs
+        .readFileSync(e.log_path as string, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .at(-1);
     expect(logTail(exps[1])).toBe(`autoresearch: ${warnings[0].replace(/^#1: /, '')}`);
-    for (const e of [exps[0], exps[2]]) expect(fs.readFileSync(e.log_path as string, 'utf8')).not.toMatch(/budget ignored/);
+    for (const e of [exps[0], exps[2]])
+      expect(fs.readFileSync(e.log_path as string, 'utf8')).not.toMatch(/budget ignored/);
   });
 
   it('the command line prints the warning once, above the line of its experiment', async () => {
@@ -234,7 +299,13 @@ describe('stop conditions', () => {
   it('--hours stops starting experiments once the time is up', async () => {
     const hours = 1.5 / 3600;
     const dir = makeWorkspace({ train: standInTrain({ sleep: 0.5 }) });
-    const end = await loop(dir, new ScriptedProposer(Array.from({ length: 50 }, (_, i) => trainProposal(`p${i}`, { metric: String(2 + i), sleep: 0.5 }))), { hours, overrides: { noise_runs: 1 } }).run();
+    const end = await loop(
+      dir,
+      new ScriptedProposer(
+        Array.from({ length: 50 }, (_, i) => trainProposal(`p${i}`, { metric: String(2 + i), sleep: 0.5 })),
+      ),
+      { hours, overrides: { noise_runs: 1 } },
+    ).run();
     // Asserted from the journal's own timestamps, not from how many experiments fit in 1.5 s
     // (that count depends on the machine's load). The loop fixes its deadline after writing
     // run_start and before the baseline's experiment_start, so it lies between those two plus 1.5 s.
@@ -254,7 +325,11 @@ describe('stop conditions', () => {
 
   it('--max-experiments counts proposals, not the baseline', async () => {
     const dir = makeWorkspace();
-    const end = await loop(dir, new ScriptedProposer(Array.from({ length: 5 }, (_, i) => trainProposal(`p${i}`, { metric: String(2 + i) }))), { maxExperiments: 2 }).run();
+    const end = await loop(
+      dir,
+      new ScriptedProposer(Array.from({ length: 5 }, (_, i) => trainProposal(`p${i}`, { metric: String(2 + i) }))),
+      { maxExperiments: 2 },
+    ).run();
     expect(end.reason).toBe('max-experiments');
     expect(experiments(dir, 't1').map(e => e.description)).toEqual(['baseline', 'p0', 'p1']);
   });

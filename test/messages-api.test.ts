@@ -11,8 +11,8 @@ const FINISH_TOOL = {
   input_schema: {
     type: 'object' as const,
     properties: { description: { type: 'string' }, rationale: { type: 'string' } },
-    required: ['description', 'rationale']
-  }
+    required: ['description', 'rationale'],
+  },
 };
 const USER = [{ role: 'user' as const, content: 'Propose the next experiment.' }];
 
@@ -39,10 +39,19 @@ describe('Messages API stand-in with the real SDK', () => {
       type: 'message',
       content: [
         { type: 'text', text: 'Raising the learning rate.' },
-        { type: 'tool_use', name: 'finish_experiment', input: { description: 'lr 0.04', rationale: 'loss still falling' } }
-      ]
+        {
+          type: 'tool_use',
+          name: 'finish_experiment',
+          input: { description: 'lr 0.04', rationale: 'loss still falling' },
+        },
+      ],
     });
-    const msg = await client().messages.create({ model: MODEL, max_tokens: 1024, tools: [EDIT_TOOL, FINISH_TOOL], messages: USER });
+    const msg = await client().messages.create({
+      model: MODEL,
+      max_tokens: 1024,
+      tools: [EDIT_TOOL, FINISH_TOOL],
+      messages: USER,
+    });
     expect(msg.type).toBe('message');
     expect(msg.role).toBe('assistant');
     expect(msg.model).toBe(MODEL);
@@ -65,14 +74,26 @@ describe('Messages API stand-in with the real SDK', () => {
   it('honours scripted ids, stop_reason and usage', async () => {
     server.enqueue({
       type: 'message',
-      content: [{ type: 'tool_use', id: 'toolu_fixed', name: 'str_replace_based_edit_tool', input: { command: 'view', path: 'train.py' } }],
+      content: [
+        {
+          type: 'tool_use',
+          id: 'toolu_fixed',
+          name: 'str_replace_based_edit_tool',
+          input: { command: 'view', path: 'train.py' },
+        },
+      ],
       stop_reason: 'max_tokens',
-      usage: { input_tokens: 1234, output_tokens: 56, cache_read_input_tokens: 7 }
+      usage: { input_tokens: 1234, output_tokens: 56, cache_read_input_tokens: 7 },
     });
     const msg = await client().messages.create({ model: MODEL, max_tokens: 50, tools: [EDIT_TOOL], messages: USER });
     expect(msg.stop_reason).toBe('max_tokens');
     expect(msg.content[0]).toMatchObject({ id: 'toolu_fixed', input: { command: 'view', path: 'train.py' } });
-    expect(msg.usage).toMatchObject({ input_tokens: 1234, output_tokens: 56, cache_read_input_tokens: 7, cache_creation_input_tokens: 0 });
+    expect(msg.usage).toMatchObject({
+      input_tokens: 1234,
+      output_tokens: 56,
+      cache_read_input_tokens: 7,
+      cache_creation_input_tokens: 0,
+    });
   });
 
   it('streams text and tool input; finalMessage() reassembles them', async () => {
@@ -81,29 +102,33 @@ describe('Messages API stand-in with the real SDK', () => {
       type: 'message',
       content: [
         { type: 'text', text: 'I will double the learning rate, since the loss curve is still steep.' },
-        { type: 'tool_use', name: 'str_replace_based_edit_tool', input }
-      ]
+        { type: 'tool_use', name: 'str_replace_based_edit_tool', input },
+      ],
     });
     const stream = client().messages.stream({ model: MODEL, max_tokens: 1024, tools: [EDIT_TOOL], messages: USER });
     const events: string[] = [];
     const jsonPieces: string[] = [];
-    stream.on('streamEvent', (e) => {
+    stream.on('streamEvent', e => {
       events.push(e.type);
-      if (e.type === 'content_block_delta' && e.delta.type === 'input_json_delta') jsonPieces.push(e.delta.partial_json);
+      if (e.type === 'content_block_delta' && e.delta.type === 'input_json_delta')
+        jsonPieces.push(e.delta.partial_json);
     });
     const msg = await stream.finalMessage();
-    expect(msg.content[0]).toEqual({ type: 'text', text: 'I will double the learning rate, since the loss curve is still steep.' });
+    expect(msg.content[0]).toEqual({
+      type: 'text',
+      text: 'I will double the learning rate, since the loss curve is still steep.',
+    });
     expect(msg.content[1]).toMatchObject({ type: 'tool_use', name: 'str_replace_based_edit_tool', input });
     expect(msg.stop_reason).toBe('tool_use');
     expect(msg.usage.output_tokens).toBeGreaterThan(1);
     expect(msg.usage.input_tokens).toBeGreaterThan(0);
-    expect(jsonPieces.filter((p) => p !== '').length).toBeGreaterThan(1);
+    expect(jsonPieces.filter(p => p !== '').length).toBeGreaterThan(1);
     expect(jsonPieces.join('')).toBe(JSON.stringify(input));
     expect(events[0]).toBe('message_start');
     expect(events.slice(-2)).toEqual(['message_delta', 'message_stop']);
-    expect(events.filter((e) => e === 'content_block_start')).toHaveLength(2);
-    expect(events.filter((e) => e === 'content_block_stop')).toHaveLength(2);
-    expect(events.filter((e) => e === 'content_block_delta').length).toBeGreaterThan(4);
+    expect(events.filter(e => e === 'content_block_start')).toHaveLength(2);
+    expect(events.filter(e => e === 'content_block_stop')).toHaveLength(2);
+    expect(events.filter(e => e === 'content_block_delta').length).toBeGreaterThan(4);
     expect(server.requests[0].stream).toBe(true);
   });
 
@@ -112,14 +137,14 @@ describe('Messages API stand-in with the real SDK', () => {
     const res = await fetch(`${server.url}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': server.apiKey, 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: MODEL, max_tokens: 10, stream: true, messages: USER })
+      body: JSON.stringify({ model: MODEL, max_tokens: 10, stream: true, messages: USER }),
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(res.headers.get('request-id')).toMatch(/^req_/);
     const text = await res.text();
     const frames = text.split('\n\n').filter(Boolean);
-    const names = frames.map((f) => /^event: (\w+)\ndata: (\{.*\})$/.exec(f)![1]);
+    const names = frames.map(f => /^event: (\w+)\ndata: (\{.*\})$/.exec(f)![1]);
     expect(names).toEqual([
       'message_start',
       'content_block_start',
@@ -127,14 +152,20 @@ describe('Messages API stand-in with the real SDK', () => {
       ...Array(names.length - 6).fill('content_block_delta'),
       'content_block_stop',
       'message_delta',
-      'message_stop'
+      'message_stop',
     ]);
     for (const f of frames) {
       const [, name, data] = /^event: (\w+)\ndata: (\{.*\})$/.exec(f)!;
       expect(JSON.parse(data).type).toBe(name);
     }
     const start = JSON.parse(frames[0].split('data: ')[1]);
-    expect(start.message).toMatchObject({ type: 'message', role: 'assistant', content: [], stop_reason: null, model: MODEL });
+    expect(start.message).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      content: [],
+      stop_reason: null,
+      model: MODEL,
+    });
     const delta = JSON.parse(frames[frames.length - 2].split('data: ')[1]);
     expect(delta.delta).toEqual({ stop_reason: 'end_turn', stop_sequence: null });
     expect(delta.usage.output_tokens).toBeGreaterThan(0);
@@ -146,14 +177,18 @@ describe('Messages API stand-in with the real SDK', () => {
     await client().messages.create({ model: MODEL, max_tokens: 10, messages: USER });
     expect(server.requests[0].headers['authorization']).toBe(`Bearer ${server.apiKey}`);
 
-    await client({ apiKey: undefined, authToken: server.apiKey }).messages.create({ model: MODEL, max_tokens: 10, messages: USER });
+    await client({ apiKey: undefined, authToken: server.apiKey }).messages.create({
+      model: MODEL,
+      max_tokens: 10,
+      messages: USER,
+    });
     expect(server.requests[1].headers['authorization']).toBe(`Bearer ${server.apiKey}`);
 
     const viaHeader = new Anthropic({
       apiKey: server.apiKey,
       baseURL: server.url,
       maxRetries: 0,
-      defaultHeaders: { 'x-api-key': server.apiKey, Authorization: null }
+      defaultHeaders: { 'x-api-key': server.apiKey, Authorization: null },
     });
     const msg = await viaHeader.messages.create({ model: MODEL, max_tokens: 10, messages: USER });
     expect(msg.content[0]).toEqual({ type: 'text', text: 'c' });
@@ -164,24 +199,38 @@ describe('Messages API stand-in with the real SDK', () => {
   it('rejects a wrong key with 401 → AuthenticationError', async () => {
     server.enqueue(reply('never'));
     const bad = client({ apiKey: 'sk-ant-wrong' });
-    const err = await bad.messages.create({ model: MODEL, max_tokens: 10, messages: USER }).catch((e) => e);
+    const err = await bad.messages.create({ model: MODEL, max_tokens: 10, messages: USER }).catch(e => e);
     expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
     expect(err.status).toBe(401);
     expect(err.type).toBe('authentication_error');
     expect(err.requestID).toMatch(/^req_/);
 
-    const viaHeader = new Anthropic({ apiKey: 'x', baseURL: server.url, maxRetries: 0, defaultHeaders: { 'x-api-key': 'nope', Authorization: null } });
-    const err2 = await viaHeader.messages.create({ model: MODEL, max_tokens: 10, messages: USER }).catch((e) => e);
+    const viaHeader = new Anthropic({
+      apiKey: 'x',
+      baseURL: server.url,
+      maxRetries: 0,
+      defaultHeaders: { 'x-api-key': 'nope', Authorization: null },
+    });
+    const err2 = await viaHeader.messages.create({ model: MODEL, max_tokens: 10, messages: USER }).catch(e => e);
     expect(err2).toBeInstanceOf(Anthropic.AuthenticationError);
-    expect(err2.error).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } });
+    expect(err2.error).toMatchObject({
+      type: 'error',
+      error: { type: 'authentication_error', message: 'invalid x-api-key' },
+    });
     expect(server.requests).toHaveLength(2); // rejected requests are recorded
     expect(server.remaining).toBe(1); // …and consume no scripted turn
   });
 
   it('429 with retry-after-ms: the SDK waits and retries by itself', async () => {
     server.enqueue(
-      { type: 'error', status: 429, error_type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit', retry_after_ms: 200 },
-      reply('after the wait')
+      {
+        type: 'error',
+        status: 429,
+        error_type: 'rate_limit_error',
+        message: 'Number of request tokens has exceeded your per-minute rate limit',
+        retry_after_ms: 200,
+      },
+      reply('after the wait'),
     );
     const msg = await client({ maxRetries: 2 }).messages.create({ model: MODEL, max_tokens: 10, messages: USER });
     expect(msg.content[0]).toEqual({ type: 'text', text: 'after the wait' });
@@ -193,22 +242,34 @@ describe('Messages API stand-in with the real SDK', () => {
   });
 
   it('sends retry-after-ms and retry-after headers with the error body', async () => {
-    server.enqueue({ type: 'error', status: 429, error_type: 'rate_limit_error', message: 'slow down', retry_after_ms: 1500 });
+    server.enqueue({
+      type: 'error',
+      status: 429,
+      error_type: 'rate_limit_error',
+      message: 'slow down',
+      retry_after_ms: 1500,
+    });
     const res = await fetch(`${server.url}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': server.apiKey, 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: MODEL, max_tokens: 10, messages: USER })
+      body: JSON.stringify({ model: MODEL, max_tokens: 10, messages: USER }),
     });
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after-ms')).toBe('1500');
     expect(res.headers.get('retry-after')).toBe('2');
     const body = await res.json();
-    expect(body).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' }, request_id: res.headers.get('request-id') });
+    expect(body).toEqual({
+      type: 'error',
+      error: { type: 'rate_limit_error', message: 'slow down' },
+      request_id: res.headers.get('request-id'),
+    });
   });
 
   it('529 with maxRetries 0 → APIError with status 529', async () => {
     server.enqueue({ type: 'error', status: 529, error_type: 'overloaded_error', message: 'Overloaded' });
-    const err = await client().messages.create({ model: MODEL, max_tokens: 10, messages: USER }).catch((e) => e);
+    const err = await client()
+      .messages.create({ model: MODEL, max_tokens: 10, messages: USER })
+      .catch(e => e);
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect(err).toBeInstanceOf(Anthropic.InternalServerError);
     expect(err.status).toBe(529);
@@ -218,8 +279,13 @@ describe('Messages API stand-in with the real SDK', () => {
   });
 
   it('x-should-retry: false stops the SDK retrying a 529', async () => {
-    server.enqueue({ type: 'error', status: 529, error_type: 'overloaded_error', message: 'Overloaded', should_retry: false }, reply('unused'));
-    const err = await client({ maxRetries: 2 }).messages.create({ model: MODEL, max_tokens: 10, messages: USER }).catch((e) => e);
+    server.enqueue(
+      { type: 'error', status: 529, error_type: 'overloaded_error', message: 'Overloaded', should_retry: false },
+      reply('unused'),
+    );
+    const err = await client({ maxRetries: 2 })
+      .messages.create({ model: MODEL, max_tokens: 10, messages: USER })
+      .catch(e => e);
     expect(err.status).toBe(529);
     expect(server.requests).toHaveLength(1);
   });
@@ -228,13 +294,29 @@ describe('Messages API stand-in with the real SDK', () => {
     server.enqueue(reply('kept for later'));
     const c = client();
     const cases: [any, RegExp][] = [
-      [{ model: MODEL, max_tokens: 10, messages: [{ role: 'assistant', content: 'hi' }] }, /first message must use the "user" role/],
-      [{ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }] }, /roles must alternate/],
+      [
+        { model: MODEL, max_tokens: 10, messages: [{ role: 'assistant', content: 'hi' }] },
+        /first message must use the "user" role/,
+      ],
+      [
+        {
+          model: MODEL,
+          max_tokens: 10,
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'user', content: 'b' },
+          ],
+        },
+        /roles must alternate/,
+      ],
       [{ model: MODEL, max_tokens: 10, messages: [] }, /at least one message/],
       [{ model: MODEL, messages: USER }, /max_tokens: Field required/],
       [{ model: MODEL, max_tokens: 0, messages: USER }, /max_tokens/],
       [{ max_tokens: 10, messages: USER }, /model: Field required/],
-      [{ model: MODEL, max_tokens: 10, messages: USER, tools: [{ type: 'text_editor_20250728', name: 'edit' }] }, /str_replace_based_edit_tool/],
+      [
+        { model: MODEL, max_tokens: 10, messages: USER, tools: [{ type: 'text_editor_20250728', name: 'edit' }] },
+        /str_replace_based_edit_tool/,
+      ],
       [
         {
           model: MODEL,
@@ -242,22 +324,26 @@ describe('Messages API stand-in with the real SDK', () => {
           messages: [
             ...USER,
             { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'finish_experiment', input: {} }] },
-            { role: 'user', content: [{ type: 'text', text: 'no result' }] }
-          ]
+            { role: 'user', content: [{ type: 'text', text: 'no result' }] },
+          ],
         },
-        /tool_use` ids were found without `tool_result`.*toolu_1/
+        /tool_use` ids were found without `tool_result`.*toolu_1/,
       ],
       [
         {
           model: MODEL,
           max_tokens: 10,
-          messages: [...USER, { role: 'assistant', content: 'ok' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_x', content: 'r' }] }]
+          messages: [
+            ...USER,
+            { role: 'assistant', content: 'ok' },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_x', content: 'r' }] },
+          ],
         },
-        /unexpected `tool_use_id`.*toolu_x/
-      ]
+        /unexpected `tool_use_id`.*toolu_x/,
+      ],
     ];
     for (const [body, pattern] of cases) {
-      const err = await c.messages.create(body).catch((e) => e);
+      const err = await c.messages.create(body).catch(e => e);
       expect(err, JSON.stringify(body)).toBeInstanceOf(Anthropic.BadRequestError);
       expect(err.type).toBe('invalid_request_error');
       expect(err.apiMessage).toMatch(pattern);
@@ -272,8 +358,8 @@ describe('Messages API stand-in with the real SDK', () => {
       messages: [
         ...USER,
         { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'finish_experiment', input: {} }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'done', is_error: true }] }
-      ]
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'done', is_error: true }] },
+      ],
     });
     expect(ok.content[0]).toEqual({ type: 'text', text: 'kept for later' });
   });
@@ -282,17 +368,20 @@ describe('Messages API stand-in with the real SDK', () => {
     const noVersion = await fetch(`${server.url}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': server.apiKey },
-      body: JSON.stringify({ model: MODEL, max_tokens: 10, messages: USER })
+      body: JSON.stringify({ model: MODEL, max_tokens: 10, messages: USER }),
     });
     expect(noVersion.status).toBe(400);
-    expect((await noVersion.json()).error).toEqual({ type: 'invalid_request_error', message: 'anthropic-version: header is required' });
+    expect((await noVersion.json()).error).toEqual({
+      type: 'invalid_request_error',
+      message: 'anthropic-version: header is required',
+    });
 
     const missing = await fetch(`${server.url}/v1/complete-nonsense`, { method: 'POST' });
     expect(missing.status).toBe(404);
     expect((await missing.json()).error.type).toBe('not_found_error');
 
     const models = await client().models.list();
-    expect(models.data.map((m) => m.id)).toContain(MODEL);
+    expect(models.data.map(m => m.id)).toContain(MODEL);
   });
 
   it('a mid-stream `event: error` rejects the SDK stream with overloaded_error', async () => {
@@ -301,12 +390,12 @@ describe('Messages API stand-in with the real SDK', () => {
       content: [{ type: 'text', text: 'Thinking about the learning rate schedule and warmup.' }],
       after_events: 4,
       error_type: 'overloaded_error',
-      message: 'Overloaded'
+      message: 'Overloaded',
     });
     const stream = client({ maxRetries: 2 }).messages.stream({ model: MODEL, max_tokens: 100, messages: USER });
     let text = '';
-    stream.on('text', (t) => (text += t));
-    const err = await stream.finalMessage().catch((e) => e);
+    stream.on('text', t => (text += t));
+    const err = await stream.finalMessage().catch(e => e);
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect(err.type).toBe('overloaded_error');
     expect(err.apiMessage).toBe('Overloaded');
@@ -316,16 +405,27 @@ describe('Messages API stand-in with the real SDK', () => {
   });
 
   it('a truncated stream rejects the SDK stream', async () => {
-    server.enqueue({ type: 'truncated', content: [{ type: 'tool_use', name: 'finish_experiment', input: { description: 'x', rationale: 'y' } }], after_events: 3 });
-    const stream = client({ maxRetries: 2 }).messages.stream({ model: MODEL, max_tokens: 100, tools: [FINISH_TOOL], messages: USER });
-    const err = await stream.finalMessage().catch((e) => e);
+    server.enqueue({
+      type: 'truncated',
+      content: [{ type: 'tool_use', name: 'finish_experiment', input: { description: 'x', rationale: 'y' } }],
+      after_events: 3,
+    });
+    const stream = client({ maxRetries: 2 }).messages.stream({
+      model: MODEL,
+      max_tokens: 100,
+      tools: [FINISH_TOOL],
+      messages: USER,
+    });
+    const err = await stream.finalMessage().catch(e => e);
     expect(err).toBeInstanceOf(Anthropic.AnthropicError);
     expect(String(err.message)).toMatch(/terminated|closed|socket|connection/i);
     expect(server.requests).toHaveLength(1);
   });
 
   it('no scripted turn left → 500 api_error', async () => {
-    const err = await client().messages.create({ model: MODEL, max_tokens: 10, messages: USER }).catch((e) => e);
+    const err = await client()
+      .messages.create({ model: MODEL, max_tokens: 10, messages: USER })
+      .catch(e => e);
     expect(err).toBeInstanceOf(Anthropic.InternalServerError);
     expect(err.status).toBe(500);
     expect(err.apiMessage).toBe('no scripted turn left');
@@ -336,7 +436,11 @@ describe('Messages API stand-in with the real SDK', () => {
     extra.push(slow);
     slow.enqueue(reply('slow'));
     const t0 = Date.now();
-    const msg = await new Anthropic({ apiKey: slow.apiKey, baseURL: slow.url, maxRetries: 0 }).messages.create({ model: MODEL, max_tokens: 10, messages: USER });
+    const msg = await new Anthropic({ apiKey: slow.apiKey, baseURL: slow.url, maxRetries: 0 }).messages.create({
+      model: MODEL,
+      max_tokens: 10,
+      messages: USER,
+    });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
     expect(msg.content[0]).toEqual({ type: 'text', text: 'slow' });
   });
@@ -350,7 +454,7 @@ describe('Messages API stand-in with the real SDK', () => {
       max_tokens: 100,
       tools: [EDIT_TOOL, { ...FINISH_TOOL, cache_control: { type: 'ephemeral' as const } }],
       system: [{ type: 'text' as const, text: program, cache_control: { type: 'ephemeral' as const } }],
-      messages: USER
+      messages: USER,
     };
     const first = await c.messages.create(params);
     expect(first.usage.cache_creation_input_tokens).toBeGreaterThan(1000);
@@ -363,10 +467,15 @@ describe('Messages API stand-in with the real SDK', () => {
     const third = await c.messages.create({
       ...params,
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'History: 40 experiments. '.repeat(50), cache_control: { type: 'ephemeral' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'History: 40 experiments. '.repeat(50), cache_control: { type: 'ephemeral' } },
+          ],
+        },
         { role: 'assistant', content: 'Noted.' },
-        { role: 'user', content: 'Next.' }
-      ]
+        { role: 'user', content: 'Next.' },
+      ],
     });
     expect(third.usage.cache_read_input_tokens).toBe(first.usage.cache_creation_input_tokens);
     expect(third.usage.cache_creation_input_tokens).toBeGreaterThan(100);
@@ -383,14 +492,20 @@ describe('Messages API stand-in with the real SDK', () => {
       model: MODEL,
       max_tokens: 10,
       system: [{ type: 'text', text: 'short', cache_control: { type: 'ephemeral' } }],
-      messages: USER
+      messages: USER,
     });
     expect(small.usage.cache_creation_input_tokens).toBe(0);
   });
 
   it('records requests: headers and parsed body', async () => {
     server.enqueue(reply('x'));
-    await client().messages.create({ model: MODEL, max_tokens: 64, system: 'You propose one experiment.', tools: [EDIT_TOOL, FINISH_TOOL], messages: USER });
+    await client().messages.create({
+      model: MODEL,
+      max_tokens: 64,
+      system: 'You propose one experiment.',
+      tools: [EDIT_TOOL, FINISH_TOOL],
+      messages: USER,
+    });
     const r: RecordedRequest = server.requests[0];
     expect(r.method).toBe('POST');
     expect(r.path).toBe('/v1/messages');
@@ -405,7 +520,7 @@ describe('Messages API stand-in with the real SDK', () => {
 
   it('a handler answers dynamically once scripted turns run out', async () => {
     const dyn = await MessagesApiServer.start({
-      handler: (req) => reply(`you sent ${req.body.messages.length} message(s)`)
+      handler: req => reply(`you sent ${req.body.messages.length} message(s)`),
     });
     extra.push(dyn);
     dyn.enqueue(reply('scripted first'));

@@ -6,7 +6,10 @@ import { buildNotebook } from '../src/core/notebook';
 import { noisyJournal, RUN_START } from './helpers/noisy-journal';
 import { record } from './helpers/records';
 
-const summaryOf = (records: JournalRecord[]) => buildNotebook({ program: '# P\n', records, tag: 't' }).cells.find(c => c.id === 'summary')!.source.join('');
+const summaryOf = (records: JournalRecord[]) =>
+  buildNotebook({ program: '# P\n', records, tag: 't' })
+    .cells.find(c => c.id === 'summary')!
+    .source.join('');
 
 describe('buildNotebook summary', () => {
   it('a noise-aware run: the best as mean ± se over its runs, σ with its df, and the trust cost by proposer', () => {
@@ -14,10 +17,12 @@ describe('buildNotebook summary', () => {
     // A second proposer, so the per-proposer figures differ from the total.
     const two = records.map(r => (r.type === 'experiment' && r.n === 1 ? { ...r, proposer: 'offline' } : r));
     const text = summaryOf(two);
-    expect(text).toMatch(/best val_bpb 0\.982333 ± 0\.00\d\d \(3 runs\) \(#2, `bbbbbbb`, from 1\.000000 at the baseline; lower is better\)/);
+    expect(text).toMatch(
+      /best val_bpb 0\.982333 ± 0\.00\d\d \(3 runs\) \(#2, `bbbbbbb`, from 1\.000000 at the baseline; lower is better\)/,
+    );
     expect(text).toMatch(/ · σ 0\.00\d\d \(6 df\) · /);
     expect(text).toContain(
-      'trust: 6 of 11 runs on measurement and confirmation (2 noise, 3 confirmation, 1 re-measuring the best); 0.6 accelerator-min and $0.0028 per 0.001 gained (offline: no gain yet; claude: 0.4 accelerator-min and $0.0022 per 0.001 gained).'
+      'trust: 6 of 11 runs on measurement and confirmation (2 noise, 3 confirmation, 1 re-measuring the best); 0.6 accelerator-min and $0.0028 per 0.001 gained (offline: no gain yet; claude: 0.4 accelerator-min and $0.0022 per 0.001 gained).',
     );
     // Still one line after the heading.
     expect(text.split('\n').filter(Boolean)).toHaveLength(2);
@@ -32,10 +37,17 @@ describe('buildNotebook summary', () => {
   });
 
   it('a run from before repeats has the summary it always had', () => {
-    const start = { ...RUN_START, config: { ...(RUN_START as { config: object }).config, noise_runs: undefined } } as JournalRecord;
-    const old = [start, record(0, { status: 'keep', metric: 1 }), record(1, { status: 'keep', metric: 0.99, cost_usd: 0.5 })];
+    const start = {
+      ...RUN_START,
+      config: { ...(RUN_START as { config: object }).config, noise_runs: undefined },
+    } as JournalRecord;
+    const old = [
+      start,
+      record(0, { status: 'keep', metric: 1 }),
+      record(1, { status: 'keep', metric: 0.99, cost_usd: 0.5 }),
+    ];
     expect(summaryOf(old)).toBe(
-      '## Run `t` on branch `autoresearch/t`\n\n2 experiments (2 keep) · best val_bpb 0.990000 (#1, `bbbbbbb`, from 1.000000 at the baseline; lower is better) · proposals cost $0.5000.\n'
+      '## Run `t` on branch `autoresearch/t`\n\n2 experiments (2 keep) · best val_bpb 0.990000 (#1, `bbbbbbb`, from 1.000000 at the baseline; lower is better) · proposals cost $0.5000.\n',
     );
   });
 });

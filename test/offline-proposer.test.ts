@@ -19,7 +19,7 @@ def main():
 `;
 
 type Values = Record<string, number>;
-const valuesOf = (src: string): Values => Object.fromEntries(parseConstants(src).map((c) => [c.name, c.value]));
+const valuesOf = (src: string): Values => Object.fromEntries(parseConstants(src).map(c => [c.name, c.value]));
 
 /** A journal experiment record shaped as the engine writes it (validated by the real schema). */
 function makeRecord(
@@ -27,7 +27,7 @@ function makeRecord(
   status: ExperimentStatus,
   metric: number | null,
   bestBefore: number | null,
-  proposal?: Proposal
+  proposal?: Proposal,
 ): ExperimentRecord {
   return ExperimentRecord.parse({
     type: 'experiment',
@@ -55,7 +55,7 @@ function makeRecord(
     proposer: 'offline',
     usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     cost_usd: 0,
-    ...(proposal ? { proposal_meta: proposal.meta } : {})
+    ...(proposal ? { proposal_meta: proposal.meta } : {}),
   });
 }
 
@@ -76,10 +76,15 @@ async function simulateFiles(
   src: Record<string, string>,
   objective: (v: Values) => number | null,
   experiments: number,
-  seed = 1
+  seed = 1,
 ) {
   const valuesOfAll = (files: Record<string, string>): Values =>
-    Object.assign({}, ...Object.keys(files).sort().map((f) => valuesOf(files[f])));
+    Object.assign(
+      {},
+      ...Object.keys(files)
+        .sort()
+        .map(f => valuesOf(files[f])),
+    );
   const proposer = new OfflineProposer();
   let best: Record<string, string> = src;
   let bestMetric = objective(valuesOfAll(src))!;
@@ -104,7 +109,11 @@ async function simulateFiles(
 }
 
 /** A single-step proposal as the offline proposer makes it, found among seeds 0–199 (fails if never proposed first). */
-async function findProposal(files: Record<string, string>, history: ExperimentRecord[], description: string): Promise<Proposal> {
+async function findProposal(
+  files: Record<string, string>,
+  history: ExperimentRecord[],
+  description: string,
+): Promise<Proposal> {
   for (let s = 0; s < 200; s++) {
     const p = (await new OfflineProposer().propose(ctxOf(files, history, s)))!;
     if (p.description === description) return p;
@@ -120,7 +129,11 @@ function singleMove(src: string, name: string, to: number, direction: 'up' | 'do
     description: `${name} ${values[name]} → ${to}`,
     rationale: '',
     files: { 'train.py': after },
-    meta: { kind: 'offline', constants: { 'train.py': { ...values, [name]: to } }, change: { file: 'train.py', name, from: values[name], to, direction, level: 0 } }
+    meta: {
+      kind: 'offline',
+      constants: { 'train.py': { ...values, [name]: to } },
+      change: { file: 'train.py', name, from: values[name], to, direction, level: 0 },
+    },
   };
 }
 
@@ -215,14 +228,13 @@ describe('stepValue', () => {
   });
 });
 
-
 describe('OfflineProposer', () => {
   it('changes exactly one constant and describes it as NAME old → new', async () => {
     const baseline = makeRecord(0, 'keep', 1.5, null);
     const p = (await new OfflineProposer().propose(ctxOf({ 'train.py': TRAIN_PY }, [baseline])))!;
     const before = valuesOf(TRAIN_PY);
     const after = valuesOf(p.files['train.py']);
-    const changed = Object.keys(before).filter((k) => before[k] !== after[k]);
+    const changed = Object.keys(before).filter(k => before[k] !== after[k]);
     expect(changed).toHaveLength(1);
     const meta = metaOf(p);
     expect(changeOf(p).name).toBe(changed[0]);
@@ -277,7 +289,9 @@ describe('OfflineProposer', () => {
     for (let seed = 0; seed < 5; seed++) {
       const next = (await new OfflineProposer().propose(ctxOf(files, history, seed)))!;
       expect(next.description).toBe('LEARNING_RATE 0.001 → 0.002');
-      expect(next.rationale).toBe('LEARNING_RATE ×2: the opposite step made val_bpb worse by 0.4000, so trying this way.');
+      expect(next.rationale).toBe(
+        'LEARNING_RATE ×2: the opposite step made val_bpb worse by 0.4000, so trying this way.',
+      );
     }
   });
 
@@ -285,19 +299,23 @@ describe('OfflineProposer', () => {
     const baseline = makeRecord(0, 'keep', 1.5, null);
     const firsts = new Set<string>();
     for (let seed = 0; seed < 10; seed++) {
-      firsts.add(changeOf((await new OfflineProposer().propose(ctxOf({ 'train.py': TRAIN_PY }, [baseline], seed)))!).name);
+      firsts.add(
+        changeOf((await new OfflineProposer().propose(ctxOf({ 'train.py': TRAIN_PY }, [baseline], seed)))!).name,
+      );
     }
     expect([...firsts]).toEqual(['LEARNING_RATE']);
     expect([priorOf('LEARNING_RATE'), priorOf('MATRIX_LR'), priorOf('LR')]).toEqual([0, 0, 0]);
     expect([priorOf('N_EMBD'), priorOf('BATCH_SIZE'), priorOf('N_LAYER'), priorOf('SEQ_LEN')]).toEqual([1, 1, 1, 1]);
-    expect([priorOf('FINAL_LR_FRAC'), priorOf('WARMUP_FRAC'), priorOf('DROPOUT'), priorOf('LR_DECAY_STEPS')]).toEqual([2, 2, 2, 2]);
+    expect([priorOf('FINAL_LR_FRAC'), priorOf('WARMUP_FRAC'), priorOf('DROPOUT'), priorOf('LR_DECAY_STEPS')]).toEqual([
+      2, 2, 2, 2,
+    ]);
   });
 
   it('never repeats a state over 60 experiments and improves a convex objective', async () => {
     // N_LAYER = 3 steps by ±1 (a power of two would only double or halve).
     const src = TRAIN_PY.replace('N_LAYER = 4', 'N_LAYER = 3').replace(
       'BETA2 = 0.95\n',
-      'BETA2 = 0.95\nWEIGHT_DECAY = 0.2\nWARMUP_RATIO = 0.0\nBATCH_SIZE = 16\n'
+      'BETA2 = 0.95\nWEIGHT_DECAY = 0.2\nWARMUP_RATIO = 0.0\nBATCH_SIZE = 16\n',
     );
     // Minimised at LEARNING_RATE = 0.004 and N_LAYER = 6, plus a little deterministic
     // "noise" so that, as with real runs, lucky changes get kept and the search goes on.
@@ -307,10 +325,7 @@ describe('OfflineProposer', () => {
     };
     const run = await simulate(src, objective, 60, 3);
     expect(run.proposals).toHaveLength(60);
-    const states = [
-      stateKey({ 'train.py': valuesOf(src) }),
-      ...run.proposals.map((p) => stateKey(metaOf(p).constants))
-    ];
+    const states = [stateKey({ 'train.py': valuesOf(src) }), ...run.proposals.map(p => stateKey(metaOf(p).constants))];
     expect(new Set(states).size).toBe(61);
     // The states recorded in meta are what the files really hold.
     for (const p of run.proposals) {
@@ -320,7 +335,7 @@ describe('OfflineProposer', () => {
     expect(bestValues.LEARNING_RATE).toBe(0.004);
     expect(bestValues.N_LAYER).toBe(6);
     expect(run.bestMetric).toBeLessThan(objective(valuesOf(src)) - 0.2);
-    const metrics = run.history.filter((r) => r.status === 'keep').map((r) => r.metric!);
+    const metrics = run.history.filter(r => r.status === 'keep').map(r => r.metric!);
     expect(metrics).toEqual([...metrics].sort((a, b) => b - a));
     for (const p of run.proposals) {
       const v = metaOf(p).constants['train.py'];
@@ -335,17 +350,17 @@ describe('OfflineProposer', () => {
     // Best near 0.0016: ×2 overshoots into divergence, ×0.5 is worse, ×1.5 helps.
     const objective = (v: Values) => (v.LEARNING_RATE > 0.0018 ? 10 : Math.abs(v.LEARNING_RATE - 0.0016));
     const run = await simulate('LEARNING_RATE = 0.001\n', objective, 4);
-    const descriptions = run.proposals.map((p) => p.description);
+    const descriptions = run.proposals.map(p => p.description);
     expect(descriptions.slice(0, 2).sort()).toEqual(['LEARNING_RATE 0.001 → 0.002', 'LEARNING_RATE 0.001 → 5e-4']);
-    const finer = run.proposals.find((p) => p.description === 'LEARNING_RATE 0.001 → 0.0015');
+    const finer = run.proposals.find(p => p.description === 'LEARNING_RATE 0.001 → 0.0015');
     expect(finer?.rationale).toBe('LEARNING_RATE ×1.5: the ×2 step did not improve val_bpb, so trying a finer step.');
   });
 
   it('puts a direction that crashed after everything else, two-constant moves included', async () => {
     const src = 'LEARNING_RATE = 0.001\nSEQ_LEN = 1000\nSEED = 42\n';
     // Any longer sequence runs out of memory; nothing else helps either.
-    const run = await simulate(src, (v) => (v.SEQ_LEN > 1000 ? null : 1), 80);
-    const isCrashing = (p: Proposal) => changesOf(metaOf(p)).some((c) => c.name === 'SEQ_LEN' && c.direction === 'up');
+    const run = await simulate(src, v => (v.SEQ_LEN > 1000 ? null : 1), 80);
+    const isCrashing = (p: Proposal) => changesOf(metaOf(p)).some(c => c.name === 'SEQ_LEN' && c.direction === 'up');
     const firstCrash = run.proposals.findIndex(isCrashing);
     expect(run.history[firstCrash + 1].status).toBe('crash');
     const retries = run.proposals.map((p, i) => ({ p, i })).filter(({ p, i }) => i > firstCrash && isCrashing(p));
@@ -353,17 +368,17 @@ describe('OfflineProposer', () => {
     const lastOther = Math.max(...run.proposals.map((p, i) => (isCrashing(p) ? -1 : i)));
     expect(retries[0].i).toBeGreaterThan(lastOther);
     // Two-constant moves (never with the crashing step) came before the retries.
-    expect(run.proposals.some((p) => metaOf(p).changes?.length === 2)).toBe(true);
+    expect(run.proposals.some(p => metaOf(p).changes?.length === 2)).toBe(true);
     // LEARNING_RATE: 4 steps each way; SEQ_LEN: 4 down and 4 up; then 8 × 4 pairs; then nothing.
     expect(run.proposals).toHaveLength(8 + 8 + 32);
     // The seed is never tuned.
-    expect(run.proposals.some((p) => changesOf(metaOf(p)).some((c) => c.name === 'SEED'))).toBe(false);
+    expect(run.proposals.some(p => changesOf(metaOf(p)).some(c => c.name === 'SEED'))).toBe(false);
   });
 
   it('returns null once every reachable state was tried', async () => {
-    const run = await simulate('N_LAYER = 3\n', (v) => Math.abs(v.N_LAYER - 3), 10);
-    expect(run.proposals.map((p) => p.description).sort()).toEqual(['N_LAYER 3 → 2', 'N_LAYER 3 → 4']);
-    expect(run.history.map((r) => r.status)).toEqual(['keep', 'discard', 'discard']);
+    const run = await simulate('N_LAYER = 3\n', v => Math.abs(v.N_LAYER - 3), 10);
+    expect(run.proposals.map(p => p.description).sort()).toEqual(['N_LAYER 3 → 2', 'N_LAYER 3 → 4']);
+    expect(run.history.map(r => r.status)).toEqual(['keep', 'discard', 'discard']);
   });
 
   it('retries an interrupted experiment, since it never produced a result', async () => {
@@ -390,9 +405,9 @@ describe('OfflineProposer', () => {
     }
     // LR: 4 steps each way; N_HEAD: ±1; then each LR step with each N_HEAD step.
     expect(run.length).toBe(10 + 16);
-    expect(run.every((p) => !('notes.md' in p.files))).toBe(true);
-    expect(run.slice(0, 10).every((p) => Object.keys(p.files).length === 1)).toBe(true);
-    expect(run.map((p) => p.description)).toContain('N_HEAD 3 → 4 (model.py)');
+    expect(run.every(p => !('notes.md' in p.files))).toBe(true);
+    expect(run.slice(0, 10).every(p => Object.keys(p.files).length === 1)).toBe(true);
+    expect(run.map(p => p.description)).toContain('N_HEAD 3 → 4 (model.py)');
     expect(metaOf(run[0]).constants).toEqual({ 'model.py': expect.any(Object), 'train.py': expect.any(Object) });
     for (const p of run.slice(10)) {
       expect(Object.keys(p.files).sort()).toEqual(['model.py', 'train.py']);
@@ -413,10 +428,10 @@ describe('OfflineProposer', () => {
       expect(run.proposals).toHaveLength(150);
       const states = [
         stateKey({ 'train.py': valuesOf(src) }),
-        ...run.proposals.map((p) => stateKey(metaOf(p).constants))
+        ...run.proposals.map(p => stateKey(metaOf(p).constants)),
       ];
       expect(new Set(states).size).toBe(151);
-      const pairs = run.proposals.filter((p) => metaOf(p).changes !== undefined);
+      const pairs = run.proposals.filter(p => metaOf(p).changes !== undefined);
       expect(pairs.length).toBeGreaterThan(0);
       for (const p of run.proposals) {
         const meta = metaOf(p);
@@ -427,8 +442,8 @@ describe('OfflineProposer', () => {
         expect(v.WARMUP_RATIO >= 0 && v.WARMUP_RATIO < 1 && v.LEARNING_RATE > 0).toBe(true);
         for (const name of ['N_LAYER', 'MAX_ITERS']) expect(Number.isInteger(v[name]) && v[name] >= 1).toBe(true);
         for (const name of ['N_EMBD', 'BATCH_SIZE']) expect(Number.isInteger(Math.log2(v[name]))).toBe(true);
-        const names = changesOf(meta).map((c) => c.name);
-        expect(p.description.split(', ').map((part) => part.split(' ')[0])).toEqual(names);
+        const names = changesOf(meta).map(c => c.name);
+        expect(p.description.split(', ').map(part => part.split(' ')[0])).toEqual(names);
         expect(p.description).toMatch(/^[A-Z_0-9]+ \S+ → \S+(, [A-Z_0-9]+ \S+ → \S+)?$/);
       }
     }
@@ -442,22 +457,22 @@ describe('OfflineProposer', () => {
     const run = await simulate(src, objective, 200);
     // 8 steps of LR, 2 of N_HEAD, 8 of DROPOUT; then every pair of two of them across constants.
     expect(run.proposals).toHaveLength(18 + (8 * 2 + 8 * 8 + 2 * 8));
-    expect(run.proposals.slice(0, 18).every((p) => metaOf(p).change !== undefined)).toBe(true);
+    expect(run.proposals.slice(0, 18).every(p => metaOf(p).change !== undefined)).toBe(true);
     const pairs = run.proposals.slice(18);
-    expect(pairs.every((p) => metaOf(p).changes?.length === 2)).toBe(true);
+    expect(pairs.every(p => metaOf(p).changes?.length === 2)).toBe(true);
     const first = pairs[0];
     expect(first.description).toBe('LR 0.01 → 0.011, DROPOUT 0.1 → 0.0909');
     expect(first.rationale).toBe(
       'Combining the near-misses DROPOUT ×0.91 (+0.0009) and LR ×1.1 (+0.0014): the single steps ' +
-        'from the current best are used up, and these came closest to it.'
+        'from the current best are used up, and these came closest to it.',
     );
     expect(metaOf(first).changes).toEqual([
       { file: 'train.py', name: 'LR', from: 0.01, to: 0.011, direction: 'up', level: 3 },
-      { file: 'train.py', name: 'DROPOUT', from: 0.1, to: 0.0909, direction: 'down', level: 3 }
+      { file: 'train.py', name: 'DROPOUT', from: 0.1, to: 0.0909, direction: 'down', level: 3 },
     ]);
     expect(valuesOf({ ...run.best, ...first.files }['train.py'])).toEqual({ LR: 0.011, N_HEAD: 3, DROPOUT: 0.0909 });
     expect(first.files['train.py']).toBe('LR = 0.011\nN_HEAD = 3\nDROPOUT = 0.0909\n');
-    const states = run.proposals.map((p) => stateKey(metaOf(p).constants));
+    const states = run.proposals.map(p => stateKey(metaOf(p).constants));
     expect(new Set(states).size).toBe(states.length);
   });
 
@@ -471,17 +486,14 @@ describe('OfflineProposer', () => {
     const [{ p: jump, i: at }] = jumps;
     expect(jump.description).toBe('LR 0.02 → 0.08');
     expect(jump.rationale).toBe(
-      'LR ×4: the ×2 step in this direction improved val_bpb before, so trying a larger jump.'
+      'LR ×4: the ×2 step in this direction improved val_bpb before, so trying a larger jump.',
     );
     expect(changeOf(jump)).toMatchObject({ direction: 'up', level: 0, jump: true });
     // It came after every single step and pair from the same best; after it come only
     // pairs that combine it (a near-miss too) with the other constant's steps, then nothing.
     expect(metaOf(run.proposals[at - 1]).changes).toHaveLength(2);
     const after = run.proposals.slice(at + 1);
-    expect(after.map((p) => p.description)).toEqual([
-      'LR 0.02 → 0.08, N_HEAD 3 → 4',
-      'LR 0.02 → 0.08, N_HEAD 3 → 2'
-    ]);
+    expect(after.map(p => p.description)).toEqual(['LR 0.02 → 0.08, N_HEAD 3 → 4', 'LR 0.02 → 0.08, N_HEAD 3 → 2']);
     expect(run.proposals.length).toBeLessThan(200);
   });
 
@@ -492,7 +504,7 @@ describe('OfflineProposer', () => {
     const noise = mulberry32(99);
     const run = await simulate(src, () => 1 + noise(), 700);
     expect(run.history).toHaveLength(701);
-    const states = run.proposals.map((p) => stateKey(metaOf(p).constants));
+    const states = run.proposals.map(p => stateKey(metaOf(p).constants));
     expect(new Set(states).size).toBe(700);
     const ctx = ctxOf(run.best, run.history);
     const next = await new OfflineProposer().propose(ctx);
@@ -516,8 +528,8 @@ describe('OfflineProposer', () => {
     await expect(new OfflineProposer().propose(ctxOf(files, []))).rejects.toThrow(
       new Error(
         'no module-level UPPER_CASE numeric constants found in train.py; ' +
-          'the offline proposer can only tune such constants — add some, or use --proposer claude'
-      )
+          'the offline proposer can only tune such constants — add some, or use --proposer claude',
+      ),
     );
     await expect(new OfflineProposer().propose(ctxOf({ 'train.py': 'SEED = 1\n' }, []))).rejects.toThrow(/random-seed/);
   });

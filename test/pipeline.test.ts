@@ -53,10 +53,23 @@ function model(lineFor: (k: number) => string, next: (current: number) => number
     return {
       type: 'message',
       content: [
-        { type: 'tool_use', name: 'str_replace_based_edit_tool', input: { command: 'str_replace', path: 'train.py', old_str: `${name} = ${cur}`, new_str: `${name} = ${next(cur)}` } },
-        { type: 'tool_use', name: 'finish_experiment', input: { description: `${name} ${cur} → ${next(cur)}`, rationale: `proposal ${k}` } }
+        {
+          type: 'tool_use',
+          name: 'str_replace_based_edit_tool',
+          input: {
+            command: 'str_replace',
+            path: 'train.py',
+            old_str: `${name} = ${cur}`,
+            new_str: `${name} = ${next(cur)}`,
+          },
+        },
+        {
+          type: 'tool_use',
+          name: 'finish_experiment',
+          input: { description: `${name} ${cur} → ${next(cur)}`, rationale: `proposal ${k}` },
+        },
       ],
-      usage: { input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+      usage: { input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     };
   };
 }
@@ -64,8 +77,22 @@ function model(lineFor: (k: number) => string, next: (current: number) => number
 async function run(handler: (req: RecordedRequest) => Turn, pipeline: boolean, experimentsToRun: number) {
   server = await MessagesApiServer.start({ latencyMs: LATENCY_MS, handler });
   const dir = makeWorkspace({ train: TRAIN });
-  const proposer = new ClaudeProposer({ apiKey: server.apiKey, baseURL: server.url, python: resolvePython(), backoff: { baseMs: 5, maxMs: 20 } });
-  const loop = new Loop({ dir, tag: 't1', proposer, executor: new SubprocessExecutor(1), python: resolvePython(), maxExperiments: experimentsToRun, pipeline, signal: new AbortController().signal });
+  const proposer = new ClaudeProposer({
+    apiKey: server.apiKey,
+    baseURL: server.url,
+    python: resolvePython(),
+    backoff: { baseMs: 5, maxMs: 20 },
+  });
+  const loop = new Loop({
+    dir,
+    tag: 't1',
+    proposer,
+    executor: new SubprocessExecutor(1),
+    python: resolvePython(),
+    maxExperiments: experimentsToRun,
+    pipeline,
+    signal: new AbortController().signal,
+  });
   await loop.run();
   return { dir, exps: experiments(dir, 't1') };
 }
@@ -85,27 +112,49 @@ function spanOf(dir: string, n: number): { started: number; lastRunEnded: number
 }
 
 describe('pipelining', () => {
-  it('drafts the next proposal while the current one trains, and re-applies it on a kept result', { timeout: 40_000 }, async () => {
-    const { dir, exps } = await run(model(k => `V${k}`, () => 1), true, 4);
-    expect(exps.map(e => [e.status, e.description])).toEqual([
-      ['keep', 'baseline'], ['keep', 'V1 0 → 1'], ['keep', 'V2 0 → 1'], ['keep', 'V3 0 → 1'], ['keep', 'V4 0 → 1']
-    ]);
-    // Drafts 2–4 were made against the best before the experiment that was training, then merged.
-    for (const e of exps.slice(2)) expect(e.rationale).toMatch(/re-applied on top of it, which was kept/);
-    expect(git(dir, 'show', 'HEAD:train.py')).toMatch(/V1 = 1\n#\nV2 = 1\n#\nV3 = 1\n#\nV4 = 1\n#\nV5 = 0/);
-    // Each proposal was asked for while the experiment before it trained (the first during the
-    // baseline): by order of events, not by how short the wait was, which a loaded machine stretches.
-    const asked = askedAt();
-    expect(asked).toHaveLength(4);
-    asked.forEach((at, i) => {
-      const before = spanOf(dir, i);
-      expect(at).toBeGreaterThanOrEqual(before.started);
-      expect(at).toBeLessThan(before.lastRunEnded);
-    });
-  });
+  it(
+    'drafts the next proposal while the current one trains, and re-applies it on a kept result',
+    { timeout: 40_000 },
+    async () => {
+      const { dir, exps } = await run(
+        model(
+          k => `V${k}`,
+          () => 1,
+        ),
+        true,
+        4,
+      );
+      expect(exps.map(e => [e.status, e.description])).toEqual([
+        ['keep', 'baseline'],
+        ['keep', 'V1 0 → 1'],
+        ['keep', 'V2 0 → 1'],
+        ['keep', 'V3 0 → 1'],
+        ['keep', 'V4 0 → 1'],
+      ]);
+      // Drafts 2–4 were made against the best before the experiment that was training, then merged.
+      for (const e of exps.slice(2)) expect(e.rationale).toMatch(/re-applied on top of it, which was kept/);
+      expect(git(dir, 'show', 'HEAD:train.py')).toMatch(/V1 = 1\n#\nV2 = 1\n#\nV3 = 1\n#\nV4 = 1\n#\nV5 = 0/);
+      // Each proposal was asked for while the experiment before it trained (the first during the
+      // baseline): by order of events, not by how short the wait was, which a loaded machine stretches.
+      const asked = askedAt();
+      expect(asked).toHaveLength(4);
+      asked.forEach((at, i) => {
+        const before = spanOf(dir, i);
+        expect(at).toBeGreaterThanOrEqual(before.started);
+        expect(at).toBeLessThan(before.lastRunEnded);
+      });
+    },
+  );
 
   it('sequentially (--no-pipeline), every experiment waits for the model', async () => {
-    const { dir, exps } = await run(model(k => `V${k}`, () => 1), false, 3);
+    const { dir, exps } = await run(
+      model(
+        k => `V${k}`,
+        () => 1,
+      ),
+      false,
+      3,
+    );
     // Asked only once the experiment before had ended, so the runs sat idle for the model's latency at least.
     askedAt().forEach((at, i) => expect(at).toBeGreaterThanOrEqual(spanOf(dir, i).lastRunEnded));
     for (const e of exps.slice(1)) expect(e.timings.idle_s).toBeGreaterThanOrEqual(LATENCY_MS / 1000);
@@ -114,8 +163,20 @@ describe('pipelining', () => {
 
   it('proposes afresh when the draft conflicts with the kept result, and charges both requests', async () => {
     // Every proposal edits the same line, so a draft made before a keep always conflicts.
-    const { exps } = await run(model(() => 'V1', cur => cur + 1), true, 3);
-    expect(exps.map(e => [e.status, e.description])).toEqual([['keep', 'baseline'], ['keep', 'V1 0 → 1'], ['keep', 'V1 1 → 2'], ['keep', 'V1 2 → 3']]);
+    const { exps } = await run(
+      model(
+        () => 'V1',
+        cur => cur + 1,
+      ),
+      true,
+      3,
+    );
+    expect(exps.map(e => [e.status, e.description])).toEqual([
+      ['keep', 'baseline'],
+      ['keep', 'V1 0 → 1'],
+      ['keep', 'V1 1 → 2'],
+      ['keep', 'V1 2 → 3'],
+    ]);
     // Experiments 2 and 3 each paid for a conflicting draft and a fresh proposal.
     for (const e of exps.slice(2)) expect(e.usage.input_tokens).toBe(2000);
     expect(exps[1].usage.input_tokens).toBe(1000);

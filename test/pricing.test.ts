@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { addUsage, costOf, PRICES, pricesFor, UnknownModelPrice } from '../src/core/pricing';
 import { DEFAULT_MODEL } from '../src/engine/proposers/claude';
 
-const usage = (input: number, output: number, write = 0, read = 0) => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: write, cache_read_input_tokens: read });
+const usage = (input: number, output: number, write = 0, read = 0) => ({
+  input_tokens: input,
+  output_tokens: output,
+  cache_creation_input_tokens: write,
+  cache_read_input_tokens: read,
+});
 
 describe('pricing', () => {
   it('prices each kind of token at its own rate', () => {
@@ -12,7 +17,10 @@ describe('pricing', () => {
     expect(costOf('claude-sonnet-5-5', usage(0, 1_000_000))).toBeCloseTo(10, 10);
     expect(costOf('claude-sonnet-5-5', usage(0, 0, 1_000_000))).toBeCloseTo(2.5, 10);
     expect(costOf('claude-sonnet-5-5', usage(0, 0, 0, 1_000_000))).toBeCloseTo(0.1, 10);
-    expect(costOf('claude-sonnet-5-5', usage(1000, 500, 2000, 10_000))).toBeCloseTo((1000 * 2 + 500 * 10 + 2000 * 2.5 + 10_000 * 0.1) / 1e6, 12);
+    expect(costOf('claude-sonnet-5-5', usage(1000, 500, 2000, 10_000))).toBeCloseTo(
+      (1000 * 2 + 500 * 10 + 2000 * 2.5 + 10_000 * 0.1) / 1e6,
+      12,
+    );
   });
 
   it('has a price for the default model', () => {
@@ -28,12 +36,20 @@ describe('pricing', () => {
 
   it('refuses a model without a price, naming the fix', () => {
     expect(() => costOf('claude-unknown-9', usage(1, 1))).toThrow(UnknownModelPrice);
-    expect(() => pricesFor('claude-unknown-9')).toThrow(/no price is known for model "claude-unknown-9".*give its prices/);
+    expect(() => pricesFor('claude-unknown-9')).toThrow(
+      /no price is known for model "claude-unknown-9".*give its prices/,
+    );
   });
 
   it('uses the long-prompt tier of Haiku 5.5 above 100k prompt tokens, output included', () => {
-    expect(costOf('claude-haiku-5-5', usage(100_000, 1_000_000))).toBeCloseTo((100_000 * 0.1 + 1_000_000 * 0.5) / 1e6, 12);
-    expect(costOf('claude-haiku-5-5', usage(60_000, 1_000_000, 0, 40_001))).toBeCloseTo((60_000 * 0.5 + 1_000_000 * 2.5 + 40_001 * 0.05) / 1e6, 12);
+    expect(costOf('claude-haiku-5-5', usage(100_000, 1_000_000))).toBeCloseTo(
+      (100_000 * 0.1 + 1_000_000 * 0.5) / 1e6,
+      12,
+    );
+    expect(costOf('claude-haiku-5-5', usage(60_000, 1_000_000, 0, 40_001))).toBeCloseTo(
+      (60_000 * 0.5 + 1_000_000 * 2.5 + 40_001 * 0.05) / 1e6,
+      12,
+    );
   });
 
   it('adds usages field by field', () => {

@@ -9,7 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Loop } from '../src/engine/loop';
 import { resolvePython } from '../src/engine/python';
-import { experiments, git, makeWorkspace, ScriptedProposer, standInTrain, STAND_IN_PROGRAM, trainProposal } from './helpers/workspace';
+import {
+  experiments,
+  git,
+  makeWorkspace,
+  ScriptedProposer,
+  standInTrain,
+  STAND_IN_PROGRAM,
+  trainProposal,
+} from './helpers/workspace';
 
 const EDIT = '\nPrefer cheaper steps over bigger models.\n';
 
@@ -25,9 +33,17 @@ describe('program.md edits during a run', () => {
         fs.appendFileSync(programFile, EDIT);
         return trainProposal('worse', { metric: '1.500000' });
       },
-      trainProposal('better', { metric: '0.500000' })
+      trainProposal('better', { metric: '0.500000' }),
     ]);
-    const loop = new Loop({ dir, tag: 't1', proposer, executor: new SubprocessExecutor(1), python: resolvePython(), signal: new AbortController().signal, pipeline: false });
+    const loop = new Loop({
+      dir,
+      tag: 't1',
+      proposer,
+      executor: new SubprocessExecutor(1),
+      python: resolvePython(),
+      signal: new AbortController().signal,
+      pipeline: false,
+    });
     await loop.run();
 
     const exps = experiments(dir, 't1');

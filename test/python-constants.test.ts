@@ -57,10 +57,10 @@ FINAL_LR_FRAC = 1.
 
 describe('parseConstants', () => {
   const constants = parseConstants(TRAIN_PY);
-  const byName = Object.fromEntries(constants.map((c) => [c.name, c]));
+  const byName = Object.fromEntries(constants.map(c => [c.name, c]));
 
   it('finds exactly the module-level numeric literal constants, in file order', () => {
-    expect(constants.map((c) => c.name)).toEqual([
+    expect(constants.map(c => c.name)).toEqual([
       'DEPTH',
       'ASPECT_RATIO',
       'HEAD_DIM',
@@ -71,7 +71,7 @@ describe('parseConstants', () => {
       'NEG_SCALE',
       'MAX_STEPS',
       'AFTER_QUOTES',
-      'FINAL_LR_FRAC'
+      'FINAL_LR_FRAC',
     ]);
   });
 
@@ -91,9 +91,9 @@ describe('parseConstants', () => {
   it('handles CRLF line endings and a byte-order mark', () => {
     const src = '\uFEFFLR = 3e-4\r\nDEPTH = 4  # layers\r\n';
     const found = parseConstants(src);
-    expect(found.map((c) => [c.name, c.value])).toEqual([
+    expect(found.map(c => [c.name, c.value])).toEqual([
       ['LR', 3e-4],
-      ['DEPTH', 4]
+      ['DEPTH', 4],
     ]);
     expect(src.slice(found[1].start, found[1].end)).toBe('4');
   });
@@ -102,7 +102,7 @@ describe('parseConstants', () => {
 describe('rewriteConstant', () => {
   it('changes only the literal, keeping the comment, spacing and every other byte', () => {
     const src = TRAIN_PY.replace(/\n/g, '\r\n');
-    const lr = parseConstants(src).find((c) => c.name === 'UNEMBEDDING_LR')!;
+    const lr = parseConstants(src).find(c => c.name === 'UNEMBEDDING_LR')!;
     const out = rewriteConstant(src, lr, '8e-3');
     expect(out).toContain('UNEMBEDDING_LR = 8e-3   # note the spaces\r\n');
     expect(out.length).toBe(src.length);
@@ -110,8 +110,8 @@ describe('rewriteConstant', () => {
     expect(out.slice(lr.end)).toBe(src.slice(lr.end));
     // The rewritten file parses to the same constants, one value changed.
     const again = parseConstants(out);
-    expect(again.map((c) => c.name)).toEqual(parseConstants(src).map((c) => c.name));
-    expect(again.find((c) => c.name === 'UNEMBEDDING_LR')!.value).toBe(0.008);
+    expect(again.map(c => c.name)).toEqual(parseConstants(src).map(c => c.name));
+    expect(again.find(c => c.name === 'UNEMBEDDING_LR')!.value).toBe(0.008);
   });
 
   it('refuses a stale position rather than corrupting the file', () => {

@@ -51,7 +51,7 @@ function kernel(): KernelExecutor {
 
 const EXECUTORS: Array<[string, () => Executor]> = [
   ['subprocess', subprocess],
-  ['kernel', kernel]
+  ['kernel', kernel],
 ];
 
 interface Ran {
@@ -59,13 +59,22 @@ interface Ran {
   log: string;
 }
 
-async function run(ex: Executor, dir: string, o: { timeoutS?: number; isolation?: RunIsolation; signal?: AbortSignal; env?: Record<string, string> } = {}): Promise<Ran> {
+async function run(
+  ex: Executor,
+  dir: string,
+  o: { timeoutS?: number; isolation?: RunIsolation; signal?: AbortSignal; env?: Record<string, string> } = {},
+): Promise<Ran> {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-log-')), 'run.log');
   const log = new LogCapture(file);
   const outcome = await ex.run({
-    cwd: dir, command: 'python train.py', timeoutS: o.timeoutS ?? 60, log, signal: o.signal, python: PYTHON,
+    cwd: dir,
+    command: 'python train.py',
+    timeoutS: o.timeoutS ?? 60,
+    log,
+    signal: o.signal,
+    python: PYTHON,
     env: { AUTORESEARCH_SEED: '7', PATH: `${path.dirname(PYTHON)}:${process.env.PATH}`, ...o.env },
-    isolation: o.isolation ?? { sandbox: 'off', network: false, readonly: ['prepare.py'] }
+    isolation: o.isolation ?? { sandbox: 'off', network: false, readonly: ['prepare.py'] },
   });
   log.close();
   if (process.env.DEBUG_GUARD) console.log(JSON.stringify(outcome), fs.readFileSync(file, 'utf8'));
@@ -101,8 +110,11 @@ function pids(dir: string): number[] {
 }
 
 describe.each(EXECUTORS)('the %s executor', (name, make) => {
-  it('keeps the engine\'s and the server\'s credentials out of the run, by name and by value', async () => {
-    const dir = makeWorkspace({ train: 'import os\nfor k, v in sorted(os.environ.items()):\n    print("ENV", k, v)\nprint("---")\nprint("val_bpb: 1.0")\n' });
+  it("keeps the engine's and the server's credentials out of the run, by name and by value", async () => {
+    const dir = makeWorkspace({
+      train:
+        'import os\nfor k, v in sorted(os.environ.items()):\n    print("ENV", k, v)\nprint("---")\nprint("val_bpb: 1.0")\n',
+    });
     const ex = make();
     try {
       const { outcome, log } = await run(ex, dir);
@@ -124,7 +136,7 @@ describe.each(EXECUTORS)('the %s executor', (name, make) => {
       const { outcome } = await run(ex, dir);
       expect(outcome.exitCode).toBe(0);
       const [, sleeper, daemon] = pids(dir);
-      await waitFor(() => !alive(sleeper) && !alive(daemon), 5000, 'the run\'s leftovers to be killed');
+      await waitFor(() => !alive(sleeper) && !alive(daemon), 5000, "the run's leftovers to be killed");
       expect(outcome.strays).toBeGreaterThanOrEqual(2);
     } finally {
       await dispose(ex);
@@ -176,9 +188,14 @@ describe.each(EXECUTORS)('the %s executor', (name, make) => {
     }
     const ex = make();
     try {
-      const sandboxed = await run(ex, dir, { isolation: { sandbox: 'on', network: false, readonly: ['prepare.py'] }, env });
+      const sandboxed = await run(ex, dir, {
+        isolation: { sandbox: 'on', network: false, readonly: ['prepare.py'] },
+        env,
+      });
       expect(sandboxed.outcome.sandbox).toBe('on');
-      expect(sandboxed.log).toMatch(/^\[autoresearch\] sandbox: on \(bubblewrap; network off; read-only: \.git, \.autoresearch, prepare\.py\)/m);
+      expect(sandboxed.log).toMatch(
+        /^\[autoresearch\] sandbox: on \(bubblewrap; network off; read-only: \.git, \.autoresearch, prepare\.py\)/m,
+      );
       expect(sandboxed.log).toContain('write .git: refused');
       expect(sandboxed.log).toContain('write .autoresearch: refused');
       expect(sandboxed.log).toContain('write prepare.py: refused');
@@ -217,7 +234,10 @@ describe('a sandbox that cannot be set up', () => {
       expect(on.outcome.exitCode).toBe(126);
       expect(on.log).toContain('sandbox: on, but bubblewrap is not installed (Debian: apt-get install bubblewrap)');
       expect(on.log).not.toContain('trained');
-      const auto = await run(ex, dir, { isolation: { sandbox: 'auto', network: false, readonly: [] }, env: { PATH: bin } });
+      const auto = await run(ex, dir, {
+        isolation: { sandbox: 'auto', network: false, readonly: [] },
+        env: { PATH: bin },
+      });
       expect(auto.outcome.exitCode).toBe(0);
       expect(auto.outcome.sandbox).toBe('off');
       expect(auto.log).toContain('sandbox: off (bubblewrap is not installed');
@@ -267,7 +287,10 @@ describe('a run group recorded in engine.json', () => {
       fs.writeFileSync(file, JSON.stringify(stale));
       acquireEngineLock(dir, 't');
       expect(alive(pid)).toBe(true);
-      fs.writeFileSync(file, JSON.stringify({ ...stale, run_identities: { [pid]: { ...identityOf(pid), start: '1' } } }));
+      fs.writeFileSync(
+        file,
+        JSON.stringify({ ...stale, run_identities: { [pid]: { ...identityOf(pid), start: '1' } } }),
+      );
       acquireEngineLock(dir, 't');
       expect(alive(pid)).toBe(true);
       // The genuine article: the group that engine's run really had.
@@ -281,24 +304,52 @@ describe('a run group recorded in engine.json', () => {
 });
 
 describe('a run from the command line', () => {
-  it('says whether its runs were sandboxed: the log\'s first line, the run records and status', async () => {
+  it("says whether its runs were sandboxed: the log's first line, the run records and status", async () => {
     const { cli, journal } = await import('./helpers/workspace');
     const dir = makeWorkspace();
-    const r = await cli(['run', dir, '--tag', 't1', '--max-experiments', '0', '--noise-runs', '1', '--proposer', 'offline']);
+    const r = await cli([
+      'run',
+      dir,
+      '--tag',
+      't1',
+      '--max-experiments',
+      '0',
+      '--noise-runs',
+      '1',
+      '--proposer',
+      'offline',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const runs = journal(dir, 't1').filter(x => x.type === 'run');
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ sandbox: 'on' });
     const log = fs.readFileSync((runs[0] as { log_path: string }).log_path, 'utf8');
-    expect(log.split('\n')[0]).toBe('[autoresearch] sandbox: on (bubblewrap; network off; read-only: .git, .autoresearch, prepare.py)');
+    expect(log.split('\n')[0]).toBe(
+      '[autoresearch] sandbox: on (bubblewrap; network off; read-only: .git, .autoresearch, prepare.py)',
+    );
     const status = await cli(['status', dir]);
     expect(status.stdout).toMatch(/^sandbox: +auto, network off; the last run was sandboxed \(#0/m);
 
-    const off = await cli(['run', dir, '--tag', 't2', '--max-experiments', '0', '--noise-runs', '1', '--proposer', 'offline', '--sandbox', 'off']);
+    const off = await cli([
+      'run',
+      dir,
+      '--tag',
+      't2',
+      '--max-experiments',
+      '0',
+      '--noise-runs',
+      '1',
+      '--proposer',
+      'offline',
+      '--sandbox',
+      'off',
+    ]);
     expect(off.stderr).toBe('');
     expect(off.code).toBe(0);
     expect(journal(dir, 't2').find(x => x.type === 'run')).toMatchObject({ sandbox: 'off' });
-    expect((await cli(['status', dir, '--tag', 't2'])).stdout).toMatch(/^sandbox: +off; the last run was not sandboxed/m);
+    expect((await cli(['status', dir, '--tag', 't2'])).stdout).toMatch(
+      /^sandbox: +off; the last run was not sandboxed/m,
+    );
   }, 90_000);
 });

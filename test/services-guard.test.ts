@@ -19,10 +19,17 @@ async function runWithGuard(rejection: string): Promise<{ code: number | null; s
     entry,
     `import { guardServicesCancellations } from ${JSON.stringify(path.join(ROOT, 'src/engine/executor/services-guard'))};\n` +
       `guardServicesCancellations();\nvoid Promise.reject(new Error(${JSON.stringify(rejection)}));\n` +
-      `setTimeout(() => console.log('still running'), 100);\n`
+      `setTimeout(() => console.log('still running'), 100);\n`,
   );
   const out = path.join(dir, 'entry.cjs');
-  await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', outfile: out, logLevel: 'silent' });
+  await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    outfile: out,
+    logLevel: 'silent',
+  });
   const r = spawnSync(process.execPath, [out], { encoding: 'utf8' });
   fs.rmSync(dir, { recursive: true, force: true });
   return { code: r.status, stderr: r.stderr, stdout: r.stdout };
@@ -42,8 +49,12 @@ describe('the services guard', () => {
   });
 
   it('matches only the services message', () => {
-    expect(isServicesCancellation(new Error('Canceled future for execute_request message before replies were done'))).toBe(true);
+    expect(
+      isServicesCancellation(new Error('Canceled future for execute_request message before replies were done')),
+    ).toBe(true);
     expect(isServicesCancellation(new Error('Canceled future for kernel_info_request'))).toBe(false);
-    expect(isServicesCancellation('Canceled future for kernel_info_request message before replies were done')).toBe(false);
+    expect(isServicesCancellation('Canceled future for kernel_info_request message before replies were done')).toBe(
+      false,
+    );
   });
 });

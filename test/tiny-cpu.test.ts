@@ -15,7 +15,17 @@ import { cli, experiments, git } from './helpers/workspace';
 const PYTHON = process.env.AUTORESEARCH_PYTHON ?? 'python3';
 /** Far from the template's 60 s, so a budget that did not arrive shows. */
 const BUDGET_S = 3;
-const SUMMARY_KEYS = ['val_bpb', 'training_seconds', 'total_seconds', 'peak_vram_mb', 'mfu_percent', 'total_tokens_M', 'num_steps', 'num_params_M', 'depth'];
+const SUMMARY_KEYS = [
+  'val_bpb',
+  'training_seconds',
+  'total_seconds',
+  'peak_vram_mb',
+  'mfu_percent',
+  'total_tokens_M',
+  'num_steps',
+  'num_params_M',
+  'depth',
+];
 
 describe('the tiny-cpu workspace', () => {
   it('trains for real: a baseline and 3 offline proposals, each with a full summary block', async () => {
@@ -24,7 +34,18 @@ describe('the tiny-cpu workspace', () => {
     const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-tiny-')), 'ws');
     expect((await cli(['init', dir])).code).toBe(0);
     expect(fs.readFileSync(path.join(dir, 'program.md'), 'utf8')).toMatch(/^budget_s: 60$/m);
-    const r = await cli(['run', dir, '--tag', 'e2e', '--max-experiments', '3', '--budget', String(BUDGET_S), '--python', PYTHON]);
+    const r = await cli([
+      'run',
+      dir,
+      '--tag',
+      'e2e',
+      '--max-experiments',
+      '3',
+      '--budget',
+      String(BUDGET_S),
+      '--python',
+      PYTHON,
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
 

@@ -21,7 +21,21 @@ import { deviceEnvs } from '../src/engine/worktrees';
 import { startJupyterServer, type JupyterServer } from './helpers/jupyter-server';
 import { MessagesApiServer } from './stand-ins/messages-api';
 import { expectKillsResolved, inFlightAfterKill, type InFlightAtKill } from './helpers/kills';
-import { alive, cli, ENGINE, experiments, finished, git, journal, makeWorkspace, ScriptedProposer, standInTrain, startCli, trainProposal, waitFor } from './helpers/workspace';
+import {
+  alive,
+  cli,
+  ENGINE,
+  experiments,
+  finished,
+  git,
+  journal,
+  makeWorkspace,
+  ScriptedProposer,
+  standInTrain,
+  startCli,
+  trainProposal,
+  waitFor,
+} from './helpers/workspace';
 
 /**
  * A stand-in whose metric follows its constants (so the offline proposer makes
@@ -35,8 +49,15 @@ function workerTrain(sleep = '0.3 + (N_LAYER % 3) * 0.4'): string {
 
 function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {}): Loop {
   return new Loop({
-    dir, tag: 't1', proposer, executor: new SubprocessExecutor(1), python: resolvePython(), signal: new AbortController().signal,
-    workers: 2, executorFor: () => new SubprocessExecutor(1), ...extra
+    dir,
+    tag: 't1',
+    proposer,
+    executor: new SubprocessExecutor(1),
+    python: resolvePython(),
+    signal: new AbortController().signal,
+    workers: 2,
+    executorFor: () => new SubprocessExecutor(1),
+    ...extra,
   });
 }
 
@@ -90,7 +111,10 @@ function peakConcurrency(records: JournalRecord[]): number {
 /** What the best commit's train.py prints as its metric, run afresh. */
 function metricOf(dir: string, commit: string): number {
   const source = git(dir, 'show', `${commit}:train.py`);
-  const out = execFileSync(resolvePython(), ['-c', `import time\ntime.sleep = lambda s: None\n${source}`], { cwd: dir, encoding: 'utf8' });
+  const out = execFileSync(resolvePython(), ['-c', `import time\ntime.sleep = lambda s: None\n${source}`], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
   return Number(/val_bpb:\s+(\S+)/.exec(out)?.[1]);
 }
 
@@ -140,12 +164,19 @@ describe('two workers', () => {
     expect(fs.readFileSync(path.join(dir, 'train.py'), 'utf8')).toBe(git(dir, 'show', `${best?.commit}:train.py`));
     // The worktrees are gone after a clean end; each worker's branch stays.
     expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
-    expect(git(dir, 'branch', '--list', 'autoresearch/t1-w*').trim().split('\n').map(b => b.trim())).toEqual(['autoresearch/t1-w1', 'autoresearch/t1-w2']);
+    expect(
+      git(dir, 'branch', '--list', 'autoresearch/t1-w*')
+        .trim()
+        .split('\n')
+        .map(b => b.trim()),
+    ).toEqual(['autoresearch/t1-w1', 'autoresearch/t1-w2']);
 
     // results.tsv: the original columns plus the worker, one row per experiment in journal order.
     expect(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8').split('\n')[0]).toBe(RESULTS_HEADER_WORKERS);
     const table = rows(dir);
-    expect(table.map(r => [r.commit, r.status, r.worker])).toEqual(exps.map(e => [(e.commit as string).slice(0, 7), e.status, e.worker]));
+    expect(table.map(r => [r.commit, r.status, r.worker])).toEqual(
+      exps.map(e => [(e.commit as string).slice(0, 7), e.status, e.worker]),
+    );
     const lastKeep = table.filter(r => r.status === 'keep').at(-1);
     expect(lastKeep?.commit).toBe(best?.commit.slice(0, 7));
     expect(lastKeep?.metric).toBe(best?.metric);
@@ -153,7 +184,9 @@ describe('two workers', () => {
     // Each worker ran in its own worktree with its own GPU index.
     for (const e of exps) {
       const log = fs.readFileSync(e.log_path as string, 'utf8');
-      expect(log).toContain(`${path.join('.autoresearch', 't1', 'worktrees', `w${e.worker}`)} cuda=${(e.worker as number) - 1}`);
+      expect(log).toContain(
+        `${path.join('.autoresearch', 't1', 'worktrees', `w${e.worker}`)} cuda=${(e.worker as number) - 1}`,
+      );
     }
 
     // status and results show the worker.
@@ -175,13 +208,18 @@ describe('two workers', () => {
         return trainProposal('slow and best', { metric: '0.700000', sleep: 2 });
       },
       trainProposal('fast and better', { metric: '0.800000' }),
-      trainProposal('slower, better than its parent', { metric: '0.750000', sleep: 3.5 })
+      trainProposal('slower, better than its parent', { metric: '0.750000', sleep: 3.5 }),
     ]);
     const end = await loop(dir, proposer).run();
     expect(end.reason).toBe('exhausted');
     const exps = experiments(dir, 't1');
     const by = (d: string) => exps.find(e => e.description === d) as ExperimentRecord;
-    const [baseline, fast, best, late] = [exps[0], by('fast and better'), by('slow and best'), by('slower, better than its parent')];
+    const [baseline, fast, best, late] = [
+      exps[0],
+      by('fast and better'),
+      by('slow and best'),
+      by('slower, better than its parent'),
+    ];
     expect(fast).toMatchObject({ status: 'keep', best_before: 1, parent_commit: baseline.commit });
     expect(best).toMatchObject({ status: 'keep', best_before: 0.8, parent_commit: baseline.commit });
     expect(late).toMatchObject({ status: 'discard', best_before: 0.7, parent_commit: fast.commit });
@@ -190,24 +228,32 @@ describe('two workers', () => {
     expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(best.commit);
     expect(git(dir, 'show', 'autoresearch/t1:train.py')).toContain('0.700000');
     expect(end).toMatchObject({ best_commit: best.commit, best_metric: 0.7 });
-    expect(rows(dir).filter(r => r.status === 'keep').at(-1)).toMatchObject({ commit: (best.commit as string).slice(0, 7), metric: 0.7 });
+    expect(
+      rows(dir)
+        .filter(r => r.status === 'keep')
+        .at(-1),
+    ).toMatchObject({ commit: (best.commit as string).slice(0, 7), metric: 0.7 });
     replay(journal(dir, 't1'), baseline.parent_commit);
     expect(proposer.contexts[2].program).toContain('Prefer small steps.');
     expect(fs.readFileSync(programFile, 'utf8')).toContain('Prefer small steps.');
     expect(git(dir, 'status', '--porcelain', '--untracked-files=no').trim()).toBe('M program.md');
   });
 
-  it('a crash in one worker is that experiment\'s crash: the other goes on', async () => {
+  it("a crash in one worker is that experiment's crash: the other goes on", async () => {
     const dir = makeWorkspace({ train: standInTrain({ metric: '1.000000' }) });
     const proposer = new ScriptedProposer([
       trainProposal('crashes', { exitCode: 3, sleep: 0.5 }),
       trainProposal('better', { metric: '0.900000' }),
-      trainProposal('better again', { metric: '0.800000' })
+      trainProposal('better again', { metric: '0.800000' }),
     ]);
     const end = await loop(dir, proposer).run();
     expect(end).toMatchObject({ reason: 'exhausted', best_metric: 0.8 });
     const by = (d: string) => experiments(dir, 't1').find(e => e.description === d) as ExperimentRecord;
-    expect(by('crashes')).toMatchObject({ status: 'crash', worker: 1, reason: expect.stringMatching(/exited with code 3/) });
+    expect(by('crashes')).toMatchObject({
+      status: 'crash',
+      worker: 1,
+      reason: expect.stringMatching(/exited with code 3/),
+    });
     expect([by('better').status, by('better again').status]).toEqual(['keep', 'keep']);
     expect(rows(dir).find(r => r.status === 'crash')).toMatchObject({ metric: 0, memory_gb: 0, worker: 1 });
   });
@@ -215,7 +261,10 @@ describe('two workers', () => {
   it('stop interrupts every worker and leaves the workspace clean on the best', async () => {
     const dir = makeWorkspace({ train: workerTrain('0.2') });
     const controller = new AbortController();
-    const proposer = new ScriptedProposer([trainProposal('slow a', { sleep: 30 }), trainProposal('slow b', { sleep: 30 })]);
+    const proposer = new ScriptedProposer([
+      trainProposal('slow a', { sleep: 30 }),
+      trainProposal('slow b', { sleep: 30 }),
+    ]);
     const l = loop(dir, proposer, { signal: controller.signal });
     let running = 0;
     l.on('run-start', (n: number) => n > 0 && ++running === 2 && setTimeout(() => controller.abort('signal'), 300));
@@ -224,7 +273,15 @@ describe('two workers', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(end.reason).toBe('signal');
     const exps = experiments(dir, 't1');
-    expect(exps.slice(1).map(e => [e.status, e.worker]).sort()).toEqual([['interrupted', 1], ['interrupted', 2]]);
+    expect(
+      exps
+        .slice(1)
+        .map(e => [e.status, e.worker])
+        .sort(),
+    ).toEqual([
+      ['interrupted', 1],
+      ['interrupted', 2],
+    ]);
     expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(exps[0].commit);
     expect(git(dir, 'status', '--porcelain').trim()).toBe('');
   });
@@ -235,12 +292,15 @@ describe('two workers with the claude proposer', () => {
     const call = (name: string, input: unknown) => ({ type: 'tool_use' as const, name, input });
     const proposal = (old: string, now: string, description: string) => ({
       type: 'message' as const,
-      content: [call('str_replace_based_edit_tool', { command: 'str_replace', path: 'train.py', old_str: old, new_str: now }), call('finish_experiment', { description, rationale: 'test' })]
+      content: [
+        call('str_replace_based_edit_tool', { command: 'str_replace', path: 'train.py', old_str: old, new_str: now }),
+        call('finish_experiment', { description, rationale: 'test' }),
+      ],
     });
     const turns = [
       proposal('LEARNING_RATE = 0.001', 'LEARNING_RATE = 0.002', 'double the learning rate'),
       proposal('print("peak_vram_mb:     2048.0")', 'print("peak_vram_mb:     1024.0")', 'report less memory'),
-      proposal('LEARNING_RATE = 0.002', 'LEARNING_RATE = 0.003', 'a little more learning rate')
+      proposal('LEARNING_RATE = 0.002', 'LEARNING_RATE = 0.003', 'a little more learning rate'),
     ];
     const dir = makeWorkspace();
     // #1 is kept while #2 is being proposed: the model answers #2 only once #1 has landed, so the
@@ -261,7 +321,9 @@ describe('two workers with the claude proposer', () => {
       expect(exps.map(e => e.n).sort()).toEqual([0, 1, 2, 3]);
       expect(exps.filter(e => e.n > 0).every(e => e.cost_usd > 0 && e.proposer === 'claude')).toBe(true);
       // #2 was proposed while #1 trained on worker 1, and the prompt said so.
-      const prompts = server.requests.filter(r => r.path.startsWith('/v1/messages')).map(r => JSON.stringify(r.body.messages[0].content));
+      const prompts = server.requests
+        .filter(r => r.path.startsWith('/v1/messages'))
+        .map(r => JSON.stringify(r.body.messages[0].content));
       expect(prompts[0]).not.toContain('other workers are running');
       expect(prompts[1]).toContain('Experiments other workers are running right now');
       expect(prompts[1]).toContain('#1 (worker 1): double the learning rate');
@@ -293,9 +355,15 @@ describe('two workers through Jupyter kernels', () => {
 
   it('each worker runs in a kernel of its own, from its worktree', async () => {
     const dir = makeWorkspace({ train: workerTrain('0.3') });
-    const kernels = [1, 2].map(() => new KernelExecutor({ serverUrl: server.url, token: server.token, kernelName: 'python3', graceS: 1 }));
+    const kernels = [1, 2].map(
+      () => new KernelExecutor({ serverUrl: server.url, token: server.token, kernelName: 'python3', graceS: 1 }),
+    );
     const used = new Map<number, Set<string | null>>();
-    const l = loop(dir, new OfflineProposer({ seed: 1 }), { executor: kernels[0], executorFor: k => kernels[k - 1], maxExperiments: 3 });
+    const l = loop(dir, new OfflineProposer({ seed: 1 }), {
+      executor: kernels[0],
+      executorFor: k => kernels[k - 1],
+      maxExperiments: 3,
+    });
     l.on('phase', (_n: number, phase: string, _d: string, worker: number) => {
       if (phase === 'judge') used.set(worker, (used.get(worker) ?? new Set()).add(kernels[worker - 1].kernelId));
     });
@@ -315,7 +383,9 @@ describe('two workers through Jupyter kernels', () => {
     // A kernel's worker gets no CUDA_VISIBLE_DEVICES from the engine: its kernel's environment decides.
     const inherited = `cuda=${savedCuda ?? 'None'}`;
     for (const e of exps) {
-      expect(fs.readFileSync(e.log_path as string, 'utf8')).toContain(`${path.join('.autoresearch', 't1', 'worktrees', `w${e.worker}`)} ${inherited}`);
+      expect(fs.readFileSync(e.log_path as string, 'utf8')).toContain(
+        `${path.join('.autoresearch', 't1', 'worktrees', `w${e.worker}`)} ${inherited}`,
+      );
     }
     const best = replay(journal(dir, 't1'), exps[0].parent_commit);
     expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(best?.commit);
@@ -328,7 +398,11 @@ describe('two workers through the command line', () => {
     const child = startCli(['run', dir, '--tag', 't1', '--workers', '2', '--seed', '1']);
     const done = finished(child);
     // Both workers busy with proposals (the baseline is done).
-    await waitFor(() => inFlightOf(dir).length === 2 && inFlightOf(dir).every(s => s.n > 0), 60_000, 'two experiments in flight');
+    await waitFor(
+      () => inFlightOf(dir).length === 2 && inFlightOf(dir).every(s => s.n > 0),
+      60_000,
+      'two experiments in flight',
+    );
     // Two groups a run: its guard's and its command's.
     await waitFor(() => runGroups(dir).length === 4, 20_000, 'both training runs to start');
     const status = await cli(['status', dir]);
@@ -352,18 +426,26 @@ describe('two workers through the command line', () => {
       expect(recs).toHaveLength(1);
       // Killed mid-run: interrupted. Killed in the instant between its run's record and its own,
       // it is measured on from that run (nothing recorded is lost) and judged on resume.
-      const measuredOn = journal(dir, 't1').some(x => x.type === 'run' && x.n === start.n && Date.parse(x.ts) < Date.parse(recs[0].ts));
+      const measuredOn = journal(dir, 't1').some(
+        x => x.type === 'run' && x.n === start.n && Date.parse(x.ts) < Date.parse(recs[0].ts),
+      );
       if (recs[0].status !== 'interrupted') expect(measuredOn).toBe(true);
-      else expect(recs[0]).toMatchObject({ worker: start.worker, reason: expect.stringMatching(/recorded on --resume/) });
+      else
+        expect(recs[0]).toMatchObject({ worker: start.worker, reason: expect.stringMatching(/recorded on --resume/) });
     }
     const records = journal(dir, 't1');
-    const best = replay(records.filter(r => r.type !== 'experiment' || r.status !== 'interrupted' || !left.some(s => s.n === r.n)), exps[0].parent_commit);
+    const best = replay(
+      records.filter(r => r.type !== 'experiment' || r.status !== 'interrupted' || !left.some(s => s.n === r.n)),
+      exps[0].parent_commit,
+    );
     expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(best?.commit);
     expect(git(dir, 'status', '--porcelain').trim()).toBe('');
     expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
     const table = rows(dir);
     const counted = exps.filter(e => ['keep', 'discard', 'crash'].includes(e.status));
-    expect(table.map(t => [t.commit, t.worker])).toEqual(counted.map(e => [(e.commit as string).slice(0, 7), e.worker]));
+    expect(table.map(t => [t.commit, t.worker])).toEqual(
+      counted.map(e => [(e.commit as string).slice(0, 7), e.worker]),
+    );
     expect(new Set(table.map(t => t.commit)).size).toBe(table.length);
   });
 });
@@ -372,10 +454,15 @@ describe('two workers in a terminal', () => {
   it('the live line shows each worker side by side', async () => {
     const dir = makeWorkspace({ program: '---\nbudget_s: 3\ntimeout_s: 20\n---\nGo.\n', train: workerTrain('2') });
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(ENGINE)} run ${JSON.stringify(dir)} --tag t1 --workers 2 --max-experiments 2`;
-    const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, COLUMNS: '160' } });
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, COLUMNS: '160' },
+    });
     const r = await finished(child);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/\r\x1b\[2Kw1 #\d+ run \[[█░]+\] \d+s left[^│\r]* {2}│ {2}w2 #\d+ run \[[█░]+\] \d+s left/);
+    expect(r.stdout).toMatch(
+      /\r\x1b\[2Kw1 #\d+ run \[[█░]+\] \d+s left[^│\r]* {2}│ {2}w2 #\d+ run \[[█░]+\] \d+s left/,
+    );
     // The finished lines carry the worker.
     expect(r.stdout).toMatch(/# {2}1 {2}\w+ +\d\.\d{6} +[-+]\d\.\d{6} {2}w[12] {2}/);
   });
@@ -386,7 +473,11 @@ describe('from two workers to one', () => {
     const dir = makeWorkspace({ train: workerTrain('1.5') });
     const child = startCli(['run', dir, '--tag', 't1', '--workers', '2']);
     const done = finished(child);
-    await waitFor(() => inFlightOf(dir).length === 2 && inFlightOf(dir).every(s => s.n > 0), 60_000, 'two experiments in flight');
+    await waitFor(
+      () => inFlightOf(dir).length === 2 && inFlightOf(dir).every(s => s.n > 0),
+      60_000,
+      'two experiments in flight',
+    );
     const left = inFlightOf(dir);
     child.kill('SIGKILL');
     await done;
@@ -418,7 +509,13 @@ describe('two workers, kill -9 at any moment', () => {
     for (const delay of delays) {
       const child = startCli(args);
       const done = finished(child);
-      await waitFor(() => fs.existsSync(path.join(dir, '.autoresearch', 't1', 'journal.jsonl')) && journal(dir, 't1').some(r => r.type === 'run_start' && r.pid === child.pid), 20_000, 'the run to start');
+      await waitFor(
+        () =>
+          fs.existsSync(path.join(dir, '.autoresearch', 't1', 'journal.jsonl')) &&
+          journal(dir, 't1').some(r => r.type === 'run_start' && r.pid === child.pid),
+        20_000,
+        'the run to start',
+      );
       await new Promise(r => setTimeout(r, delay));
       child.kill('SIGKILL');
       await done;
@@ -436,7 +533,9 @@ describe('two workers, kill -9 at any moment', () => {
     // no run of it had been recorded, measured on when one had; nothing else was interrupted.
     expect(expectKillsResolved(kills, exps)).toBeGreaterThan(0);
     const counted = exps.filter(e => ['keep', 'discard', 'crash'].includes(e.status));
-    expect(rows(dir).map(r => [r.commit, r.status, r.worker])).toEqual(counted.map(e => [(e.commit as string).slice(0, 7), e.status, e.worker]));
+    expect(rows(dir).map(r => [r.commit, r.status, r.worker])).toEqual(
+      counted.map(e => [(e.commit as string).slice(0, 7), e.status, e.worker]),
+    );
     const best = exps.filter(e => e.status === 'keep').at(-1) as ExperimentRecord;
     expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(best.commit);
     expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(best.commit);
@@ -450,19 +549,35 @@ describe('worker plumbing', () => {
   const sub = new SubprocessExecutor();
   it('gives subprocess worker K the K-th GPU', () => {
     expect(deviceEnvs([sub, sub], {})).toEqual([{ CUDA_VISIBLE_DEVICES: '0' }, { CUDA_VISIBLE_DEVICES: '1' }]);
-    expect(deviceEnvs([sub, sub], { CUDA_VISIBLE_DEVICES: '3, 5,7' })).toEqual([{ CUDA_VISIBLE_DEVICES: '3' }, { CUDA_VISIBLE_DEVICES: '5' }]);
+    expect(deviceEnvs([sub, sub], { CUDA_VISIBLE_DEVICES: '3, 5,7' })).toEqual([
+      { CUDA_VISIBLE_DEVICES: '3' },
+      { CUDA_VISIBLE_DEVICES: '5' },
+    ]);
     expect(deviceEnvs([sub, sub], { CUDA_VISIBLE_DEVICES: '' })).toEqual([{}, {}]);
     expect(deviceEnvs([sub], { CUDA_VISIBLE_DEVICES: '4' })).toEqual([{}]);
-    expect(() => deviceEnvs([sub, sub, sub], { CUDA_VISIBLE_DEVICES: '0,1' })).toThrow(/--workers 3 needs one GPU per worker, but CUDA_VISIBLE_DEVICES lists 2/);
+    expect(() => deviceEnvs([sub, sub, sub], { CUDA_VISIBLE_DEVICES: '0,1' })).toThrow(
+      /--workers 3 needs one GPU per worker, but CUDA_VISIBLE_DEVICES lists 2/,
+    );
   });
 
   it('the offline proposer skips a change another worker is running', async () => {
     const proposer = new OfflineProposer({ seed: 0 });
-    const ctx = { workdir: '/nowhere', files: { 'train.py': standInTrain() }, history: [], program: 'Go.', metric: 'val_bpb', direction: 'lower' as const, seed: 0 };
+    const ctx = {
+      workdir: '/nowhere',
+      files: { 'train.py': standInTrain() },
+      history: [],
+      program: 'Go.',
+      metric: 'val_bpb',
+      direction: 'lower' as const,
+      seed: 0,
+    };
     const first = await proposer.propose(ctx);
     const again = await proposer.propose(ctx);
     expect(again?.description).toBe(first?.description); // deterministic: the same context, the same idea
-    const other = await proposer.propose({ ...ctx, inFlight: [{ n: 1, worker: 1, description: first?.description ?? '', diff: '', meta: first?.meta }] });
+    const other = await proposer.propose({
+      ...ctx,
+      inFlight: [{ n: 1, worker: 1, description: first?.description ?? '', diff: '', meta: first?.meta }],
+    });
     expect(other).not.toBeNull();
     expect(other?.description).not.toBe(first?.description);
   });
@@ -474,24 +589,52 @@ describe('worker plumbing', () => {
     expect(fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8').split('\n')[0]).toBe(RESULTS_HEADER);
     appendResult(dir, record(1, 2));
     const text = fs.readFileSync(path.join(dir, 'results.tsv'), 'utf8');
-    expect(text).toBe(`${RESULTS_HEADER_WORKERS}\nabcdef1\t0.900000\t2.0\tkeep\tx\t\nabcdef1\t0.900000\t2.0\tkeep\tx\t2\n`);
+    expect(text).toBe(
+      `${RESULTS_HEADER_WORKERS}\nabcdef1\t0.900000\t2.0\tkeep\tx\t\nabcdef1\t0.900000\t2.0\tkeep\tx\t2\n`,
+    );
     expect(parseResults(text).map(r => r.worker)).toEqual([null, 2]);
   });
 
   it('refuses several workers when an editable file is not committed', async () => {
-    const dir = makeWorkspace({ extra: { 'model.py': 'X = 1\n' }, program: '---\nbudget_s: 1\neditable: [train.py, model.py]\n---\nGo.\n' });
+    const dir = makeWorkspace({
+      extra: { 'model.py': 'X = 1\n' },
+      program: '---\nbudget_s: 1\neditable: [train.py, model.py]\n---\nGo.\n',
+    });
     git(dir, 'rm', '-q', '--cached', 'model.py');
     git(dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'untrack');
-    await expect(loop(dir, new ScriptedProposer([])).run()).rejects.toThrow(/every editable and read-only file must be committed .*git add model.py/);
+    await expect(loop(dir, new ScriptedProposer([])).run()).rejects.toThrow(
+      /every editable and read-only file must be committed .*git add model.py/,
+    );
   });
 });
 
 function experiments0(): ExperimentRecord {
   return {
-    type: 'experiment', ts: 't', n: 0, parent_commit: 'abcdef1234', commit: 'abcdef1234', description: 'x', rationale: '', diff: '',
-    lines_added: 0, lines_removed: 0, summary: {}, metric: 0.9, best_before: null, delta: null, status: 'keep', reason: null, memory_gb: 2,
-    timings: { propose_s: 0, run_s: 0, total_s: 0 }, exit_code: 0, signal: null, log_path: null, log_truncated: false, proposer: 'p',
-    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, cost_usd: 0
+    type: 'experiment',
+    ts: 't',
+    n: 0,
+    parent_commit: 'abcdef1234',
+    commit: 'abcdef1234',
+    description: 'x',
+    rationale: '',
+    diff: '',
+    lines_added: 0,
+    lines_removed: 0,
+    summary: {},
+    metric: 0.9,
+    best_before: null,
+    delta: null,
+    status: 'keep',
+    reason: null,
+    memory_gb: 2,
+    timings: { propose_s: 0, run_s: 0, total_s: 0 },
+    exit_code: 0,
+    signal: null,
+    log_path: null,
+    log_truncated: false,
+    proposer: 'p',
+    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    cost_usd: 0,
   };
 }
 

@@ -15,7 +15,18 @@ export default async function globalSetup(): Promise<void> {
   }
   const counter = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-galata-count-'));
   const dir = makeWorkspace({ program: PROGRAM, train: crashingThirdRun(counter) });
-  const run = await cli(['run', dir, '--tag', 't1', '--max-experiments', '3', '--proposer', 'offline', '--noise-runs', '1']); // the third run (experiment 2) crashes
+  const run = await cli([
+    'run',
+    dir,
+    '--tag',
+    't1',
+    '--max-experiments',
+    '3',
+    '--proposer',
+    'offline',
+    '--noise-runs',
+    '1',
+  ]); // the third run (experiment 2) crashes
   if (run.code !== 0) {
     throw new Error(`autoresearch run failed:\n${run.stderr}`);
   }

@@ -2,6 +2,7 @@
 
 Never use it for anything else: it turns off the server's security (no token, no XSRF check).
 """
+
 import os
 
 from jupyterlab.galata import configure_jupyter_server

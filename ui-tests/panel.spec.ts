@@ -16,19 +16,29 @@ const EDIT = 'Galata edit: prefer changes that make each step cheaper.';
 
 async function execute(page: Page, command: string, args: Record<string, unknown>): Promise<void> {
   await page.evaluate(
-    ([id, a]) => (window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }).jupyterapp.commands.execute(id, a),
-    [command, args] as const
+    ([id, a]) =>
+      (
+        window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }
+      ).jupyterapp.commands.execute(id, a),
+    [command, args] as const,
   );
 }
 
 async function readFile(page: Page, path: string): Promise<string> {
   return page.evaluate(async p => {
-    const app = (window as unknown as { jupyterapp: { serviceManager: { contents: { get(p: string, o: unknown): Promise<{ content: string }> } } } }).jupyterapp;
+    const app = (
+      window as unknown as {
+        jupyterapp: { serviceManager: { contents: { get(p: string, o: unknown): Promise<{ content: string }> } } };
+      }
+    ).jupyterapp;
     return (await app.serviceManager.contents.get(p, { content: true, type: 'file', format: 'text' })).content;
   }, path);
 }
 
-test('a run from the panel: edit program.md, start, reload mid-run, stop, export', async ({ page, tmpPath }, testInfo) => {
+test('a run from the panel: edit program.md, start, reload mid-run, stop, export', async ({
+  page,
+  tmpPath,
+}, testInfo) => {
   const ws = `${tmpPath}/tiny`;
   await execute(page, 'autoresearch:new-workspace', { path: ws, budget_s: 3 });
   const panel = page.locator('.jp-AutoresearchPanel');
@@ -83,7 +93,9 @@ test('a run from the panel: edit program.md, start, reload mid-run, stop, export
   if (await collapsed.count()) {
     await collapsed.locator('.jp-AutoresearchExperiment-header').click();
   }
-  const diffLines = panel.locator('.jp-AutoresearchExperimentList-item:not(.jp-mod-collapsed) .jp-AutoresearchExperiment-diffLine.jp-mod-add');
+  const diffLines = panel.locator(
+    '.jp-AutoresearchExperimentList-item:not(.jp-mod-collapsed) .jp-AutoresearchExperiment-diffLine.jp-mod-add',
+  );
   await expect(diffLines.first()).toBeAttached();
   await expect(page.locator('.jp-AutoresearchStatus')).toContainText('Autoresearch');
 

@@ -13,6 +13,7 @@ except ImportError:  # a source tree that was never built or installed
     __version__ = "dev"
 
 from .handlers import setup_route_handlers
+
 # For notebooks: `from jupyterlab_autoresearch import load, show`. Light to import: pandas and
 # IPython are imported only when called.
 from .notebook import load, show

@@ -52,7 +52,9 @@ def open_inside(path: str | Path, folder: str | Path, flags: int = os.O_RDONLY, 
             raise OutsideError(f"{path} is not a regular file; the server reads and writes only regular files in {top}")
         opened = f"/proc/self/fd/{fd}"
         if os.path.exists(opened) and not _under(os.path.realpath(opened), top):
-            raise OutsideError(f"{path} resolves outside {top} (a symlink); the server reads and writes nothing outside it")
+            raise OutsideError(
+                f"{path} resolves outside {top} (a symlink); the server reads and writes nothing outside it"
+            )
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)

@@ -103,7 +103,11 @@ def engine_argv_names(pid: int, ws: Path) -> bool:
         cwd = None
         if words is None:
             return False
-    starts = [i for i, w in enumerate(words[:-2]) if w.endswith(("autoresearch.cjs", "engine/main.ts")) and words[i + 1] == "run"]
+    starts = [
+        i
+        for i, w in enumerate(words[:-2])
+        if w.endswith(("autoresearch.cjs", "engine/main.ts")) and words[i + 1] == "run"
+    ]
     if not starts:
         return False
     target = os.path.realpath(ws)

@@ -70,7 +70,9 @@ class WorkspaceLookup:
             engine = self.sup.engine(ws)
             journal = journal_path(ws, tag)
             if journal.exists() and not inside(journal, ws / STATE_DIR):
-                raise ApiError(403, f"run {tag}'s journal {OUTSIDE_MESSAGE.format(folder=self.rel(ws / STATE_DIR))}", "tag")
+                raise ApiError(
+                    403, f"run {tag}'s journal {OUTSIDE_MESSAGE.format(folder=self.rel(ws / STATE_DIR))}", "tag"
+                )
             if not journal.exists() and not (engine and engine.tag == tag):
                 raise ApiError(404, f"no run tagged {validate.show(tag)} in {self.rel(ws)}", "tag")
             return tag
@@ -188,10 +190,16 @@ class EngineStarter:
         # A local spec is a KernelSpec; a gateway's is its JSON model.
         model = spec.get("spec", {}) if isinstance(spec, dict) else {"language": spec.language, "argv": spec.argv}
         if (model.get("language") or "").lower() != "python":
-            raise ApiError(400, f"kernel: {validate.show(name)} is not a Python kernel; the engine's runner is Python", "kernel")
+            raise ApiError(
+                400, f"kernel: {validate.show(name)} is not a Python kernel; the engine's runner is Python", "kernel"
+            )
         app = self.serverapp
         if app.sock:
-            raise ApiError(400, "kernel: this server listens on a Unix socket, which the engine cannot use; run it on a TCP port", "kernel")
+            raise ApiError(
+                400,
+                "kernel: this server listens on a Unix socket, which the engine cannot use; run it on a TCP port",
+                "kernel",
+            )
         opts = {
             "kernel": name,
             "server_url": server_url(app.ip, app.port, app.base_url, bool(app.certfile)),
@@ -234,6 +242,7 @@ class RunsHandler(EngineStarter, BaseHandler):
     @tornado.web.authenticated
     async def post(self):
         await self.start(validate.body(self.request.body, validate.run_fields()))
+
 
 class ResumeHandler(EngineStarter, BaseHandler):
     """`POST {path, tag?, …options}`: continue a run (the latest when no tag) with --resume."""
@@ -280,7 +289,13 @@ class ExperimentsHandler(BaseHandler):
         tag = self.pick_tag(ws, self.get_query_argument("tag", None))
         exps = [r for r in self.records(ws, tag) if r["type"] == "experiment"]
         self.finish(
-            {"tag": tag, "total": len(exps), "offset": offset, "limit": limit, "experiments": exps[offset : offset + limit]}
+            {
+                "tag": tag,
+                "total": len(exps),
+                "offset": offset,
+                "limit": limit,
+                "experiments": exps[offset : offset + limit],
+            }
         )
 
 
@@ -297,7 +312,14 @@ class ExportHandler(BaseHandler):
         except SupervisorError as err:
             raise ApiError(err.status, err.message) from None
         self.set_status(201)
-        self.finish({"path": api_path(self.sup.root, ws), "tag": tag, "notebook": self.rel(ws / f"{tag}.ipynb"), "message": message})
+        self.finish(
+            {
+                "path": api_path(self.sup.root, ws),
+                "tag": tag,
+                "notebook": self.rel(ws / f"{tag}.ipynb"),
+                "message": message,
+            }
+        )
 
 
 class LogHandler(BaseHandler):
@@ -317,9 +339,18 @@ class LogHandler(BaseHandler):
         except FileNotFoundError:
             raise ApiError(404, f"experiment {n} of run {tag} has no log", "n") from None
         except OutsideError:
-            raise ApiError(403, f"experiment {n}'s log {OUTSIDE_MESSAGE.format(folder=self.rel(ws / STATE_DIR))}", "n") from None
+            raise ApiError(
+                403, f"experiment {n}'s log {OUTSIDE_MESSAGE.format(folder=self.rel(ws / STATE_DIR))}", "n"
+            ) from None
         self.finish(
-            {"tag": tag, "n": n, "path": self.rel(file), "size": size, "truncated": size > tail, "text": data.decode(errors="replace")}
+            {
+                "tag": tag,
+                "n": n,
+                "path": self.rel(file),
+                "size": size,
+                "truncated": size > tail,
+                "text": data.decode(errors="replace"),
+            }
         )
 
 

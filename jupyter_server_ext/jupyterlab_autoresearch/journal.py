@@ -8,6 +8,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from .confine import OutsideError, open_inside
+
 # problem is the schema check tests and callers use by name; the schema lives in journal_schema.
 from .journal_schema import USAGE_KEYS, RecordProblem, parse, problem  # noqa: F401
 

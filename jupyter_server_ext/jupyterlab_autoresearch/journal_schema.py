@@ -18,27 +18,68 @@ RUN_PURPOSES = {"measure", "noise", "confirm", "best"}
 STR, INT, NUM, BOOL, OBJ, ARR, NULL = "string", "integer", "number", "boolean", "object", "array", "null"
 SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
     "run_start": {
-        "ts": (STR,), "tag": (STR,), "branch": (STR,), "resume": (BOOL,), "base_commit": (STR,),
-        "proposer": (STR,), "seed": (INT,), "config": (OBJ,), "readonly_hashes": (OBJ,),
-        "engine_version": (STR,), "pid": (INT,),
+        "ts": (STR,),
+        "tag": (STR,),
+        "branch": (STR,),
+        "resume": (BOOL,),
+        "base_commit": (STR,),
+        "proposer": (STR,),
+        "seed": (INT,),
+        "config": (OBJ,),
+        "readonly_hashes": (OBJ,),
+        "engine_version": (STR,),
+        "pid": (INT,),
     },
     "experiment_start": {"ts": (STR,), "n": (INT,), "parent_commit": (STR,), "description": (STR,)},
     # One training run of an experiment's code (or of the best's, re-measured while judging one).
     "run": {
-        "ts": (STR,), "n": (INT,), "commit": (STR,), "state": (STR,), "purpose": (STR,), "k": (INT,), "seed": (INT,),
-        "metric": (NUM, NULL), "summary": (OBJ,), "run_s": (NUM,), "exit_code": (INT, NULL), "signal": (STR, NULL),
-        "reason": (STR, NULL), "memory_gb": (NUM,), "log_path": (STR, NULL),
+        "ts": (STR,),
+        "n": (INT,),
+        "commit": (STR,),
+        "state": (STR,),
+        "purpose": (STR,),
+        "k": (INT,),
+        "seed": (INT,),
+        "metric": (NUM, NULL),
+        "summary": (OBJ,),
+        "run_s": (NUM,),
+        "exit_code": (INT, NULL),
+        "signal": (STR, NULL),
+        "reason": (STR, NULL),
+        "memory_gb": (NUM,),
+        "log_path": (STR, NULL),
     },
     "experiment": {
-        "ts": (STR,), "n": (INT,), "parent_commit": (STR,), "commit": (STR, NULL), "description": (STR,),
-        "rationale": (STR,), "diff": (STR,), "lines_added": (INT,), "lines_removed": (INT,),
-        "summary": (OBJ,), "metric": (NUM, NULL), "best_before": (NUM, NULL), "delta": (NUM, NULL),
-        "status": (STR,), "reason": (STR, NULL), "memory_gb": (NUM,), "timings": (OBJ,),
-        "exit_code": (INT, NULL), "signal": (STR, NULL), "log_path": (STR, NULL), "log_truncated": (BOOL,),
-        "proposer": (STR,), "usage": (OBJ,), "cost_usd": (NUM,),
+        "ts": (STR,),
+        "n": (INT,),
+        "parent_commit": (STR,),
+        "commit": (STR, NULL),
+        "description": (STR,),
+        "rationale": (STR,),
+        "diff": (STR,),
+        "lines_added": (INT,),
+        "lines_removed": (INT,),
+        "summary": (OBJ,),
+        "metric": (NUM, NULL),
+        "best_before": (NUM, NULL),
+        "delta": (NUM, NULL),
+        "status": (STR,),
+        "reason": (STR, NULL),
+        "memory_gb": (NUM,),
+        "timings": (OBJ,),
+        "exit_code": (INT, NULL),
+        "signal": (STR, NULL),
+        "log_path": (STR, NULL),
+        "log_truncated": (BOOL,),
+        "proposer": (STR,),
+        "usage": (OBJ,),
+        "cost_usd": (NUM,),
     },
     "run_end": {
-        "ts": (STR,), "reason": (STR,), "message": (STR, NULL), "best_commit": (STR, NULL),
+        "ts": (STR,),
+        "reason": (STR,),
+        "message": (STR, NULL),
+        "best_commit": (STR, NULL),
         "best_metric": (NUM, NULL),
     },
 }
@@ -135,7 +176,13 @@ def _run_refs_problem(runs: list) -> str | None:
     for i, ref in enumerate(runs):
         if not isinstance(ref, dict):
             return f"experiment.runs[{i}] is not an object"
-        for name, allowed in (("k", (INT,)), ("seed", (INT,)), ("metric", (NUM, NULL)), ("run_s", (NUM,)), ("log_path", (STR, NULL))):
+        for name, allowed in (
+            ("k", (INT,)),
+            ("seed", (INT,)),
+            ("metric", (NUM, NULL)),
+            ("run_s", (NUM,)),
+            ("log_path", (STR, NULL)),
+        ):
             if name not in ref:
                 return f"experiment.runs[{i}] lacks {name!r}"
             if (why := _type_problem(f"experiment.runs[{i}]", name, ref[name], allowed)) is not None:

@@ -57,9 +57,7 @@ def find_node(where: str = SERVER_HOST) -> NodeInfo:
         problem = f"{NODE_ENV_VAR}={configured!r} is not an executable." if configured else "No `node` on the PATH."
         return _fail(configured, None, problem)
     try:
-        out = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=15, check=True
-        ).stdout.strip()
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=15, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError) as err:
         return _fail(path, None, f"`{path} --version` failed ({err}).")
     match = re.match(r"v?(\d+)\.", out)

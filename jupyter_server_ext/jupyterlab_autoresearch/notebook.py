@@ -46,7 +46,11 @@ def _locate(path: str | Path, tag: str | None) -> tuple[Path | None, str | None,
 def _read_experiments(journal: Path) -> list[dict[str, Any]]:
     """The experiment records of a journal, in order, without their `type` (validated as the server reads it),
     each with the columns of its runs (see `_with_runs`)."""
-    return [_with_runs({k: v for k, v in r.items() if k != "type"}) for r in read_journal(journal) if r.get("type") == "experiment"]
+    return [
+        _with_runs({k: v for k, v in r.items() if k != "type"})
+        for r in read_journal(journal)
+        if r.get("type") == "experiment"
+    ]
 
 
 def _with_runs(row: dict[str, Any]) -> dict[str, Any]:
@@ -115,7 +119,9 @@ def notebook_outputs(path: str | Path, tag: str | None = None) -> list[dict[str,
     included), the chart, then one per experiment."""
     workspace, chosen, _ = _locate(path, tag)
     if workspace is None:
-        raise ValueError(f"{path} is not inside a workspace (<workspace>/{STATE_DIR}/<tag>/{JOURNAL}); load() reads it, show() needs the workspace")
+        raise ValueError(
+            f"{path} is not inside a workspace (<workspace>/{STATE_DIR}/<tag>/{JOURNAL}); load() reads it, show() needs the workspace"
+        )
     notebook = _notebook_from_engine(workspace, chosen)
     if notebook is None:
         exported = workspace / f"{chosen}.ipynb"

@@ -53,7 +53,10 @@ def _ps_identity(pid: int) -> dict[str, str] | None:
     try:
         out = subprocess.run(
             ["ps", "-o", "stat=,lstart=", "-p", str(pid)],
-            capture_output=True, text=True, timeout=10, env={**os.environ, "LC_ALL": "C"},
+            capture_output=True,
+            text=True,
+            timeout=10,
+            env={**os.environ, "LC_ALL": "C"},
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -79,7 +82,11 @@ def same_process(pid: int, recorded) -> bool:
         return False
     now = identity(pid)
     # ps pads lstart's day of month; compare words, not spacing.
-    return now is not None and now["boot"] == recorded["boot"].strip() and now["start"].split() == recorded["start"].split()
+    return (
+        now is not None
+        and now["boot"] == recorded["boot"].strip()
+        and now["start"].split() == recorded["start"].split()
+    )
 
 
 def signal_if_same(pid: int, recorded, sig: int) -> bool:

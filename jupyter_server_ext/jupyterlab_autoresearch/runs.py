@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .engine_info import EngineInfo
 from .journal import in_flight, in_flight_all, read_journal, run_counts, summarize
 from .supervisor import Supervisor
-from .engine_info import EngineInfo
 from .workspaces import STATE_DIR, api_path, engine_log_path, journal_path, log_path
 
 
@@ -61,6 +61,8 @@ def run_status(sup: Supervisor, ws: Path, tag: str, records: list[dict] | None =
         ],
         "engine_log": api_path(sup.root, engine_log) if engine_log.exists() else None,
         # Whether the last training run was sandboxed ("on"/"off"), as the run guard found it; None before one.
-        "sandbox": next((r.get("sandbox") for r in reversed(records) if r.get("type") == "run" and "sandbox" in r), None),
+        "sandbox": next(
+            (r.get("sandbox") for r in reversed(records) if r.get("type") == "run" and "sandbox" in r), None
+        ),
         **summarize(records),
     }

@@ -152,13 +152,19 @@ class Supervisor:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         journal = journal_path(ws, tag)
         journal_size = journal.stat().st_size if journal.exists() else 0
-        started = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        started = datetime.datetime.now(datetime.UTC).isoformat()
         self._forget_stop_request(ws)
         try:
             out = open(open_inside(log_file, ws / STATE_DIR, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")
         except OSError as err:
-            why = "it resolves outside the workspace's .autoresearch folder or is not a regular file" if isinstance(err, OutsideError) else err.strerror
-            raise SupervisorError(409, f"cannot write the engine's log {self._rel(log_file)}: {why}; remove what is in its place") from None
+            why = (
+                "it resolves outside the workspace's .autoresearch folder or is not a regular file"
+                if isinstance(err, OutsideError)
+                else err.strerror
+            )
+            raise SupervisorError(
+                409, f"cannot write the engine's log {self._rel(log_file)}: {why}; remove what is in its place"
+            ) from None
         with out:
             out.write(f"--- {started} started by the Jupyter server: {' '.join(argv[2:])}\n".encode())
             out.flush()
@@ -168,8 +174,13 @@ class Supervisor:
             # (the API key too; the engine keeps it from the training runs).
             try:
                 proc = subprocess.Popen(
-                    argv, cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                    start_new_session=True, env=self._env(opts),
+                    argv,
+                    cwd=ws,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    env=self._env(opts),
                 )
             except OSError as err:
                 raise SupervisorError(500, f"could not start the engine: {err.strerror or err}") from None
@@ -225,7 +236,7 @@ class Supervisor:
         lines = _read_from(log_file, log_file.parent, offset).decode(errors="replace").splitlines()
         errors = [ln for ln in lines if ln.startswith("autoresearch: ")]
         if errors:
-            return _scrub(errors[-1][len("autoresearch: "):])
+            return _scrub(errors[-1][len("autoresearch: ") :])
         tail = [ln for ln in lines if ln.strip()]
         return _scrub(tail[-1] if tail else f"the engine exited with code {code} and printed nothing")
 
@@ -243,7 +254,9 @@ class Supervisor:
         except OSError as err:
             # The stop goes ahead: the engine then records it as a signal, not as a stop.
             if self.log:
-                self.log.warning("autoresearch: cannot write %s (%s); stopping the engine all the same", self._rel(stop_file), err)
+                self.log.warning(
+                    "autoresearch: cannot write %s (%s); stopping the engine all the same", self._rel(stop_file), err
+                )
         # SIGTERM to the engine alone: one to its group would also kill the git commands it needs
         # to stop cleanly (reset to the best commit, journal the end); the training run has its
         # own group, which the engine kills itself. An engine started from a shell shares the
@@ -268,7 +281,9 @@ class Supervisor:
         if info is None or info.pid != pid:
             return  # it ended (or another engine holds the workspace now)
         if self.log:
-            self.log.warning("autoresearch: engine %s outlived SIGTERM by %s s; sending SIGKILL", pid, self.stop_grace_s)
+            self.log.warning(
+                "autoresearch: engine %s outlived SIGTERM by %s s; sending SIGKILL", pid, self.stop_grace_s
+            )
         try:
             leads = os.getpgid(pid) == pid
         except (ProcessLookupError, PermissionError):
@@ -295,7 +310,8 @@ class Supervisor:
                 # Silent when the group is simply gone (its guard ended it when the engine died).
                 self.log.warning(
                     "autoresearch: not killing process group %s named in %s: it is not the training run recorded there",
-                    pgid, self._rel(ws / STATE_DIR / "engine.json"),
+                    pgid,
+                    self._rel(ws / STATE_DIR / "engine.json"),
                 )
         self._forget_stop_request(ws)
         IOLoop.current().call_later(0.5, self.reap)
@@ -336,12 +352,17 @@ class Supervisor:
             raise SupervisorError(503, node.message or "Node.js is not usable")
         name = f"autoresearch {args[0]}"
         proc = await asyncio.create_subprocess_exec(
-            node.path, str(engine_path()), *args,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.root,
+            node.path,
+            str(engine_path()),
+            *args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.root,
         )
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             proc.kill()
             await proc.wait()
             raise SupervisorError(500, f"{name} did not finish within {timeout_s:g} s") from None

@@ -6,13 +6,13 @@ import functools
 import json
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tornado import web
 
 from .run_options import MissingOptions, run_options
 from .workspaces import valid_tag
-
 
 # Caps on what a client may send. The largest genuine body is a few short fields; a text field
 # becomes one command-line argument of the engine (Linux refuses one over 128 KiB with E2BIG)
@@ -103,7 +103,9 @@ def query_count(name: str, raw: str) -> int:
 def tag(name: str, value: Any) -> str:
     """A run tag the engine accepts."""
     if not isinstance(value, str) or not valid_tag(value):
-        raise ApiError(400, f"{name} may only use letters, digits, '.', '_' and '-' (up to 100), got {show(value)}", name)
+        raise ApiError(
+            400, f"{name} may only use letters, digits, '.', '_' and '-' (up to 100), got {show(value)}", name
+        )
     return value
 
 
@@ -147,7 +149,11 @@ def at_most(check: Callable[[str, Any], Any], high: float) -> Callable[[str, Any
     def bounded(name: str, value: Any) -> Any:
         checked = check(name, value)
         if checked > high:
-            raise ApiError(400, f"{name} must be at most {high:g} (about 24 days: the longest a timer can wait), got {show(value)}", name)
+            raise ApiError(
+                400,
+                f"{name} must be at most {high:g} (about 24 days: the longest a timer can wait), got {show(value)}",
+                name,
+            )
         return checked
 
     return bounded

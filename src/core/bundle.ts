@@ -39,7 +39,12 @@ export interface BundleOptions {
 
 /** Escapes text for HTML element content and attribute values. */
 export function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }
 
 /** The last `n` lines of a text (a trailing newline does not count as a line). */
@@ -71,7 +76,9 @@ function comparison(r: ExperimentRecord): string {
   if (r.best_before === null) {
     return '';
   }
-  return r.delta === null ? `(best before ${fmtMetric(r.best_before)})` : `(${fmtDelta(r.delta)} vs best ${fmtMetric(r.best_before)})`;
+  return r.delta === null
+    ? `(best before ${fmtMetric(r.best_before)})`
+    : `(${fmtDelta(r.delta)} vs best ${fmtMetric(r.best_before)})`;
 }
 
 /** `3 runs: mean 0.990000 ± 0.0023, confirmed`, the runs' heading; null before repeats. */
@@ -81,7 +88,10 @@ function runsHeading(r: ExperimentRecord): string | null {
   }
   const k = r.runs.length;
   const se = r.verdict?.se;
-  const mean = r.metric !== null ? `: mean ${fmtMetric(r.metric)}${se !== null && se !== undefined ? ` ± ${fmtNoise(se)}` : ''}` : '';
+  const mean =
+    r.metric !== null
+      ? `: mean ${fmtMetric(r.metric)}${se !== null && se !== undefined ? ` ± ${fmtNoise(se)}` : ''}`
+      : '';
   const confirmed = confirmedWords(r);
   return `${k} run${k === 1 ? '' : 's'}${mean}${confirmed ? `, ${confirmed}` : ''}`;
 }
@@ -92,7 +102,7 @@ function resourceCells(r: ExperimentRecord): Array<[string, string]> {
     ['memory', `${r.memory_gb.toFixed(1)} GB`],
     ['run time', fmtSeconds(r.timings.run_s)],
     ['cost', fmtCost(r.cost_usd)],
-    ['commit', r.commit ? r.commit.slice(0, 7) : '—']
+    ['commit', r.commit ? r.commit.slice(0, 7) : '—'],
   ];
 }
 
@@ -108,7 +118,7 @@ export function experimentBundle(record: ExperimentRecord, opts: BundleOptions =
   return {
     [EXPERIMENT_MIME]: data,
     'text/html': experimentHtml(record, metric, logTail),
-    'text/plain': experimentText(record, metric, logTail)
+    'text/plain': experimentText(record, metric, logTail),
   };
 }
 
@@ -142,9 +152,9 @@ function experimentHtml(r: ExperimentRecord, metric: string, logTail: string | n
       '<tr><th>run</th><th>seed</th><th>metric</th><th>run time</th></tr>',
       ...r.runs.map(
         run =>
-          `<tr><td>${run.k}${run.own === false ? ' (earlier)' : ''}</td><td>${run.seed}</td><td>${e(run.metric === null ? 'crashed' : fmtMetric(run.metric))}</td><td>${e(fmtSeconds(run.run_s))}</td></tr>`
+          `<tr><td>${run.k}${run.own === false ? ' (earlier)' : ''}</td><td>${run.seed}</td><td>${e(run.metric === null ? 'crashed' : fmtMetric(run.metric))}</td><td>${e(fmtSeconds(run.run_s))}</td></tr>`,
       ),
-      '</table></details>'
+      '</table></details>',
     );
   }
   const cells = resourceCells(r);
@@ -152,13 +162,13 @@ function experimentHtml(r: ExperimentRecord, metric: string, logTail: string | n
     '<table>',
     `<tr>${cells.map(([k]) => `<th>${e(k)}</th>`).join('')}</tr>`,
     `<tr>${cells.map(([, v]) => `<td>${e(v)}</td>`).join('')}</tr>`,
-    '</table>'
+    '</table>',
   );
   if (r.diff) {
     // Kept experiments open their diff: they are the ones that changed the branch.
     parts.push(
       `<details${r.status === 'keep' ? ' open' : ''}><summary>diff (+${r.lines_added} −${r.lines_removed})</summary>`,
-      `<pre><code>${e(r.diff.replace(/\n$/, ''))}</code></pre></details>`
+      `<pre><code>${e(r.diff.replace(/\n$/, ''))}</code></pre></details>`,
     );
   }
   if (logTail !== null) {
@@ -170,7 +180,9 @@ function experimentHtml(r: ExperimentRecord, metric: string, logTail: string | n
 function experimentText(r: ExperimentRecord, metric: string, logTail: string | null): string {
   const cmp = comparison(r);
   const spr = spread(r);
-  const lines = [`#${r.n} ${r.status}  ${metric} ${fmtMetric(r.metric)}${spr ? ` ${spr}` : ''}${cmp ? `  ${cmp}` : ''}  ${r.description}`];
+  const lines = [
+    `#${r.n} ${r.status}  ${metric} ${fmtMetric(r.metric)}${spr ? ` ${spr}` : ''}${cmp ? `  ${cmp}` : ''}  ${r.description}`,
+  ];
   if (r.rationale) lines.push(`why: ${r.rationale}`);
   if (r.reason) lines.push(`reason: ${r.reason}`);
   const same = sameAsWords(r);
@@ -179,7 +191,11 @@ function experimentText(r: ExperimentRecord, metric: string, logTail: string | n
   if (noise) lines.push(`noise: ${noise}`);
   const heading = runsHeading(r);
   if (heading && r.runs) lines.push(`${heading} — ${r.runs.map(run => `k${run.k} ${runWords(run)}`).join(' · ')}`);
-  lines.push(resourceCells(r).map(([k, v]) => `${k} ${v}`).join(' · '));
+  lines.push(
+    resourceCells(r)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(' · '),
+  );
   if (r.diff) lines.push('', r.diff.replace(/\n$/, ''));
   if (logTail !== null) lines.push('', 'log tail:', logTail);
   return lines.join('\n');

@@ -43,9 +43,10 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
 }
 
 function domainY(rows: ChartRow[], runs: RunPoint[]): [number, number] {
-  const values = [...rows.flatMap(r => [r.value, r.best, r.best_lo ?? null, r.best_hi ?? null]), ...runs.map(r => r.metric)].filter(
-    (v): v is number => v !== null && Number.isFinite(v)
-  );
+  const values = [
+    ...rows.flatMap(r => [r.value, r.best, r.best_lo ?? null, r.best_hi ?? null]),
+    ...runs.map(r => r.metric),
+  ].filter((v): v is number => v !== null && Number.isFinite(v));
   if (values.length === 0) {
     return [0, 1];
   }
@@ -74,7 +75,7 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">`,
     `<title>${esc(`${opts.metric} by experiment (${opts.direction} is better)`)}</title>`,
-    `<rect x="0" y="0" width="${W}" height="${H}" fill="#ffffff"/>`
+    `<rect x="0" y="0" width="${W}" height="${H}" fill="#ffffff"/>`,
   ];
   // Axes: a frame, ticks with labels, titles.
   out.push(`<rect x="${M.left}" y="${M.top}" width="${PLOT_W}" height="${PLOT_H}" fill="none" stroke="#bdbdbd"/>`);
@@ -85,24 +86,26 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
     const y = r1(sy(t));
     out.push(
       `<line x1="${M.left}" x2="${M.left + PLOT_W}" y1="${y}" y2="${y}" stroke="#eeeeee"/>`,
-      `<text x="${M.left - 6}" y="${y}" ${FONT} font-size="11" fill="#424242" text-anchor="end" dominant-baseline="middle">${t.toFixed(decimals)}</text>`
+      `<text x="${M.left - 6}" y="${y}" ${FONT} font-size="11" fill="#424242" text-anchor="end" dominant-baseline="middle">${t.toFixed(decimals)}</text>`,
     );
   }
   for (const t of niceTicks(nLo, nHi, Math.min(10, nHi - nLo)).filter(t => Number.isInteger(t))) {
     const x = r1(sx(t));
     out.push(
       `<line x1="${x}" x2="${x}" y1="${M.top + PLOT_H}" y2="${M.top + PLOT_H + 4}" stroke="#757575"/>`,
-      `<text x="${x}" y="${M.top + PLOT_H + 16}" ${FONT} font-size="11" fill="#424242" text-anchor="middle">${t}</text>`
+      `<text x="${x}" y="${M.top + PLOT_H + 16}" ${FONT} font-size="11" fill="#424242" text-anchor="middle">${t}</text>`,
     );
   }
   out.push(
     `<text x="${M.left + PLOT_W / 2}" y="${H - 10}" ${FONT} font-size="12" fill="#212121" text-anchor="middle">experiment</text>`,
-    `<text x="16" y="${M.top + PLOT_H / 2}" ${FONT} font-size="12" fill="#212121" text-anchor="middle" transform="rotate(-90 16 ${M.top + PLOT_H / 2})">${esc(`${opts.metric} (${opts.direction} is better)`)}</text>`
+    `<text x="16" y="${M.top + PLOT_H / 2}" ${FONT} font-size="12" fill="#212121" text-anchor="middle" transform="rotate(-90 16 ${M.top + PLOT_H / 2})">${esc(`${opts.metric} (${opts.direction} is better)`)}</text>`,
   );
   // The best's noise band behind everything: a step-shaped polygon, upper edge out, lower edge back.
   const bandRows = rows.filter(r => r.best_lo !== undefined && r.best_hi !== undefined);
   if (bandRows.length) {
-    out.push(`<path d="${bandPath(bandRows, sx, sy)}" fill="${COLORS.best}" fill-opacity="0.15" stroke="none"><title>best ± 2 standard errors of its mean</title></path>`);
+    out.push(
+      `<path d="${bandPath(bandRows, sx, sy)}" fill="${COLORS.best}" fill-opacity="0.15" stroke="none"><title>best ± 2 standard errors of its mean</title></path>`,
+    );
   }
   // The running best as a step line (step-after: it holds until the next keep).
   const bestRows = rows.filter(r => r.best !== null);
@@ -118,12 +121,14 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
   for (const p of runs) {
     const fill = p.status === 'keep' ? COLORS.keep : COLORS.discard;
     out.push(
-      `<circle cx="${r1(sx(p.n))}" cy="${r1(sy(p.metric))}" r="2" fill="${fill}" fill-opacity="${p.own ? 0.6 : 0.3}"><title>${esc(`#${p.n} run ${p.k} (seed ${p.seed}): ${p.metric}`)}</title></circle>`
+      `<circle cx="${r1(sx(p.n))}" cy="${r1(sy(p.metric))}" r="2" fill="${fill}" fill-opacity="${p.own ? 0.6 : 0.3}"><title>${esc(`#${p.n} run ${p.k} (seed ${p.seed}): ${p.metric}`)}</title></circle>`,
     );
   }
   // Discards first so kept points draw over them.
   for (const r of rows.filter(r => r.status === 'discard')) {
-    out.push(`<circle cx="${r1(sx(r.n))}" cy="${r1(sy(r.value as number))}" r="3" fill="${COLORS.discard}" fill-opacity="0.6"><title>${esc(`#${r.n} discard ${r.value}: ${r.description}`)}</title></circle>`);
+    out.push(
+      `<circle cx="${r1(sx(r.n))}" cy="${r1(sy(r.value as number))}" r="3" fill="${COLORS.discard}" fill-opacity="0.6"><title>${esc(`#${r.n} discard ${r.value}: ${r.description}`)}</title></circle>`,
+    );
   }
   for (const r of rows.filter(r => r.status === 'keep')) {
     const x = sx(r.n);
@@ -133,7 +138,7 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
     const flip = x + 7 + label.length * 6 > W;
     out.push(
       `<circle cx="${r1(x)}" cy="${r1(y)}" r="5" fill="${COLORS.keep}"><title>${esc(`#${r.n} keep ${r.value}: ${r.description}`)}</title></circle>`,
-      `<text x="${r1(flip ? x - 7 : x + 7)}" y="${r1(y - 6)}" ${FONT} font-size="10" fill="#212121"${flip ? ' text-anchor="end"' : ''}>${esc(label)}</text>`
+      `<text x="${r1(flip ? x - 7 : x + 7)}" y="${r1(y - 6)}" ${FONT} font-size="10" fill="#212121"${flip ? ' text-anchor="end"' : ''}>${esc(label)}</text>`,
     );
   }
   // Crashes have no metric: crosses along the edge where worse results lie.
@@ -141,7 +146,7 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
   for (const r of rows.filter(r => r.status === 'crash')) {
     const x = sx(r.n);
     out.push(
-      `<path d="M${r1(x - 4)} ${r1(crashY - 4)} L${r1(x + 4)} ${r1(crashY + 4)} M${r1(x - 4)} ${r1(crashY + 4)} L${r1(x + 4)} ${r1(crashY - 4)}" stroke="${COLORS.crash}" stroke-width="2"><title>${esc(`#${r.n} crash: ${r.description}`)}</title></path>`
+      `<path d="M${r1(x - 4)} ${r1(crashY - 4)} L${r1(x + 4)} ${r1(crashY + 4)} M${r1(x - 4)} ${r1(crashY + 4)} L${r1(x + 4)} ${r1(crashY - 4)}" stroke="${COLORS.crash}" stroke-width="2"><title>${esc(`#${r.n} crash: ${r.description}`)}</title></path>`,
     );
   }
   // A legend in the top margin: what each mark means.
@@ -149,10 +154,13 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
     [`<circle cx="0" cy="0" r="5" fill="${COLORS.keep}"/>`, 'keep'],
     [`<circle cx="0" cy="0" r="3" fill="${COLORS.discard}"/>`, 'discard'],
     [`<path d="M-4 -4 L4 4 M-4 4 L4 -4" stroke="${COLORS.crash}" stroke-width="2"/>`, 'crash'],
-    [`<path d="M-8 0 H8" stroke="${COLORS.best}" stroke-width="2"/>`, 'best so far']
+    [`<path d="M-8 0 H8" stroke="${COLORS.best}" stroke-width="2"/>`, 'best so far'],
   ];
   if (bandRows.length) {
-    legend.push([`<rect x="-8" y="-5" width="16" height="10" fill="${COLORS.best}" fill-opacity="0.15"/>`, '±2 se of best']);
+    legend.push([
+      `<rect x="-8" y="-5" width="16" height="10" fill="${COLORS.best}" fill-opacity="0.15"/>`,
+      '±2 se of best',
+    ]);
   }
   if (runs.length) {
     legend.push([`<circle cx="0" cy="0" r="2" fill="${COLORS.discard}"/>`, 'one run']);
@@ -161,10 +169,14 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
   const step = legend.length > 4 ? 100 : 110;
   legend.forEach(([mark, text], i) => {
     const x = M.left + 10 + i * step;
-    out.push(`<g transform="translate(${x} ${M.top - 18})">${mark}<text x="12" y="0" ${FONT} font-size="11" fill="#424242" dominant-baseline="middle">${text}</text></g>`);
+    out.push(
+      `<g transform="translate(${x} ${M.top - 18})">${mark}<text x="12" y="0" ${FONT} font-size="11" fill="#424242" dominant-baseline="middle">${text}</text></g>`,
+    );
   });
   if (rows.length === 0) {
-    out.push(`<text x="${M.left + PLOT_W / 2}" y="${M.top + PLOT_H / 2}" ${FONT} font-size="13" fill="#757575" text-anchor="middle">no experiments with a result yet</text>`);
+    out.push(
+      `<text x="${M.left + PLOT_W / 2}" y="${M.top + PLOT_H / 2}" ${FONT} font-size="13" fill="#757575" text-anchor="middle">no experiments with a result yet</text>`,
+    );
   }
   out.push('</svg>');
   return out.join('\n');
@@ -172,7 +184,9 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
 
 /** The band as one closed path: along the upper edge by steps, back along the lower edge. */
 function bandPath(rows: ChartRow[], sx: (n: number) => number, sy: (v: number) => number): string {
-  const upper = rows.map((r, i) => `${i === 0 ? 'M' : 'H'}${r1(sx(r.n))}${i === 0 ? ' ' : ' V'}${r1(sy(r.best_hi as number))}`);
+  const upper = rows.map(
+    (r, i) => `${i === 0 ? 'M' : 'H'}${r1(sx(r.n))}${i === 0 ? ' ' : ' V'}${r1(sy(r.best_hi as number))}`,
+  );
   // Back along the lower edge, right to left: at each x the band steps to the previous row's value.
   const lower = [`V${r1(sy(rows[rows.length - 1].best_lo as number))}`];
   for (let i = rows.length - 1; i > 0; i--) {

@@ -93,7 +93,14 @@ export function chartRows(records: ExperimentRecord[]): ChartRow[] {
     if (r.status !== 'crash' && value === null) {
       continue;
     }
-    const row: ChartRow = { n: r.n, status: r.status, value, best, description: r.description, label: r.status === 'keep' ? shortLabel(r.description) : null };
+    const row: ChartRow = {
+      n: r.n,
+      status: r.status,
+      value,
+      best,
+      description: r.description,
+      label: r.status === 'keep' ? shortLabel(r.description) : null,
+    };
     if (best !== null && sigma) {
       const half = (BAND_SE * sigma) / Math.sqrt(bestRuns);
       row.best_lo = best - half;
@@ -119,7 +126,14 @@ export function chartRuns(records: ExperimentRecord[]): RunPoint[] {
       continue;
     }
     for (const run of measured) {
-      points.push({ n: r.n, status: r.status, k: run.k, seed: run.seed, metric: run.metric as number, own: run.own !== false });
+      points.push({
+        n: r.n,
+        status: r.status,
+        k: run.k,
+        seed: run.seed,
+        metric: run.metric as number,
+        own: run.own !== false,
+      });
     }
   }
   return points;
@@ -130,18 +144,23 @@ export function progressChart(records: ExperimentRecord[], opts: ChartOptions): 
   const rows = chartRows(records);
   const runs = chartRuns(records);
   const x = { field: 'n', type: 'quantitative', title: 'experiment', axis: { tickMinStep: 1, format: 'd' } };
-  const y = { field: 'value', type: 'quantitative', title: `${opts.metric} (${opts.direction} is better)`, scale: { zero: false } };
+  const y = {
+    field: 'value',
+    type: 'quantitative',
+    title: `${opts.metric} (${opts.direction} is better)`,
+    scale: { zero: false },
+  };
   const color = {
     field: 'status',
     type: 'nominal',
     title: 'status',
-    scale: { domain: ['keep', 'discard', 'crash'], range: [COLORS.keep, COLORS.discard, COLORS.crash] }
+    scale: { domain: ['keep', 'discard', 'crash'], range: [COLORS.keep, COLORS.discard, COLORS.crash] },
   };
   const tooltip = [
     { field: 'n', type: 'quantitative', title: '#' },
     { field: 'status', type: 'nominal' },
     { field: 'value', type: 'quantitative', title: opts.metric, format: '.6f' },
-    { field: 'description', type: 'nominal' }
+    { field: 'description', type: 'nominal' },
   ];
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
@@ -157,7 +176,7 @@ export function progressChart(records: ExperimentRecord[], opts: ChartOptions): 
         // The running best: a step that moves only when an experiment is kept.
         transform: [{ filter: 'datum.best != null' }],
         mark: { type: 'line', interpolate: 'step-after', color: COLORS.best, strokeWidth: 2 },
-        encoding: { x, y: { ...y, field: 'best' } }
+        encoding: { x, y: { ...y, field: 'best' } },
       },
       ...(runs.length ? [runsLayer(runs, x, y, color, opts.metric)] : []),
       {
@@ -169,21 +188,21 @@ export function progressChart(records: ExperimentRecord[], opts: ChartOptions): 
           color,
           size: { condition: { test: "datum.status === 'keep'", value: 90 }, value: 30 },
           opacity: { condition: { test: "datum.status === 'keep'", value: 1 }, value: 0.5 },
-          tooltip
-        }
+          tooltip,
+        },
       },
       {
         transform: [{ filter: "datum.status === 'keep'" }],
         mark: { type: 'text', align: 'left', baseline: 'bottom', dx: 6, dy: -4, fontSize: 10 },
-        encoding: { x, y, text: { field: 'label' } }
+        encoding: { x, y, text: { field: 'label' } },
       },
       {
         // Crashes have no metric: pin them to the edge where worse results lie (the top when lower is better).
         transform: [{ filter: "datum.status === 'crash'" }],
         mark: { type: 'point', shape: 'cross', filled: true, size: 70 },
-        encoding: { x, y: { value: opts.direction === 'lower' ? 0 : 'height' }, color, tooltip }
-      }
-    ]
+        encoding: { x, y: { value: opts.direction === 'lower' ? 0 : 'height' }, color, tooltip },
+      },
+    ],
   };
 }
 
@@ -195,7 +214,7 @@ function bandLayer(x: Channel, y: Channel): Record<string, unknown> {
     name: 'noise band',
     transform: [{ filter: 'datum.best_lo != null' }],
     mark: { type: 'area', interpolate: 'step-after', color: COLORS.best, opacity: 0.15 },
-    encoding: { x, y: { ...y, field: 'best_lo' }, y2: { field: 'best_hi' } }
+    encoding: { x, y: { ...y, field: 'best_lo' }, y2: { field: 'best_hi' } },
   };
 }
 
@@ -214,8 +233,8 @@ function runsLayer(runs: RunPoint[], x: Channel, y: Channel, color: Channel, met
         { field: 'n', type: 'quantitative', title: '#' },
         { field: 'k', type: 'quantitative', title: 'run' },
         { field: 'seed', type: 'quantitative' },
-        { field: 'metric', type: 'quantitative', title: metric, format: '.6f' }
-      ]
-    }
+        { field: 'metric', type: 'quantitative', title: metric, format: '.6f' },
+      ],
+    },
   };
 }

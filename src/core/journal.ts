@@ -16,14 +16,14 @@ export const Usage = z.object({
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),
   cache_creation_input_tokens: z.number().int().nonnegative(),
-  cache_read_input_tokens: z.number().int().nonnegative()
+  cache_read_input_tokens: z.number().int().nonnegative(),
 });
 export type Usage = z.infer<typeof Usage>;
 export const ZERO_USAGE: Usage = {
   input_tokens: 0,
   output_tokens: 0,
   cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0
+  cache_read_input_tokens: 0,
 };
 
 const isoTime = z.string().min(1);
@@ -54,7 +54,7 @@ export const RunConfig = z.object({
   keep_sigma: z.number().nonnegative().optional(),
   confirm_runs: z.number().int().nonnegative().optional(),
   /** What a training run may reach (src/core/sandbox.ts); absent in older journals, meaning auto without network. */
-  sandbox: SandboxSetting.optional()
+  sandbox: SandboxSetting.optional(),
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 
@@ -70,7 +70,7 @@ export const RunStartRecord = z.object({
   config: RunConfig,
   readonly_hashes: z.record(z.string(), z.string()),
   engine_version: z.string(),
-  pid: z.number().int()
+  pid: z.number().int(),
 });
 export type RunStartRecord = z.infer<typeof RunStartRecord>;
 
@@ -81,7 +81,7 @@ export const ProposalFacts = z.object({
   propose_s: z.number().nonnegative(),
   usage: Usage,
   cost_usd: z.number().nonnegative(),
-  meta: z.unknown().optional()
+  meta: z.unknown().optional(),
 });
 export type ProposalFacts = z.infer<typeof ProposalFacts>;
 
@@ -93,7 +93,7 @@ export const ExperimentStartRecord = z.object({
   parent_commit: commitHash,
   description: z.string(),
   worker,
-  proposal: ProposalFacts.optional()
+  proposal: ProposalFacts.optional(),
 });
 export type ExperimentStartRecord = z.infer<typeof ExperimentStartRecord>;
 
@@ -135,7 +135,7 @@ export const RunRecord = z.object({
   sandbox: z.enum(['on', 'off']).optional(),
   /** Processes the run left behind, killed when it ended. */
   strays: z.number().int().nonnegative().optional(),
-  worker
+  worker,
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 
@@ -147,7 +147,7 @@ export const RunRef = z.object({
   run_s: z.number().nonnegative(),
   log_path: z.string().nullable(),
   /** False for runs of the same code made by an earlier experiment and reused. */
-  own: z.boolean().optional()
+  own: z.boolean().optional(),
 });
 export type RunRef = z.infer<typeof RunRef>;
 
@@ -167,7 +167,12 @@ export const Verdict = z.object({
   /** Kept after repeat runs reproduced the gain (or, for the baseline, measured more than once). */
   confirmed: z.boolean(),
   /** Runs spent on this decision by purpose (the re-measures of the best included). */
-  spent: z.object({ measure: z.number().int(), noise: z.number().int(), confirm: z.number().int(), best: z.number().int() })
+  spent: z.object({
+    measure: z.number().int(),
+    noise: z.number().int(),
+    confirm: z.number().int(),
+    best: z.number().int(),
+  }),
 });
 export type Verdict = z.infer<typeof Verdict>;
 
@@ -197,7 +202,7 @@ export const ExperimentRecord = z.object({
     run_s: z.number().nonnegative(),
     total_s: z.number().nonnegative(),
     /** Seconds the executor sat idle between the previous run's end and this run's start. */
-    idle_s: z.number().nonnegative().optional()
+    idle_s: z.number().nonnegative().optional(),
   }),
   exit_code: z.number().int().nullable(),
   signal: z.string().nullable(),
@@ -215,7 +220,7 @@ export const ExperimentRecord = z.object({
   runs: z.array(RunRef).optional(),
   verdict: Verdict.optional(),
   /** Same code as this earlier experiment: its result is reported, nothing ran again. */
-  same_as: z.number().int().nonnegative().optional()
+  same_as: z.number().int().nonnegative().optional(),
 });
 export type ExperimentRecord = z.infer<typeof ExperimentRecord>;
 
@@ -225,7 +230,7 @@ export const RunEndRecord = z.object({
   reason: z.enum(['max-experiments', 'hours', 'signal', 'stop', 'exhausted', 'budget', 'error']),
   message: z.string().nullable(),
   best_commit: commitHash.nullable(),
-  best_metric: z.number().nullable()
+  best_metric: z.number().nullable(),
 });
 export type RunEndRecord = z.infer<typeof RunEndRecord>;
 
@@ -234,7 +239,7 @@ export const JournalRecord = z.discriminatedUnion('type', [
   ExperimentStartRecord,
   RunRecord,
   ExperimentRecord,
-  RunEndRecord
+  RunEndRecord,
 ]);
 export type JournalRecord = z.infer<typeof JournalRecord>;
 
@@ -247,7 +252,7 @@ export class JournalLineError extends Error {
     readonly line: number,
     /** "is not JSON (…)" or "is invalid: …", to follow "<file> line N ". */
     readonly problem: string,
-    readonly fix: string
+    readonly fix: string,
   ) {
     super(`journal line ${line} ${problem}; ${fix}`);
   }
@@ -285,11 +290,19 @@ export function parseJournal(text: string): JournalRecord[] {
       if (isLast) {
         return;
       }
-      throw new JournalLineError(i + 1, `is not JSON (${quote(line)})`, 'repair or delete that line (the records around it stay as they are)');
+      throw new JournalLineError(
+        i + 1,
+        `is not JSON (${quote(line)})`,
+        'repair or delete that line (the records around it stay as they are)',
+      );
     }
     const parsed = JournalRecord.safeParse(raw);
     if (!parsed.success) {
-      throw new JournalLineError(i + 1, `is invalid: ${whatIsWrong(raw, parsed.error)}`, 'repair that line, or delete it if it is no record of this run');
+      throw new JournalLineError(
+        i + 1,
+        `is invalid: ${whatIsWrong(raw, parsed.error)}`,
+        'repair that line, or delete it if it is no record of this run',
+      );
     }
     records.push(parsed.data);
   });

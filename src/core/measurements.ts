@@ -28,7 +28,13 @@ export class Measurements {
         m.addRun(r);
       } else if (r.type === 'experiment') {
         const key = stateKey(r);
-        if (!withRuns.has(r.n) && r.same_as === undefined && key && r.metric !== null && (r.status === 'keep' || r.status === 'discard')) {
+        if (
+          !withRuns.has(r.n) &&
+          r.same_as === undefined &&
+          key &&
+          r.metric !== null &&
+          (r.status === 'keep' || r.status === 'discard')
+        ) {
           m.add(key, r.metric);
         }
         m.decided(r);
@@ -48,7 +54,12 @@ export class Measurements {
   /** Notes an experiment's decision, so later identical code can report it. */
   decided(r: ExperimentRecord): void {
     const key = stateKey(r);
-    if (key && r.same_as === undefined && (r.status === 'keep' || r.status === 'discard' || r.status === 'crash') && !this.decidedBy.has(key)) {
+    if (
+      key &&
+      r.same_as === undefined &&
+      (r.status === 'keep' || r.status === 'discard' || r.status === 'crash') &&
+      !this.decidedBy.has(key)
+    ) {
       this.decidedBy.set(key, r);
     }
   }
@@ -101,7 +112,13 @@ export function bestEstimate(history: ExperimentRecord[], m: Measurements): Best
     const key = stateKey(r);
     if (r.status === 'keep' && r.commit && r.metric !== null && key) {
       const values = m.values(key);
-      return { commit: r.commit, state: key, metric: values.length ? mean(values) : r.metric, runs: Math.max(1, values.length), n: r.n };
+      return {
+        commit: r.commit,
+        state: key,
+        metric: values.length ? mean(values) : r.metric,
+        runs: Math.max(1, values.length),
+        n: r.n,
+      };
     }
   }
   return null;

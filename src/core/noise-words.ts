@@ -53,7 +53,9 @@ export function verdictWords(e: Pick<ExperimentRecord, 'verdict'>): string | nul
   if (!v) {
     return null;
   }
-  const spent = Object.entries(v.spent).filter(([, k]) => k > 0).map(([purpose, k]) => `${k} ${purpose}`);
+  const spent = Object.entries(v.spent)
+    .filter(([, k]) => k > 0)
+    .map(([purpose, k]) => `${k} ${purpose}`);
   const cost = spent.length ? `; runs spent: ${spent.join(', ')}` : '';
   if (v.strict) {
     const why = v.sigma === 0 ? 'σ 0: a deterministic metric' : 'noise not measured';
@@ -62,7 +64,10 @@ export function verdictWords(e: Pick<ExperimentRecord, 'verdict'>): string | nul
   if (v.sigma === null) {
     return `noise not measured yet${cost}`;
   }
-  const floor = v.floor !== null ? `; a gain counts beyond ${fmtNoise(v.floor)} (${fmtK(v.keep_sigma)}σ of the difference${v.best_runs ? `, best over ${v.best_runs} run${v.best_runs === 1 ? '' : 's'}` : ''})` : '';
+  const floor =
+    v.floor !== null
+      ? `; a gain counts beyond ${fmtNoise(v.floor)} (${fmtK(v.keep_sigma)}σ of the difference${v.best_runs ? `, best over ${v.best_runs} run${v.best_runs === 1 ? '' : 's'}` : ''})`
+      : '';
   return `σ ${fmtNoise(v.sigma)} per run${floor}${cost}`;
 }
 
@@ -85,7 +90,9 @@ function fmtK(k: number): string {
 
 /** Whether a journal has anything of the noise-aware rule (runs or verdicts) to show. */
 export function hasRepeats(records: JournalRecord[]): boolean {
-  return records.some(r => r.type === 'run' || (r.type === 'experiment' && (r.runs !== undefined || r.verdict !== undefined)));
+  return records.some(
+    r => r.type === 'run' || (r.type === 'experiment' && (r.runs !== undefined || r.verdict !== undefined)),
+  );
 }
 
 export interface NoiseSummary {

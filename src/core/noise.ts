@@ -33,12 +33,17 @@ export const DEFAULT_KEEP_SIGMA = 2;
 export const DEFAULT_CONFIRM_RUNS = 2;
 
 /** The rule a run config asks for; a journal from before the rule existed is strict. */
-export function noiseRuleOf(config: { direction: Direction; noise_runs?: number; keep_sigma?: number; confirm_runs?: number }): NoiseRule {
+export function noiseRuleOf(config: {
+  direction: Direction;
+  noise_runs?: number;
+  keep_sigma?: number;
+  confirm_runs?: number;
+}): NoiseRule {
   return {
     direction: config.direction,
     noiseRuns: config.noise_runs ?? 1,
     keepSigma: config.keep_sigma ?? DEFAULT_KEEP_SIGMA,
-    confirmRuns: config.confirm_runs ?? DEFAULT_CONFIRM_RUNS
+    confirmRuns: config.confirm_runs ?? DEFAULT_CONFIRM_RUNS,
   };
 }
 
@@ -102,8 +107,22 @@ export function decide({ candidate, best, sigma, rule }: DecisionInput): Decisio
   if (isStrict(rule, sigma)) {
     const why = rule.noiseRuns <= 1 ? 'strict rule' : 'deterministic metric';
     return gain > 0
-      ? { ...base, action: 'keep', reason: `beats the best (${signed(delta)}; ${why})`, se: null, floor: null, strict: true }
-      : { ...base, action: 'discard', reason: `not better than the best (${signed(delta)}; ${why})`, se: null, floor: null, strict: true };
+      ? {
+          ...base,
+          action: 'keep',
+          reason: `beats the best (${signed(delta)}; ${why})`,
+          se: null,
+          floor: null,
+          strict: true,
+        }
+      : {
+          ...base,
+          action: 'discard',
+          reason: `not better than the best (${signed(delta)}; ${why})`,
+          se: null,
+          floor: null,
+          strict: true,
+        };
   }
   const nc = candidate.length;
   const nb = best.length;
@@ -112,12 +131,33 @@ export function decide({ candidate, best, sigma, rule }: DecisionInput): Decisio
   if (sigma === null) {
     // Nothing measured twice yet (a best from before repeats): one more run tells σ.
     if (gain <= 0) {
-      return { ...base, action: 'discard', reason: `not better than the best (${signed(delta)})`, se: null, floor: null, strict: false };
+      return {
+        ...base,
+        action: 'discard',
+        reason: `not better than the best (${signed(delta)})`,
+        se: null,
+        floor: null,
+        strict: false,
+      };
     }
     if (nc >= maxRuns && nb >= maxRuns) {
-      return { ...base, action: 'discard', reason: `noise not measured after ${nc} runs (${signed(delta)})`, se: null, floor: null, strict: false };
+      return {
+        ...base,
+        action: 'discard',
+        reason: `noise not measured after ${nc} runs (${signed(delta)})`,
+        se: null,
+        floor: null,
+        strict: false,
+      };
     }
-    return { ...base, action: next, reason: `looks better (${signed(delta)}); measuring the noise`, se: null, floor: null, strict: false };
+    return {
+      ...base,
+      action: next,
+      reason: `looks better (${signed(delta)}); measuring the noise`,
+      se: null,
+      floor: null,
+      strict: false,
+    };
   }
   const se = sigma / Math.sqrt(nc);
   const floor = rule.keepSigma * sigma * Math.sqrt(1 / nc + 1 / nb);

@@ -10,7 +10,15 @@ import { progressChart, VEGALITE_MIME } from './chart';
 import { progressChartSvg } from './chart-svg';
 import { experimentsOf, type ExperimentRecord, type JournalRecord } from './journal';
 import type { Direction } from './keep';
-import { bestWords, hasRepeats, noiseSummary, perMilliWords, perProposerWords, sigmaWords, trustRunsWords } from './noise-words';
+import {
+  bestWords,
+  hasRepeats,
+  noiseSummary,
+  perMilliWords,
+  perProposerWords,
+  sigmaWords,
+  trustRunsWords,
+} from './noise-words';
 
 export interface NotebookInput {
   /** program.md's text. */
@@ -27,7 +35,14 @@ export interface NotebookInput {
 type Output = { output_type: 'display_data'; data: Record<string, unknown>; metadata: Record<string, unknown> };
 type Cell =
   | { cell_type: 'markdown'; id: string; metadata: Record<string, unknown>; source: string[] }
-  | { cell_type: 'code'; id: string; metadata: Record<string, unknown>; source: string[]; execution_count: null; outputs: Output[] };
+  | {
+      cell_type: 'code';
+      id: string;
+      metadata: Record<string, unknown>;
+      source: string[];
+      execution_count: null;
+      outputs: Output[];
+    };
 
 export interface Notebook {
   nbformat: 4;
@@ -65,11 +80,15 @@ function summaryMarkdown(tag: string, records: JournalRecord[], metric: string, 
   const cost = exps.reduce((s, e) => s + e.cost_usd, 0);
   // Only a run measured with repeats has σ and a trust cost to report; older runs read as they did.
   const noise = hasRepeats(records) ? noiseSummary(records, direction) : null;
-  const parts = [`${exps.length} experiments${counts.size ? ` (${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')})` : ''}`];
+  const parts = [
+    `${exps.length} experiments${counts.size ? ` (${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')})` : ''}`,
+  ];
   if (best) {
     const change = baseline && baseline !== best ? `, from ${baseline.metric!.toFixed(6)} at the baseline` : '';
     const value = noise?.best && noise.best.n === best.n ? bestWords(noise.best) : best.metric!.toFixed(6);
-    parts.push(`best ${metric} ${value} (#${best.n}${best.commit ? `, \`${best.commit.slice(0, 7)}\`` : ''}${change}; ${direction} is better)`);
+    parts.push(
+      `best ${metric} ${value} (#${best.n}${best.commit ? `, \`${best.commit.slice(0, 7)}\`` : ''}${change}; ${direction} is better)`,
+    );
   }
   if (noise) {
     parts.push(sigmaWords(noise));
@@ -79,7 +98,9 @@ function summaryMarkdown(tag: string, records: JournalRecord[], metric: string, 
   }
   if (noise) {
     const proposers = perProposerWords(noise.trust);
-    parts.push(`trust: ${trustRunsWords(noise.trust)}; ${perMilliWords(noise.trust)}${proposers.length ? ` (${proposers.join('; ')})` : ''}`);
+    parts.push(
+      `trust: ${trustRunsWords(noise.trust)}; ${perMilliWords(noise.trust)}${proposers.length ? ` (${proposers.join('; ')})` : ''}`,
+    );
   }
   // Backticks in a tag would break the inline code; tags are branch names, so this is rare.
   return `## Run \`${tag.replace(/`/g, '')}\` on branch \`autoresearch/${tag.replace(/`/g, '')}\`\n\n${parts.join(' · ')}.\n`;
@@ -93,7 +114,7 @@ function outputCell(id: string, data: Record<string, unknown>): Cell {
     metadata: { jupyter: { source_hidden: true }, tags: ['autoresearch'] },
     source: [],
     execution_count: null,
-    outputs: [{ output_type: 'display_data', data, metadata: {} }]
+    outputs: [{ output_type: 'display_data', data, metadata: {} }],
   };
 }
 
@@ -103,19 +124,26 @@ function mimeData(bundle: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** The chart's output bundle: Vega-Lite for JupyterLab, SVG for GitHub and nbviewer, text for the rest. */
-export function chartBundle(exps: ExperimentRecord[], metric: string, direction: Direction, svg?: string): Record<string, unknown> {
+export function chartBundle(
+  exps: ExperimentRecord[],
+  metric: string,
+  direction: Direction,
+  svg?: string,
+): Record<string, unknown> {
   const shown = exps.filter(e => e.status === 'keep' || e.status === 'discard' || e.status === 'crash').length;
   return {
     [VEGALITE_MIME]: progressChart(exps, { metric, direction }),
     'image/svg+xml': svg ?? progressChartSvg(exps, { metric, direction }),
-    'text/plain': `<progress chart: ${metric} over ${shown} experiments>`
+    'text/plain': `<progress chart: ${metric} over ${shown} experiments>`,
   };
 }
 
 /** The metric and direction of a run: its last run_start's config, else the defaults. */
 export function runMetric(records: JournalRecord[]): { metric: string; direction: Direction } {
   const start = [...records].reverse().find(r => r.type === 'run_start');
-  return start?.type === 'run_start' ? { metric: start.config.metric, direction: start.config.direction } : { metric: 'val_bpb', direction: 'lower' };
+  return start?.type === 'run_start'
+    ? { metric: start.config.metric, direction: start.config.direction }
+    : { metric: 'val_bpb', direction: 'lower' };
 }
 
 /** The run as an nbformat 4.5 notebook (a JSON-ready object). */
@@ -124,8 +152,13 @@ export function buildNotebook(input: NotebookInput): Notebook {
   const exps = experimentsOf(input.records);
   const cells: Cell[] = [
     { cell_type: 'markdown', id: 'program', metadata: {}, source: toLines(programMarkdown(input.program)) },
-    { cell_type: 'markdown', id: 'summary', metadata: {}, source: toLines(summaryMarkdown(input.tag, input.records, metric, direction)) },
-    outputCell('chart', mimeData(chartBundle(exps, metric, direction, input.chartSvg)))
+    {
+      cell_type: 'markdown',
+      id: 'summary',
+      metadata: {},
+      source: toLines(summaryMarkdown(input.tag, input.records, metric, direction)),
+    },
+    outputCell('chart', mimeData(chartBundle(exps, metric, direction, input.chartSvg))),
   ];
   const ids = new Set<string>();
   for (const e of exps) {
@@ -141,6 +174,6 @@ export function buildNotebook(input: NotebookInput): Notebook {
     nbformat_minor: 5,
     // No kernelspec: the notebook holds outputs only and should open without asking for a kernel.
     metadata: { language_info: { name: 'python' }, autoresearch: { tag: input.tag, metric, direction } },
-    cells
+    cells,
   };
 }

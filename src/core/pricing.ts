@@ -26,10 +26,20 @@ export interface Prices {
 
 /** A price row as a configuration gives it (program.md's `prices`): $/MTok, all four required. */
 export const PriceRow = z
-  .object({ input: z.number().nonnegative(), output: z.number().nonnegative(), cache_write: z.number().nonnegative(), cache_read: z.number().nonnegative() })
+  .object({
+    input: z.number().nonnegative(),
+    output: z.number().nonnegative(),
+    cache_write: z.number().nonnegative(),
+    cache_read: z.number().nonnegative(),
+  })
   .strict();
 
-const row = (input: number, output: number, cache_write: number, cache_read: number): Prices => ({ input, output, cache_write, cache_read });
+const row = (input: number, output: number, cache_write: number, cache_read: number): Prices => ({
+  input,
+  output,
+  cache_write,
+  cache_read,
+});
 
 /** Prices of the models in the SDK's `Model` list that Anthropic publishes a price for. */
 export const PRICES: Readonly<Record<string, Prices>> = {
@@ -47,14 +57,19 @@ export const PRICES: Readonly<Record<string, Prices>> = {
   'claude-sonnet-5': row(2, 10, 2.5, 0.2),
   'claude-sonnet-4-6': row(3, 15, 3.75, 0.3),
   'claude-sonnet-4-5': row(3, 15, 3.75, 0.3),
-  'claude-haiku-5-5': { ...row(0.1, 0.5, 0.125, 0.01), long_prompt: { threshold_tokens: 100_000, ...row(0.5, 2.5, 0.625, 0.05) } },
-  'claude-haiku-4-5': row(1, 5, 1.25, 0.1)
+  'claude-haiku-5-5': {
+    ...row(0.1, 0.5, 0.125, 0.01),
+    long_prompt: { threshold_tokens: 100_000, ...row(0.5, 2.5, 0.625, 0.05) },
+  },
+  'claude-haiku-4-5': row(1, 5, 1.25, 0.1),
 };
 
 /** A model with no price: the ledger would be wrong, so the run refuses to start. */
 export class UnknownModelPrice extends Error {
   constructor(readonly model: string) {
-    super(`no price is known for model "${model}"; pick one of ${Object.keys(PRICES).join(', ')} or give its prices ($/MTok for input, output, cache_write, cache_read)`);
+    super(
+      `no price is known for model "${model}"; pick one of ${Object.keys(PRICES).join(', ')} or give its prices ($/MTok for input, output, cache_write, cache_read)`,
+    );
   }
 }
 
@@ -76,7 +91,13 @@ export function costOf(model: string, usage: Usage, overrides: Record<string, Pr
   const base = pricesFor(model, overrides);
   const prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
   const p = base.long_prompt && prompt > base.long_prompt.threshold_tokens ? base.long_prompt : base;
-  return (usage.input_tokens * p.input + usage.output_tokens * p.output + usage.cache_creation_input_tokens * p.cache_write + usage.cache_read_input_tokens * p.cache_read) / 1e6;
+  return (
+    (usage.input_tokens * p.input +
+      usage.output_tokens * p.output +
+      usage.cache_creation_input_tokens * p.cache_write +
+      usage.cache_read_input_tokens * p.cache_read) /
+    1e6
+  );
 }
 
 /** The sum of two usages. */
@@ -85,6 +106,6 @@ export function addUsage(a: Usage, b: Usage): Usage {
     input_tokens: a.input_tokens + b.input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
     cache_creation_input_tokens: a.cache_creation_input_tokens + b.cache_creation_input_tokens,
-    cache_read_input_tokens: a.cache_read_input_tokens + b.cache_read_input_tokens
+    cache_read_input_tokens: a.cache_read_input_tokens + b.cache_read_input_tokens,
   };
 }

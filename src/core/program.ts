@@ -17,14 +17,14 @@ export const DEFAULTS = {
   direction: 'lower',
   run: 'python train.py',
   editable: ['train.py'],
-  readonly: ['prepare.py']
+  readonly: ['prepare.py'],
 } as const;
 
 const relPath = z
   .string()
   .min(1)
   .refine(p => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'), {
-    message: 'must be a path inside the workspace (relative, no "..")'
+    message: 'must be a path inside the workspace (relative, no "..")',
   });
 
 /**
@@ -42,7 +42,9 @@ export function engineOwnedRoot(p: string): string | null {
 /** Why a workspace-relative path may not be editable, or null: it names one of the engine's own files. */
 export function engineOwnedProblem(p: string): string | null {
   const root = engineOwnedRoot(p);
-  return root === null ? null : `may not name ${root}${root === 'results.tsv' ? '' : '/ or anything in it'}: that is the engine's own (git's repository, the journal, results.tsv)`;
+  return root === null
+    ? null
+    : `may not name ${root}${root === 'results.tsv' ? '' : '/ or anything in it'}: that is the engine's own (git's repository, the journal, results.tsv)`;
 }
 
 const editablePath = relPath.superRefine((p, ctx) => {
@@ -65,7 +67,7 @@ export const FrontMatter = z
     run: z.string().min(1).optional(),
     editable: z.array(editablePath).min(1).optional(),
     readonly: z.array(relPath).optional(),
-    prices: z.record(z.string(), PriceRow).optional()
+    prices: z.record(z.string(), PriceRow).optional(),
   })
   .strict();
 export type FrontMatter = z.infer<typeof FrontMatter>;
@@ -88,7 +90,12 @@ export function parseProgram(text: string, fileName = 'program.md'): ParsedProgr
   try {
     raw = parseYaml(match[1]) ?? {};
   } catch (e) {
-    throw new Error(`${fileName}: the front matter is not valid YAML (${firstLine(e)}); fix it or remove the --- block`);
+    throw new Error(
+      `${fileName}: the front matter is not valid YAML (${firstLine(e)}); fix it or remove the --- block`,
+      {
+        cause: e,
+      },
+    );
   }
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new Error(`${fileName}: the front matter must be a YAML mapping of key: value lines`);
@@ -99,7 +106,11 @@ export function parseProgram(text: string, fileName = 'program.md'): ParsedProgr
     const where = issue.path.length ? `"${issue.path.join('.')}"` : 'front matter';
     const known = Object.keys(FrontMatter.shape).join(', ');
     const unknown = issue.code === 'unrecognized_keys' ? issue.keys.map(k => `"${k}"`).join(', ') : '';
-    const hint = !unknown ? `${where} ${issue.message}` : issue.path.length ? `${where} has unknown key ${unknown}` : `unknown key ${unknown}; known keys: ${known}`;
+    const hint = !unknown
+      ? `${where} ${issue.message}`
+      : issue.path.length
+        ? `${where} has unknown key ${unknown}`
+        : `unknown key ${unknown}; known keys: ${known}`;
     throw new Error(`${fileName}: bad front matter: ${hint}`);
   }
   return { frontMatter: parsed.data, body: text.slice(match[0].length) };
@@ -109,7 +120,10 @@ export function parseProgram(text: string, fileName = 'program.md'): ParsedProgr
 export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {}): RunConfig {
   const budget = overrides.budget_s ?? fm.budget_s ?? DEFAULT_BUDGET_S;
   // Flags and front matter are checked against the maximum where they are parsed; overrides from the Loop API are checked here.
-  for (const [key, value] of [['budget_s', budget], ['timeout_s', overrides.timeout_s]] as const) {
+  for (const [key, value] of [
+    ['budget_s', budget],
+    ['timeout_s', overrides.timeout_s],
+  ] as const) {
     if (value !== undefined && !(value > 0 && value <= MAX_TIMER_S)) {
       throw new Error(`${key} (${value}) must be ${ruleOf(RUN_OPTIONS[key])}`);
     }
@@ -124,7 +138,7 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     readonly: overrides.readonly ?? fm.readonly ?? [...DEFAULTS.readonly],
     noise_runs: overrides.noise_runs ?? fm.noise_runs ?? RUN_OPTIONS.noise_runs.default,
     keep_sigma: overrides.keep_sigma ?? fm.keep_sigma ?? RUN_OPTIONS.keep_sigma.default,
-    confirm_runs: overrides.confirm_runs ?? fm.confirm_runs ?? RUN_OPTIONS.confirm_runs.default
+    confirm_runs: overrides.confirm_runs ?? fm.confirm_runs ?? RUN_OPTIONS.confirm_runs.default,
   };
   config.sandbox = mergeSandbox(overrides.sandbox, fm.sandbox);
   const model = overrides.model ?? fm.model;
@@ -132,7 +146,9 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
   const prices = fm.prices || overrides.prices ? { ...fm.prices, ...overrides.prices } : undefined;
   Object.assign(config, model && { model }, maxDollars && { max_dollars: maxDollars }, prices && { prices });
   if (config.timeout_s < config.budget_s) {
-    throw new Error(`timeout_s (${config.timeout_s}) is shorter than budget_s (${config.budget_s}); make it at least the budget (default: twice it)`);
+    throw new Error(
+      `timeout_s (${config.timeout_s}) is shorter than budget_s (${config.budget_s}); make it at least the budget (default: twice it)`,
+    );
   }
   for (const p of overrides.editable ?? []) {
     const problem = engineOwnedProblem(p);

@@ -18,7 +18,10 @@ export function belongsInResults(status: ExperimentRecord['status']): boolean {
   return status === 'keep' || status === 'discard' || status === 'crash';
 }
 
-type RowSource = Pick<ExperimentRecord, 'commit' | 'parent_commit' | 'metric' | 'memory_gb' | 'status' | 'description' | 'worker'>;
+type RowSource = Pick<
+  ExperimentRecord,
+  'commit' | 'parent_commit' | 'metric' | 'memory_gb' | 'status' | 'description' | 'worker'
+>;
 
 /**
  * One results.tsv line (without newline) for an experiment. `withWorker`: the
@@ -64,8 +67,21 @@ export function parseResults(text: string): ResultsRow[] {
     if (withWorker) {
       const worker = cells[cells.length - 1];
       const description = cells.slice(4, -1).join('\t');
-      return { commit, metric: Number(metric), memory_gb: Number(memory), status, description, worker: worker === '' ? null : Number(worker) };
+      return {
+        commit,
+        metric: Number(metric),
+        memory_gb: Number(memory),
+        status,
+        description,
+        worker: worker === '' ? null : Number(worker),
+      };
     }
-    return { commit, metric: Number(metric), memory_gb: Number(memory), status, description: cells.slice(4).join('\t') };
+    return {
+      commit,
+      metric: Number(metric),
+      memory_gb: Number(memory),
+      status,
+      description: cells.slice(4).join('\t'),
+    };
   });
 }

@@ -26,7 +26,7 @@ export const RULES: Record<OptionKind, string> = {
   text: 'a non-empty one-line string',
   tag: "a name of letters, digits, '.', '_' and '-' (up to 100)",
   choice: 'one of the choices',
-  switch: 'true or false'
+  switch: 'true or false',
 };
 
 /**
@@ -36,7 +36,7 @@ export const RULES: Record<OptionKind, string> = {
  */
 export const PROPOSER_INFO = {
   offline: { label: 'offline (no key)', hasModel: false },
-  claude: { label: 'Claude', hasModel: true }
+  claude: { label: 'Claude', hasModel: true },
 } as const;
 export type ProposerName = keyof typeof PROPOSER_INFO;
 export const PROPOSER_NAMES = Object.keys(PROPOSER_INFO) as ProposerName[];
@@ -69,108 +69,219 @@ interface RunOptionSpec {
 
 /** In the order of `autoresearch run --help` and of the settings editor. Keys are snake_case, as in JSON. */
 export const RUN_OPTIONS = {
-  tag: { flag: '--tag <tag>', kind: 'tag', server: 'body', help: 'run name; the branch is autoresearch/<tag> (default: today, e.g. nov30)' },
+  tag: {
+    flag: '--tag <tag>',
+    kind: 'tag',
+    server: 'body',
+    help: 'run name; the branch is autoresearch/<tag> (default: today, e.g. nov30)',
+  },
   budget_s: {
-    flag: '--budget <seconds>', kind: 'positive', default: 300, max: MAX_TIMER_S, frontMatter: true, server: 'body',
+    flag: '--budget <seconds>',
+    kind: 'positive',
+    default: 300,
+    max: MAX_TIMER_S,
+    frontMatter: true,
+    server: 'body',
     help: "training budget of one experiment, in seconds (default: program.md's budget_s, else 300)",
-    setting: { title: 'Training budget (seconds)', default: 300, description: 'Wall-clock training budget of one experiment.' }
+    setting: {
+      title: 'Training budget (seconds)',
+      default: 300,
+      description: 'Wall-clock training budget of one experiment.',
+    },
   },
   timeout_s: {
-    flag: '--timeout <seconds>', kind: 'positive', max: MAX_TIMER_S, frontMatter: true, server: 'body',
+    flag: '--timeout <seconds>',
+    kind: 'positive',
+    max: MAX_TIMER_S,
+    frontMatter: true,
+    server: 'body',
     help: 'a run past this is killed and counts as a crash (default: 2 × budget, at least budget + 60)',
     setting: {
-      title: 'Timeout (seconds)', default: null,
-      description: "A run past this is killed (its whole process group) and counts as a crash; null means program.md's timeout_s, else the engine's default (twice the budget, at least the budget plus 60 s)."
-    }
+      title: 'Timeout (seconds)',
+      default: null,
+      description:
+        "A run past this is killed (its whole process group) and counts as a crash; null means program.md's timeout_s, else the engine's default (twice the budget, at least the budget plus 60 s).",
+    },
   },
   proposer: {
-    flag: '--proposer <name>', kind: 'choice', choices: PROPOSER_NAMES, server: 'body',
+    flag: '--proposer <name>',
+    kind: 'choice',
+    choices: PROPOSER_NAMES,
+    server: 'body',
     help: 'who proposes experiments: claude (the default when ANTHROPIC_API_KEY is set) or offline',
     setting: {
-      title: 'Proposer', default: 'offline',
-      description: "Who proposes the edits to train.py: 'offline' mutates numeric hyperparameters and needs no network or key; 'claude' asks an Anthropic model."
-    }
+      title: 'Proposer',
+      default: 'offline',
+      description:
+        "Who proposes the edits to train.py: 'offline' mutates numeric hyperparameters and needs no network or key; 'claude' asks an Anthropic model.",
+    },
   },
   model: {
-    flag: '--model <id>', kind: 'text', frontMatter: true, server: 'body', help: "the claude proposer's model",
-    setting: { title: 'Model', default: '', description: "Model name for the 'claude' proposer; empty means program.md's model, else the engine's default." }
+    flag: '--model <id>',
+    kind: 'text',
+    frontMatter: true,
+    server: 'body',
+    help: "the claude proposer's model",
+    setting: {
+      title: 'Model',
+      default: '',
+      description: "Model name for the 'claude' proposer; empty means program.md's model, else the engine's default.",
+    },
   },
   max_dollars: {
-    flag: '--max-dollars <x>', kind: 'positive', frontMatter: true, server: 'body',
+    flag: '--max-dollars <x>',
+    kind: 'positive',
+    frontMatter: true,
+    server: 'body',
     help: "stop before a proposal would take the run's API spending past x dollars",
-    setting: { title: 'Spending cap (dollars)', default: null, description: "Stop a run once the proposer's model has cost this much; null means program.md's max_dollars, else no cap." }
+    setting: {
+      title: 'Spending cap (dollars)',
+      default: null,
+      description:
+        "Stop a run once the proposer's model has cost this much; null means program.md's max_dollars, else no cap.",
+    },
   },
   pipeline: {
-    flag: '--no-pipeline', kind: 'switch', default: true, server: 'body',
-    help: 'propose only after each experiment ends, instead of drafting while it trains (claude)'
+    flag: '--no-pipeline',
+    kind: 'switch',
+    default: true,
+    server: 'body',
+    help: 'propose only after each experiment ends, instead of drafting while it trains (claude)',
   },
-  max_experiments: { flag: '--max-experiments <n>', kind: 'count', server: 'body', help: 'stop after n experiments (the baseline not counted)' },
+  max_experiments: {
+    flag: '--max-experiments <n>',
+    kind: 'count',
+    server: 'body',
+    help: 'stop after n experiments (the baseline not counted)',
+  },
   hours: { flag: '--hours <h>', kind: 'positive', server: 'body', help: 'stop starting experiments after h hours' },
   workers: {
-    flag: '--workers <n>', kind: 'positive-int', default: 1, server: 'body',
+    flag: '--workers <n>',
+    kind: 'positive-int',
+    default: 1,
+    server: 'body',
     help: 'experiments at once, each in its own git worktree and executor (a GPU each: CUDA_VISIBLE_DEVICES) (default: 1)',
     setting: {
-      title: 'Workers', default: 1,
-      description: 'Experiments run at once, each in its own git worktree and its own kernel (with the subprocess executor, its own CUDA_VISIBLE_DEVICES index); a result is kept only if it beats the best when it finishes.'
-    }
+      title: 'Workers',
+      default: 1,
+      description:
+        'Experiments run at once, each in its own git worktree and its own kernel (with the subprocess executor, its own CUDA_VISIBLE_DEVICES index); a result is kept only if it beats the best when it finishes.',
+    },
   },
   noise_runs: {
-    flag: '--noise-runs <k>', kind: 'positive-int', default: DEFAULT_NOISE_RUNS, frontMatter: true, server: 'body',
+    flag: '--noise-runs <k>',
+    kind: 'positive-int',
+    default: DEFAULT_NOISE_RUNS,
+    frontMatter: true,
+    server: 'body',
     help: `runs of the baseline that measure the noise before the first proposal (default ${DEFAULT_NOISE_RUNS}; 1 = the strict rule: keep any improvement)`,
     setting: {
-      title: 'Noise runs', default: null,
-      description: `Runs of the baseline that measure the run-to-run noise before the first proposal; 1 is the original's strict rule (keep any improvement). null means program.md's noise_runs, else ${DEFAULT_NOISE_RUNS}.`
-    }
+      title: 'Noise runs',
+      default: null,
+      description: `Runs of the baseline that measure the run-to-run noise before the first proposal; 1 is the original's strict rule (keep any improvement). null means program.md's noise_runs, else ${DEFAULT_NOISE_RUNS}.`,
+    },
   },
   keep_sigma: {
-    flag: '--keep-sigma <z>', kind: 'nonnegative', default: DEFAULT_KEEP_SIGMA, frontMatter: true, server: 'body',
+    flag: '--keep-sigma <z>',
+    kind: 'nonnegative',
+    default: DEFAULT_KEEP_SIGMA,
+    frontMatter: true,
+    server: 'body',
     help: `a keep must beat the best by this many standard errors of the difference (default ${DEFAULT_KEEP_SIGMA})`,
     setting: {
-      title: 'Keep threshold (standard errors)', default: null,
-      description: `A result is kept only if it beats the best by this many standard errors of the difference. null means program.md's keep_sigma, else ${DEFAULT_KEEP_SIGMA}.`
-    }
+      title: 'Keep threshold (standard errors)',
+      default: null,
+      description: `A result is kept only if it beats the best by this many standard errors of the difference. null means program.md's keep_sigma, else ${DEFAULT_KEEP_SIGMA}.`,
+    },
   },
   confirm_runs: {
-    flag: '--confirm-runs <k>', kind: 'count', default: DEFAULT_CONFIRM_RUNS, frontMatter: true, server: 'body',
+    flag: '--confirm-runs <k>',
+    kind: 'count',
+    default: DEFAULT_CONFIRM_RUNS,
+    frontMatter: true,
+    server: 'body',
     help: `extra runs a promising candidate gets before the decision (default ${DEFAULT_CONFIRM_RUNS})`,
     setting: {
-      title: 'Confirmation runs', default: null,
-      description: `Extra runs a promising result gets before it is kept or discarded. null means program.md's confirm_runs, else ${DEFAULT_CONFIRM_RUNS}.`
-    }
+      title: 'Confirmation runs',
+      default: null,
+      description: `Extra runs a promising result gets before it is kept or discarded. null means program.md's confirm_runs, else ${DEFAULT_CONFIRM_RUNS}.`,
+    },
   },
   sandbox: {
-    flag: '--sandbox <mode>', kind: 'choice', choices: SANDBOX_MODES, frontMatter: true, server: 'body',
+    flag: '--sandbox <mode>',
+    kind: 'choice',
+    choices: SANDBOX_MODES,
+    frontMatter: true,
+    server: 'body',
     help: "run each training run in a bubblewrap sandbox: auto (where it works, the default), on (or refuse) or off; program.md's sandbox: {network: true} keeps the network",
     setting: {
-      title: 'Sandbox', default: null,
-      description: "Training runs in a bubblewrap sandbox (workspace writable except .git, .autoresearch and the read-only files; no network; secrets hidden): 'auto' where it works, 'on' to require it, 'off'. null means program.md's sandbox, else auto."
-    }
+      title: 'Sandbox',
+      default: null,
+      description:
+        "Training runs in a bubblewrap sandbox (workspace writable except .git, .autoresearch and the read-only files; no network; secrets hidden): 'auto' where it works, 'on' to require it, 'off'. null means program.md's sandbox, else auto.",
+    },
   },
-  resume: { flag: '--resume', kind: 'switch', server: 'body', help: 'continue the run of --tag (default: the latest run)' },
+  resume: {
+    flag: '--resume',
+    kind: 'switch',
+    server: 'body',
+    help: 'continue the run of --tag (default: the latest run)',
+  },
   seed: { flag: '--seed <n>', kind: 'count', default: 0, help: 'seed for the offline proposer' },
-  python: { flag: '--python <path>', kind: 'text', server: 'body', help: 'Python interpreter for the syntax check and the run (default: python3 on PATH)' },
+  python: {
+    flag: '--python <path>',
+    kind: 'text',
+    server: 'body',
+    help: 'Python interpreter for the syntax check and the run (default: python3 on PATH)',
+  },
   executor: {
-    flag: '--executor <name>', kind: 'choice', choices: ['subprocess', 'kernel'],
-    help: 'where training runs: subprocess (a child of the engine, the default) or kernel (through a Jupyter kernel)'
+    flag: '--executor <name>',
+    kind: 'choice',
+    choices: ['subprocess', 'kernel'],
+    help: 'where training runs: subprocess (a child of the engine, the default) or kernel (through a Jupyter kernel)',
   },
   kernel: {
-    flag: '--kernel <name>', kind: 'text', server: 'body', help: 'kernelspec of the kernel executor (default: python3)',
-    setting: { title: 'Kernel', default: '', description: "Name of the kernelspec whose environment runs train.py; empty means the server's default kernel." }
+    flag: '--kernel <name>',
+    kind: 'text',
+    server: 'body',
+    help: 'kernelspec of the kernel executor (default: python3)',
+    setting: {
+      title: 'Kernel',
+      default: '',
+      description: "Name of the kernelspec whose environment runs train.py; empty means the server's default kernel.",
+    },
   },
-  kernel_id: { flag: '--kernel-id <id>', kind: 'text', help: 'run in this existing kernel (never shut down by the engine); if it dies, a fresh one of its kernelspec goes on' },
+  kernel_id: {
+    flag: '--kernel-id <id>',
+    kind: 'text',
+    help: 'run in this existing kernel (never shut down by the engine); if it dies, a fresh one of its kernelspec goes on',
+  },
   ship: {
-    flag: '--ship <mode>', kind: 'choice', choices: ['auto', 'always', 'never'],
-    help: "copy the tracked files to the kernel's side before each run: auto (when the kernel cannot see the workspace, the default), always or never"
+    flag: '--ship <mode>',
+    kind: 'choice',
+    choices: ['auto', 'always', 'never'],
+    help: "copy the tracked files to the kernel's side before each run: auto (when the kernel cannot see the workspace, the default), always or never",
   },
   // The server passes its own address when a run trains in its kernels; a client never names it.
-  server_url: { flag: '--server-url <url>', kind: 'text', server: 'server', help: 'Jupyter server of the kernel executor (default: $JUPYTER_SERVER_URL)' },
+  server_url: {
+    flag: '--server-url <url>',
+    kind: 'text',
+    server: 'server',
+    help: 'Jupyter server of the kernel executor (default: $JUPYTER_SERVER_URL)',
+  },
   // Never from the server: it hands the token down in the environment, since ps shows argv to all.
-  token: { flag: '--token <t>', kind: 'text', help: 'token for --server-url (default: $JUPYTER_TOKEN)' }
+  token: { flag: '--token <t>', kind: 'text', help: 'token for --server-url (default: $JUPYTER_TOKEN)' },
 } as const satisfies Record<string, RunOptionSpec>;
 
 type Options = typeof RUN_OPTIONS;
 export type RunOptionKey = keyof Options;
-type ValueOf<S> = S extends { kind: 'choice'; choices: readonly (infer C)[] } ? C : S extends { kind: 'text' | 'tag' } ? string : S extends { kind: 'switch' } ? boolean : number;
+type ValueOf<S> = S extends { kind: 'choice'; choices: readonly (infer C)[] }
+  ? C
+  : S extends { kind: 'text' | 'tag' }
+    ? string
+    : S extends { kind: 'switch' }
+      ? boolean
+      : number;
 /** Each option's value type. */
 export type RunOptionValues = { [K in RunOptionKey]: ValueOf<Options[K]> };
 type KeysWith<P> = { [K in RunOptionKey]: Options[K] extends P ? K : never }[RunOptionKey];
@@ -180,7 +291,9 @@ export type SettingKey = KeysWith<{ setting: object }>;
 /** What `POST /autoresearch/runs` takes besides the workspace's path. */
 export type RunRequest = Partial<Pick<RunOptionValues, BodyKey>>;
 /** The settings' run options; null where the setting leaves the option to program.md and the engine. */
-export type RunSettings = { [K in SettingKey]: Options[K] extends { setting: { default: null } } ? RunOptionValues[K] | null : RunOptionValues[K] };
+export type RunSettings = {
+  [K in SettingKey]: Options[K] extends { setting: { default: null } } ? RunOptionValues[K] | null : RunOptionValues[K];
+};
 
 /** The declaration as a list, each option's key beside it. */
 export function runOptionList(): Array<RunOptionSpec & { key: RunOptionKey }> {
@@ -192,7 +305,9 @@ const ONE_LINE = /^[^\0\n\r]*\S[^\0\n\r]*$/;
 
 /** What a value of the option must be, as every side words it: RULES, and the maximum where there is one. */
 export function ruleOf(spec: Pick<RunOptionSpec, 'kind' | 'max'>): string {
-  return spec.max === undefined ? RULES[spec.kind] : `${RULES[spec.kind]}, at most ${spec.max} (about 24 days: the longest a timer can wait)`;
+  return spec.max === undefined
+    ? RULES[spec.kind]
+    : `${RULES[spec.kind]}, at most ${spec.max} (about 24 days: the longest a timer can wait)`;
 }
 
 /** The zod check of one option's value, its messages worded as RULES. */
@@ -236,7 +351,7 @@ const JSON_TYPES: Record<OptionKind, object> = {
   text: { type: 'string' },
   tag: { type: 'string', pattern: TAG.source },
   choice: { type: 'string' },
-  switch: { type: 'boolean' }
+  switch: { type: 'boolean' },
 };
 
 /** The JSON Schema properties of the run options in Settings → Autoresearch. */
@@ -254,7 +369,7 @@ export function settingsProperties(): Record<string, object> {
       ...(o.choices && { enum: o.setting.default === null ? [...o.choices, null] : [...o.choices] }),
       ...bounds,
       ...(o.max !== undefined && { maximum: o.max }),
-      default: o.setting.default
+      default: o.setting.default,
     };
   }
   return props;
@@ -288,12 +403,21 @@ export function runSettingDefaults(): RunSettings {
 export function serverOptions(): object {
   const options = runOptionList()
     .filter(o => o.server)
-    .map(o => ({ key: o.key, flag: o.flag.split(' ')[0], kind: o.kind, server: o.server, ...(o.choices && { choices: [...o.choices] }), ...(o.max !== undefined && { max: o.max }) }));
+    .map(o => ({
+      key: o.key,
+      flag: o.flag.split(' ')[0],
+      kind: o.kind,
+      server: o.server,
+      ...(o.choices && { choices: [...o.choices] }),
+      ...(o.max !== undefined && { max: o.max }),
+    }));
   return { comment: 'Generated from src/core/run-options.ts by scripts/build-engine.mjs; do not edit.', options };
 }
 
 /** The options among `values` that are also front matter keys: a run's overrides of program.md. */
 export function frontMatterValues(values: Partial<RunOptionValues>): Partial<Pick<RunOptionValues, FrontMatterKey>> {
-  const entries = runOptionList().flatMap(o => (o.frontMatter && values[o.key] !== undefined ? [[o.key, values[o.key]]] : []));
+  const entries = runOptionList().flatMap(o =>
+    o.frontMatter && values[o.key] !== undefined ? [[o.key, values[o.key]]] : [],
+  );
   return Object.fromEntries(entries);
 }

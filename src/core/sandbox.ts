@@ -11,9 +11,12 @@ export const SandboxMode = z.enum(SANDBOX_MODES, { error: `must be one of ${SAND
 export type SandboxMode = z.infer<typeof SandboxMode>;
 
 /** As written: a mode, or {mode?, network?}. */
-export const SandboxSetting = z.union([SandboxMode, z.object({ mode: SandboxMode.optional(), network: z.boolean().optional() }).strict()], {
-  error: 'must be auto, on or off, or a mapping like {mode: on, network: true}'
-});
+export const SandboxSetting = z.union(
+  [SandboxMode, z.object({ mode: SandboxMode.optional(), network: z.boolean().optional() }).strict()],
+  {
+    error: 'must be auto, on or off, or a mapping like {mode: on, network: true}',
+  },
+);
 export type SandboxSetting = z.infer<typeof SandboxSetting>;
 
 export interface Sandbox {

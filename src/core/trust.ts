@@ -47,7 +47,8 @@ export function trustReport(records: JournalRecord[], direction: 'lower' | 'high
     const gain = keeps.reduce((s, e) => s + (direction === 'lower' ? -(e.delta as number) : (e.delta as number)), 0);
     const acceleratorS = group.reduce((s, e) => s + (runSecondsOf.get(e.n) ?? 0), 0);
     const dollars = group.reduce((s, e) => s + e.cost_usd, 0);
-    const perMilli = gain > 0 ? { acceleratorMin: acceleratorS / 60 / (gain / 0.001), dollars: dollars / (gain / 0.001) } : null;
+    const perMilli =
+      gain > 0 ? { acceleratorMin: acceleratorS / 60 / (gain / 0.001), dollars: dollars / (gain / 0.001) } : null;
     return { experiments: group.length, keeps: keeps.length, acceleratorS, dollars, gain, perMilli };
   };
   const proposers = [...new Set(experiments.map(e => e.proposer))];
@@ -56,7 +57,7 @@ export function trustReport(records: JournalRecord[], direction: 'lower' | 'high
     runs: total,
     byPurpose,
     extraRuns: byPurpose.noise + byPurpose.confirm + byPurpose.best,
-    byProposer: proposers.map(p => ({ proposer: p, ...cost(experiments.filter(e => e.proposer === p)) }))
+    byProposer: proposers.map(p => ({ proposer: p, ...cost(experiments.filter(e => e.proposer === p)) })),
   };
 }
 
@@ -64,10 +65,12 @@ export function trustReport(records: JournalRecord[], direction: 'lower' | 'high
 export function describeTrust(t: TrustReport): string[] {
   const p = t.byPurpose;
   const lines = [
-    `${t.runs} run${t.runs === 1 ? '' : 's'}: ${p.measure} first runs, ${p.noise} noise, ${p.confirm} confirmation, ${p.best} re-measures of the best (${t.extraRuns} spent on trust); ${fmtMinutes(t.acceleratorS)} accelerator time`
+    `${t.runs} run${t.runs === 1 ? '' : 's'}: ${p.measure} first runs, ${p.noise} noise, ${p.confirm} confirmation, ${p.best} re-measures of the best (${t.extraRuns} spent on trust); ${fmtMinutes(t.acceleratorS)} accelerator time`,
   ];
   const per = (c: TrustCost) =>
-    c.perMilli ? `${fmtGain(c.gain)} gained in ${c.keeps} keep${c.keeps === 1 ? '' : 's'}: ${c.perMilli.acceleratorMin.toFixed(1)} accelerator-min and $${c.perMilli.dollars.toFixed(4)} per 0.001` : `no confirmed gain yet (${c.keeps} keeps)`;
+    c.perMilli
+      ? `${fmtGain(c.gain)} gained in ${c.keeps} keep${c.keeps === 1 ? '' : 's'}: ${c.perMilli.acceleratorMin.toFixed(1)} accelerator-min and $${c.perMilli.dollars.toFixed(4)} per 0.001`
+      : `no confirmed gain yet (${c.keeps} keeps)`;
   lines.push(per(t));
   const proposers = t.byProposer.filter(p => p.proposer !== 'baseline');
   if (proposers.length > 1) {

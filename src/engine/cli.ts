@@ -45,7 +45,9 @@ function createExecutor(o: RunFlags): Executor {
   }
   const serverUrl = o.server_url ?? process.env.JUPYTER_SERVER_URL;
   if (!serverUrl) {
-    throw new UserError('--executor kernel needs a Jupyter server: pass --server-url URL (or set JUPYTER_SERVER_URL) and --token T (or JUPYTER_TOKEN)');
+    throw new UserError(
+      '--executor kernel needs a Jupyter server: pass --server-url URL (or set JUPYTER_SERVER_URL) and --token T (or JUPYTER_TOKEN)',
+    );
   }
   // @jupyterlab/services logs connection chatter with console.debug, which Node prints on stdout.
   console.debug = () => undefined;
@@ -57,14 +59,16 @@ function createExecutor(o: RunFlags): Executor {
     warn(...args);
   };
   if (o.kernel !== undefined && o.kernel_id !== undefined) {
-    throw new UserError('--kernel and --kernel-id exclude each other: an attached kernel\'s own kernelspec names the fresh ones');
+    throw new UserError(
+      "--kernel and --kernel-id exclude each other: an attached kernel's own kernelspec names the fresh ones",
+    );
   }
   return new KernelExecutor({
     serverUrl,
     token: o.token ?? process.env.JUPYTER_TOKEN ?? '',
     kernelName: o.kernel,
     kernelId: o.kernel_id,
-    ship: o.ship
+    ship: o.ship,
   });
 }
 
@@ -80,7 +84,9 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
   const onSignal = (sig: string) => {
     signals++;
     if (signals > 1) {
-      process.stderr.write(`\n${sig} again: still stopping (killing the training run, resetting to the best commit)…\n`);
+      process.stderr.write(
+        `\n${sig} again: still stopping (killing the training run, resetting to the best commit)…\n`,
+      );
       return;
     }
     const stop = fs.existsSync(stopRequestFile(dir));
@@ -102,7 +108,9 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
   const { config } = loadProgram(dir, overrides);
   const workers = o.workers ?? RUN_OPTIONS.workers.default;
   if (workers > 1 && o.kernel_id !== undefined) {
-    throw new UserError(`--kernel-id attaches one kernel, but each of --workers ${workers} needs its own: pass --kernel NAME instead`);
+    throw new UserError(
+      `--kernel-id attaches one kernel, but each of --workers ${workers} needs its own: pass --kernel NAME instead`,
+    );
   }
   // One executor per worker (each kernel executor starts its own kernel); all of them are disposed at the end.
   const executors: Executor[] = [createExecutor(o)];
@@ -130,7 +138,7 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
       const e = createExecutor(o);
       executors.push(e);
       return e;
-    }
+    },
   });
   const reporter = new TerminalReporter(process.stdout);
   if (proposer instanceof ClaudeProposer) {
@@ -144,7 +152,9 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
   try {
     const end = await loop.run();
     reporter.close();
-    process.stdout.write(`run ${loop.tag} ended (${end.reason}${end.message ? `: ${end.message}` : ''}); best ${fmtMetric(end.best_metric)} at ${end.best_commit?.slice(0, 7) ?? '—'} on ${loop.branch}\n`);
+    process.stdout.write(
+      `run ${loop.tag} ended (${end.reason}${end.message ? `: ${end.message}` : ''}); best ${fmtMetric(end.best_metric)} at ${end.best_commit?.slice(0, 7) ?? '—'} on ${loop.branch}\n`,
+    );
     return 0;
   } finally {
     reporter.close();
@@ -166,7 +176,9 @@ async function stopCommand(dirArg: string, o: { wait: number }): Promise<number>
     await new Promise(r => setTimeout(r, 100));
   }
   if (isEngineAlive(info)) {
-    throw new UserError(`the engine (pid ${info.pid}) is still stopping after ${o.wait} s; check again with autoresearch status ${dir}`);
+    throw new UserError(
+      `the engine (pid ${info.pid}) is still stopping after ${o.wait} s; check again with autoresearch status ${dir}`,
+    );
   }
   process.stdout.write(`stopped the engine (pid ${info.pid}, run ${info.tag})\n`);
   return 0;
@@ -175,7 +187,9 @@ async function stopCommand(dirArg: string, o: { wait: number }): Promise<number>
 /** Builds the command-line program. */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('autoresearch')
-    .description('Autoresearch: an agent edits train.py, each experiment trains for a fixed budget, the branch keeps what improves the metric.')
+    .description(
+      'Autoresearch: an agent edits train.py, each experiment trains for a fixed budget, the branch keeps what improves the metric.',
+    )
     .version(ENGINE_VERSION);
 
   program
@@ -186,7 +200,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--budget <seconds>', 'training budget per experiment, in seconds', positiveInt)
     .action(async (dir: string, o: { template: string; budget?: number }) => {
       const commit = await initWorkspace(abs(dir), { template: o.template, budgetS: o.budget });
-      process.stdout.write(`created ${abs(dir)} from ${o.template} (commit ${commit.slice(0, 7)}); start with: autoresearch run ${dir}\n`);
+      process.stdout.write(
+        `created ${abs(dir)} from ${o.template} (commit ${commit.slice(0, 7)}); start with: autoresearch run ${dir}\n`,
+      );
     });
 
   const run = program
@@ -219,14 +235,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('stop')
-    .description('stop the engine running on a workspace: the experiment in flight is recorded as interrupted, the tree reset to the best commit')
+    .description(
+      'stop the engine running on a workspace: the experiment in flight is recorded as interrupted, the tree reset to the best commit',
+    )
     .argument('<dir>', 'workspace')
     .option('--wait <seconds>', 'how long to wait for the engine to finish stopping', positiveNumber, 60)
     .action(async (dir: string, o: { wait: number }) => setExit(await stopCommand(dir, o)));
 
   program
     .command('export')
-    .description("a run as a notebook (<tag>.ipynb in the workspace): program.md, the progress chart, one output per experiment")
+    .description(
+      'a run as a notebook (<tag>.ipynb in the workspace): program.md, the progress chart, one output per experiment',
+    )
     .argument('<dir>', 'workspace')
     .option('--tag <tag>', 'run (default: the latest)')
     .option('--out <file>', 'where to write the notebook (default: <dir>/<tag>.ipynb; - for stdout)')
@@ -257,4 +277,3 @@ export async function main(argv: string[]): Promise<void> {
   }
   process.exit(code);
 }
-

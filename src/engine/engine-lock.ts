@@ -24,7 +24,7 @@ const EngineInfo = z.object({
   /** The kernels each worker's runs go to (kernel executor), for the next engine to clean up after a kill -9. */
   kernels: z.array(z.object({ server: z.string(), id: z.string(), owned: z.boolean() })).optional(),
   /** The identity of each run group's leader, by pgid: only a group whose leader still matches is killed. */
-  run_identities: z.record(z.string(), ProcessIdentity).optional()
+  run_identities: z.record(z.string(), ProcessIdentity).optional(),
 });
 export type EngineInfo = z.infer<typeof EngineInfo>;
 
@@ -81,7 +81,9 @@ function write(dir: string, info: EngineInfo): void {
 export function assertNoOtherEngine(dir: string): void {
   const other = readEngineInfo(dir);
   if (other && other.pid !== process.pid && isEngineAlive(other)) {
-    throw new UserError(`an engine is already running on ${dir} (pid ${other.pid}, tag ${other.tag}); stop it with: autoresearch stop ${dir}`);
+    throw new UserError(
+      `an engine is already running on ${dir} (pid ${other.pid}, tag ${other.tag}); stop it with: autoresearch stop ${dir}`,
+    );
   }
 }
 
@@ -99,7 +101,16 @@ export function acquireEngineLock(dir: string, tag: string): RunKernel[] {
     try {
       const fd = fs.openSync(file, 'wx');
       const identity = identityOf(process.pid) ?? undefined;
-      fs.writeSync(fd, JSON.stringify({ pid: process.pid, tag, started: new Date().toISOString(), identity, run_pgid: null } satisfies EngineInfo));
+      fs.writeSync(
+        fd,
+        JSON.stringify({
+          pid: process.pid,
+          tag,
+          started: new Date().toISOString(),
+          identity,
+          run_pgid: null,
+        } satisfies EngineInfo),
+      );
       fs.closeSync(fd);
       return left;
     } catch (e) {

@@ -62,7 +62,9 @@ export interface ExperimentInput {
 export async function runExperiment(env: ExperimentEnv, input: ExperimentInput): Promise<ExperimentRecord> {
   const started = Date.now();
   const { proposal } = input;
-  const parent = input.resumeCommit ? ((await env.repo.revParse(`${input.resumeCommit}^`)) ?? input.resumeCommit) : await env.repo.head();
+  const parent = input.resumeCommit
+    ? ((await env.repo.revParse(`${input.resumeCommit}^`)) ?? input.resumeCommit)
+    : await env.repo.head();
   const record: ExperimentRecord = {
     type: 'experiment',
     ts: new Date().toISOString(),
@@ -90,7 +92,7 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
     usage: proposal?.usage ?? { ...ZERO_USAGE },
     cost_usd: proposal?.cost_usd ?? 0,
     ...(proposal?.meta !== undefined ? { proposal_meta: proposal.meta } : {}),
-    ...(env.worker !== undefined ? { worker: env.worker } : {})
+    ...(env.worker !== undefined ? { worker: env.worker } : {}),
   };
   const finish = (fields: Partial<ExperimentRecord>): ExperimentRecord => {
     Object.assign(record, fields);
@@ -122,10 +124,15 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
     const earlier = m.decision(state);
     if (earlier) {
       const values = m.values(state);
-      const result = values.length ? `mean ${fmtMetric(mean(values))} over ${values.length} run${values.length > 1 ? 's' : ''}` : 'no metric';
+      const result = values.length
+        ? `mean ${fmtMetric(mean(values))} over ${values.length} run${values.length > 1 ? 's' : ''}`
+        : 'no metric';
       return finish({
-        status: 'rejected', state, same_as: earlier.n, metric: values.length ? mean(values) : null,
-        reason: `same code as #${earlier.n} (${earlier.status}, ${result}); not run again`
+        status: 'rejected',
+        state,
+        same_as: earlier.n,
+        metric: values.length ? mean(values) : null,
+        reason: `same code as #${earlier.n} (${earlier.status}, ${result}); not run again`,
       });
     }
     env.onPhase?.('commit');
@@ -139,16 +146,33 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
 
   const measured = await measure(
     {
-      dir: env.dir, repo: env.repo, executor: env.executor, python: env.python, command: env.config.run, metric: env.config.metric,
-      budgetS: env.config.budget_s, timeoutS: env.config.timeout_s, readonlyHashes: env.readonlyHashes, ledger: env.ledger, isolation: isolationOf(env.config),
-      rule: noiseRuleOf(env.config), currentBest: env.currentBest, runLog: env.runLog, logHeadBytes: env.logHeadBytes,
-      logTailBytes: env.logTailBytes, signal: env.signal, worker: env.worker, runEnv: env.runEnv, onPhase: env.onPhase,
-      onSpawn: env.onSpawn, onKernel: env.onKernel,
-      onRunStart: (log, startedAt, purpose) => env.onRunStart?.(log, startedAt, record.diff, purpose)
+      dir: env.dir,
+      repo: env.repo,
+      executor: env.executor,
+      python: env.python,
+      command: env.config.run,
+      metric: env.config.metric,
+      budgetS: env.config.budget_s,
+      timeoutS: env.config.timeout_s,
+      readonlyHashes: env.readonlyHashes,
+      ledger: env.ledger,
+      isolation: isolationOf(env.config),
+      rule: noiseRuleOf(env.config),
+      currentBest: env.currentBest,
+      runLog: env.runLog,
+      logHeadBytes: env.logHeadBytes,
+      logTailBytes: env.logTailBytes,
+      signal: env.signal,
+      worker: env.worker,
+      runEnv: env.runEnv,
+      onPhase: env.onPhase,
+      onSpawn: env.onSpawn,
+      onKernel: env.onKernel,
+      onRunStart: (log, startedAt, purpose) => env.onRunStart?.(log, startedAt, record.diff, purpose),
     },
     input.n,
     { commit: record.commit, state },
-    input.baseline ?? proposal === null
+    input.baseline ?? proposal === null,
   );
   env.onPhase?.('judge');
   const runs = env.ledger.runsFor(input.n);
@@ -160,22 +184,33 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
     exit_code: lastOk?.exit_code ?? null,
     signal: lastOk?.signal ?? null,
     memory_gb: Math.max(0, ...own.map(r => r.memory_gb)),
-    log_truncated: own.some(r => r.log_truncated === true)
+    log_truncated: own.some(r => r.log_truncated === true),
   });
   record.timings.run_s = runs.reduce((s, r) => s + r.run_s, 0);
   if (measured.kind === 'failed') {
     // The log worth reading is the failed run's (a repeat's crash is not in the first run's log).
     const failedRun = runs[runs.length - 1];
-    return finish({ status: measured.status, reason: measured.reason, log_path: failedRun?.log_path ?? record.log_path });
+    return finish({
+      status: measured.status,
+      reason: measured.reason,
+      log_path: failedRun?.log_path ?? record.log_path,
+    });
   }
   return finish({
-    status: measured.status, reason: measured.reason, metric: measured.mean, best_before: measured.bestMean,
-    delta: measured.delta, verdict: measured.verdict
+    status: measured.status,
+    reason: measured.reason,
+    metric: measured.mean,
+    best_before: measured.bestMean,
+    delta: measured.delta,
+    verdict: measured.verdict,
   });
 }
 
 /** Writes the proposal's files after the guards; returns the diff and why it was rejected, or null. */
-async function applyProposal(env: ExperimentEnv, proposal: Proposal): Promise<{ problem: string | null; diff: string }> {
+async function applyProposal(
+  env: ExperimentEnv,
+  proposal: Proposal,
+): Promise<{ problem: string | null; diff: string }> {
   const files = Object.entries(proposal.files);
   for (const [file] of files) {
     const problem = checkEditablePath(env.dir, file, env.config.editable) ?? editableLinkProblem(env.dir, file);
@@ -191,7 +226,11 @@ async function applyProposal(env: ExperimentEnv, proposal: Proposal): Promise<{ 
   const [diff, changed, syntax] = await Promise.all([
     env.repo.diff(env.config.editable),
     env.repo.changedTrackedFiles(),
-    syntaxCheck(env.python, env.dir, files.map(([f]) => f))
+    syntaxCheck(
+      env.python,
+      env.dir,
+      files.map(([f]) => f),
+    ),
   ]);
   const touched = changedReadonly(env.dir, env.readonlyHashes);
   const stray = changedReadonlyOrStray(changed, env.config.editable, touched);
@@ -211,15 +250,27 @@ function changedReadonlyOrStray(changed: string[], editable: string[], touchedRe
  * A result judged again, without running anything, against the best as it is now: with
  * several workers another keep may have landed while it was measured.
  */
-export function rejudge(record: ExperimentRecord, best: Best | null, ledger: Ledger, rule: NoiseRule): Partial<ExperimentRecord> {
+export function rejudge(
+  record: ExperimentRecord,
+  best: Best | null,
+  ledger: Ledger,
+  rule: NoiseRule,
+): Partial<ExperimentRecord> {
   if (!best || !record.state || best.commit === record.commit || best.state === record.state) return {};
   const m = ledger.measurements;
   const bestValues = m.values(best.state);
-  const d = decide({ candidate: m.values(record.state), best: bestValues.length ? bestValues : [best.metric], sigma: m.sigma().sigma, rule });
+  const d = decide({
+    candidate: m.values(record.state),
+    best: bestValues.length ? bestValues : [best.metric],
+    sigma: m.sigma().sigma,
+    rule,
+  });
   const moved = { best_before: d.bestMean, delta: d.delta };
   if (record.status === 'discard') {
     // The best only improves, so a discard stays one; its delta is against the best as it is now.
     return d.action === 'discard' ? { ...moved, reason: d.reason } : moved;
   }
-  return d.action === 'keep' ? { ...moved, reason: d.reason } : { ...moved, status: 'discard', reason: `${d.reason}; judged against the best that landed while it ran` };
+  return d.action === 'keep'
+    ? { ...moved, reason: d.reason }
+    : { ...moved, status: 'discard', reason: `${d.reason}; judged against the best that landed while it ran` };
 }

@@ -73,7 +73,10 @@ export function writeAtomic(file: string, text: string): void {
  * Exports a run as a notebook: to `out` (relative to the current folder), else `<dir>/<tag>.ipynb`;
  * `out` "-" means the JSON goes to `write` (stdout) instead of a file.
  */
-export function exportNotebook(dir: string, opts: { tag?: string; out?: string; write?: (text: string) => void } = {}): { tag: string; file: string | null; experiments: number } {
+export function exportNotebook(
+  dir: string,
+  opts: { tag?: string; out?: string; write?: (text: string) => void } = {},
+): { tag: string; file: string | null; experiments: number } {
   const { tag, notebook } = notebookOf(dir, opts.tag);
   const text = JSON.stringify(notebook, null, 1) + '\n';
   const experiments = notebook.cells.filter(c => c.id.startsWith('experiment-')).length;

@@ -19,7 +19,7 @@ export class Repo {
    */
   constructor(
     readonly dir: string,
-    private readonly lock?: Mutex
+    private readonly lock?: Mutex,
   ) {}
 
   /** Runs git with the given arguments in the work tree; rejects with git's own message. */
@@ -30,13 +30,19 @@ export class Repo {
   private async rawUnlocked(args: string[]): Promise<string> {
     // The ceiling: with the work tree's .git gone (a training run may delete it), git must fail
     // here, not go up and reset, commit or check out in whatever repository encloses the folder.
-    const env = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(this.dir)) };
+    const env = {
+      ...process.env,
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(this.dir)),
+    };
     const r = await exec('git', args, { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env });
     if (r.code !== 0) {
       if (repositoryGone(this.dir)) {
         throw new Error(`git ${args[0]} failed: the git repository of ${this.dir} is gone (its .git was deleted)`);
       }
-      throw new Error(`git ${args[0]} failed: ${r.stderr.trim() || (r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`)}`);
+      throw new Error(
+        `git ${args[0]} failed: ${r.stderr.trim() || (r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`)}`,
+      );
     }
     return r.stdout;
   }
@@ -119,8 +125,11 @@ export class Repo {
 
   /** Commits exactly the given paths with the message; returns the new commit's hash. */
   async commit(paths: string[], message: string): Promise<string> {
-    const identity = (await this.hasIdentity()) ? [] : ['-c', 'user.name=autoresearch', '-c', 'user.email=autoresearch@localhost'];
-    const commit = () => this.raw([...identity, 'commit', '-q', '--no-verify', '-m', message || '(no description)', '--', ...paths]);
+    const identity = (await this.hasIdentity())
+      ? []
+      : ['-c', 'user.name=autoresearch', '-c', 'user.email=autoresearch@localhost'];
+    const commit = () =>
+      this.raw([...identity, 'commit', '-q', '--no-verify', '-m', message || '(no description)', '--', ...paths]);
     try {
       // Tracked paths commit straight from the work tree; a new file needs `git add` first.
       await commit();

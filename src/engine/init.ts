@@ -11,7 +11,7 @@ const GITIGNORE = 'results.tsv\n.autoresearch/\n__pycache__/\n';
 
 /** Bundled templates: file name → contents. Embedded in the engine so a wheel needs no extra files. */
 export const TEMPLATES: Record<string, Record<string, string>> = {
-  'tiny-cpu': { 'prepare.py': tinyPrepare, 'train.py': tinyTrain, 'program.md': tinyProgram, '.gitignore': GITIGNORE }
+  'tiny-cpu': { 'prepare.py': tinyPrepare, 'train.py': tinyTrain, 'program.md': tinyProgram, '.gitignore': GITIGNORE },
 };
 
 export interface InitOptions {

@@ -19,7 +19,7 @@ export class Ledger {
 
   constructor(
     private readonly journal: JournalStore,
-    records: JournalRecord[]
+    records: JournalRecord[],
   ) {
     this.measurements = Measurements.of(records);
     for (const r of records) {
@@ -52,7 +52,14 @@ export class Ledger {
 
   /** A state's runs as an experiment record lists them (crashes included); `own` marks those of experiment n. */
   refs(state: string, n: number): RunRef[] {
-    return (this.byState.get(state) ?? []).map(r => ({ k: r.k, seed: r.seed, metric: r.metric, run_s: r.run_s, log_path: r.log_path, own: r.n === n }));
+    return (this.byState.get(state) ?? []).map(r => ({
+      k: r.k,
+      seed: r.seed,
+      metric: r.metric,
+      run_s: r.run_s,
+      log_path: r.log_path,
+      own: r.n === n,
+    }));
   }
 }
 
@@ -76,5 +83,12 @@ export function seedFor(n: number, i: number): number {
 export function noiseFacts(config: RunConfig, m: Measurements, best: { state: string } | null): NoiseFacts {
   const rule = noiseRuleOf(config);
   const { sigma, df } = m.sigma();
-  return { noiseRuns: rule.noiseRuns, keepSigma: rule.keepSigma, confirmRuns: rule.confirmRuns, sigma, df, bestRuns: best ? Math.max(1, m.values(best.state).length) : 0 };
+  return {
+    noiseRuns: rule.noiseRuns,
+    keepSigma: rule.keepSigma,
+    confirmRuns: rule.confirmRuns,
+    sigma,
+    df,
+    bestRuns: best ? Math.max(1, m.values(best.state).length) : 0,
+  };
 }

@@ -24,7 +24,7 @@ export class LogCapture {
   constructor(
     readonly file: string,
     private readonly headBytes = DEFAULT_HEAD_BYTES,
-    private readonly tailBytes = DEFAULT_TAIL_BYTES
+    private readonly tailBytes = DEFAULT_TAIL_BYTES,
   ) {
     this.fd = fs.openSync(file, 'w');
   }

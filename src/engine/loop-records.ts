@@ -37,25 +37,77 @@ export function findInFlight(records: JournalRecord[]): ExperimentStartRecord[] 
 }
 
 /** The record of an experiment that never finished (the engine stopped or failed under it). */
-export function interruptedRecord(start: ExperimentStartRecord, commit: string | null, best: Best | null, reason: string): ExperimentRecord {
+export function interruptedRecord(
+  start: ExperimentStartRecord,
+  commit: string | null,
+  best: Best | null,
+  reason: string,
+): ExperimentRecord {
   return {
-    type: 'experiment', ts: new Date().toISOString(), n: start.n, parent_commit: start.parent_commit, commit,
-    description: start.description, rationale: '', diff: '', lines_added: 0, lines_removed: 0, summary: {},
-    metric: null, best_before: best?.metric ?? null, delta: null, status: 'interrupted', reason, memory_gb: 0,
-    timings: { propose_s: 0, run_s: 0, total_s: 0 }, exit_code: null, signal: null, log_path: null, log_truncated: false,
-    proposer: 'unknown', usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, cost_usd: 0,
-    ...(start.worker !== undefined ? { worker: start.worker } : {})
+    type: 'experiment',
+    ts: new Date().toISOString(),
+    n: start.n,
+    parent_commit: start.parent_commit,
+    commit,
+    description: start.description,
+    rationale: '',
+    diff: '',
+    lines_added: 0,
+    lines_removed: 0,
+    summary: {},
+    metric: null,
+    best_before: best?.metric ?? null,
+    delta: null,
+    status: 'interrupted',
+    reason,
+    memory_gb: 0,
+    timings: { propose_s: 0, run_s: 0, total_s: 0 },
+    exit_code: null,
+    signal: null,
+    log_path: null,
+    log_truncated: false,
+    proposer: 'unknown',
+    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    cost_usd: 0,
+    ...(start.worker !== undefined ? { worker: start.worker } : {}),
   };
 }
 
 /** A proposal given up before it made an edit worth running: rejected, never committed. */
-export function abandonedRecord(n: number, best: Best, e: ProposalAbandoned, proposer: string, proposeS: number): ExperimentRecord {
+export function abandonedRecord(
+  n: number,
+  best: Best,
+  e: ProposalAbandoned,
+  proposer: string,
+  proposeS: number,
+): ExperimentRecord {
   return {
-    type: 'experiment', ts: new Date().toISOString(), n, parent_commit: best.commit, commit: null,
-    description: 'proposal abandoned', rationale: '', diff: '', lines_added: 0, lines_removed: 0, summary: {},
-    metric: null, best_before: best.metric, delta: null, status: 'rejected', reason: e.message, memory_gb: 0,
-    timings: { propose_s: proposeS, run_s: 0, total_s: proposeS }, exit_code: null, signal: null, log_path: null, log_truncated: false,
-    proposer, usage: e.usage, cost_usd: e.cost_usd, ...(e.meta !== undefined ? { proposal_meta: e.meta } : {})
+    type: 'experiment',
+    ts: new Date().toISOString(),
+    n,
+    parent_commit: best.commit,
+    commit: null,
+    description: 'proposal abandoned',
+    rationale: '',
+    diff: '',
+    lines_added: 0,
+    lines_removed: 0,
+    summary: {},
+    metric: null,
+    best_before: best.metric,
+    delta: null,
+    status: 'rejected',
+    reason: e.message,
+    memory_gb: 0,
+    timings: { propose_s: proposeS, run_s: 0, total_s: proposeS },
+    exit_code: null,
+    signal: null,
+    log_path: null,
+    log_truncated: false,
+    proposer,
+    usage: e.usage,
+    cost_usd: e.cost_usd,
+    ...(e.meta !== undefined ? { proposal_meta: e.meta } : {}),
   };
 }
 

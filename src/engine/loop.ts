@@ -22,7 +22,16 @@ import { recoveryPatch } from './recovery';
 import { ResultsFile } from './results-file';
 import { continuations, type Continuation } from './resume';
 import { ENGINE_VERSION } from './version';
-import { checkWorkspace, defaultTag, hashFiles, latestTag, loadProgram, readonlyChangedSince, runPaths, UserError } from './workspace';
+import {
+  checkWorkspace,
+  defaultTag,
+  hashFiles,
+  latestTag,
+  loadProgram,
+  readonlyChangedSince,
+  runPaths,
+  UserError,
+} from './workspace';
 import { checkWorkerFiles, deviceEnvs, removeWorktrees, worktreesRoot } from './worktrees';
 
 export { bestOf, type Best } from './loop-records';
@@ -71,7 +80,7 @@ export class Loop extends EventEmitter {
     const { dir } = this.opts;
     const { program, config } = loadProgram(dir, this.opts.overrides);
     this.config = config;
-    this.tag = this.opts.tag ?? (this.opts.resume ? latestTag(dir) ?? defaultTag() : defaultTag());
+    this.tag = this.opts.tag ?? (this.opts.resume ? (latestTag(dir) ?? defaultTag()) : defaultTag());
     if (!/^[\w.-]+$/.test(this.tag)) {
       throw new UserError(`tag "${this.tag}" may only use letters, digits, ".", "_" and "-"`);
     }
@@ -118,15 +127,33 @@ export class Loop extends EventEmitter {
       // Once nothing refuses the run: results.tsv as the journals have it before the first new row.
       results.sync();
       await this.writeRunStart(repo, journal);
-      return await runPool({
-        dir, tag: this.tag, branch: this.branch, config: this.config, journal, python, proposer: this.opts.proposer,
-        programBody: program.body, readonlyHashes: hashFiles(dir, this.config.readonly), seed: this.opts.seed ?? 0,
-        executors, devices, signal: this.opts.signal, maxExperiments: this.opts.maxExperiments,
-        deadline: this.opts.hours ? Date.now() + this.opts.hours * 3600_000 : Infinity,
-        maxDollars: this.opts.maxDollars ?? this.config.max_dollars, pipeline: this.opts.pipeline !== false, resumed: resumable,
-        logHeadBytes: this.opts.logHeadBytes, logTailBytes: this.opts.logTailBytes, results,
-        emit: (event, ...args) => this.emit(event, ...args)
-      }, journal.read());
+      return await runPool(
+        {
+          dir,
+          tag: this.tag,
+          branch: this.branch,
+          config: this.config,
+          journal,
+          python,
+          proposer: this.opts.proposer,
+          programBody: program.body,
+          readonlyHashes: hashFiles(dir, this.config.readonly),
+          seed: this.opts.seed ?? 0,
+          executors,
+          devices,
+          signal: this.opts.signal,
+          maxExperiments: this.opts.maxExperiments,
+          deadline: this.opts.hours ? Date.now() + this.opts.hours * 3600_000 : Infinity,
+          maxDollars: this.opts.maxDollars ?? this.config.max_dollars,
+          pipeline: this.opts.pipeline !== false,
+          resumed: resumable,
+          logHeadBytes: this.opts.logHeadBytes,
+          logTailBytes: this.opts.logTailBytes,
+          results,
+          emit: (event, ...args) => this.emit(event, ...args),
+        },
+        journal.read(),
+      );
     } catch (e) {
       throw repositoryGone(dir) ? this.repositoryLost(e as Error, journal) : e;
     } finally {
@@ -152,7 +179,7 @@ export class Loop extends EventEmitter {
     return new UserError(
       `${e.message}. Nothing recorded is lost: the journal (${rel(journal.file)}) and results.tsv are intact${best}. ` +
         'To go on, restore .git from a backup, or clone the repository again and copy .autoresearch/ and results.tsv into the clone, ' +
-        "then start a new run with --tag (this run's commits were only in the deleted .git)"
+        "then start a new run with --tag (this run's commits were only in the deleted .git)",
     );
   }
 
@@ -178,24 +205,36 @@ export class Loop extends EventEmitter {
       config: this.config,
       readonly_hashes: hashFiles(this.opts.dir, this.config.readonly),
       engine_version: ENGINE_VERSION,
-      pid: process.pid
+      pid: process.pid,
     });
   }
 
   private async setUp(repo: Repo, records: JournalRecord[]): Promise<void> {
     if (await repo.branchExists(this.branch)) {
-      throw new UserError(`branch ${this.branch} already exists; continue it with --resume, or start another run with --tag`);
+      throw new UserError(
+        `branch ${this.branch} already exists; continue it with --resume, or start another run with --tag`,
+      );
     }
     if (records.length) {
-      throw new UserError(`a journal for tag "${this.tag}" exists (${runPaths(this.opts.dir, this.tag).journal}); use --resume or another --tag`);
+      throw new UserError(
+        `a journal for tag "${this.tag}" exists (${runPaths(this.opts.dir, this.tag).journal}); use --resume or another --tag`,
+      );
     }
     await repo.createBranch(this.branch);
   }
 
-  private async resume(repo: Repo, records: JournalRecord[], inFlight: ExperimentStartRecord[], journal: JournalStore, results: ResultsFile): Promise<Continuation[]> {
+  private async resume(
+    repo: Repo,
+    records: JournalRecord[],
+    inFlight: ExperimentStartRecord[],
+    journal: JournalStore,
+    results: ResultsFile,
+  ): Promise<Continuation[]> {
     const { dir } = this.opts;
     if (!(await repo.branchExists(this.branch))) {
-      throw new UserError(`there is no run to resume: branch ${this.branch} does not exist; start one without --resume`);
+      throw new UserError(
+        `there is no run to resume: branch ${this.branch} does not exist; start one without --resume`,
+      );
     }
     if ((await repo.currentBranch()) !== this.branch) {
       await repo.checkout(this.branch);
@@ -214,13 +253,19 @@ export class Loop extends EventEmitter {
         } else {
           // A worker commits on its own branch, which starts at the experiment's parent.
           const tip = await repo.revParse(`${this.branch}-w${start.worker}`);
-          const ownCommit = tip && tip !== start.parent_commit && (await repo.revParse(`${tip}^`)) === start.parent_commit;
+          const ownCommit =
+            tip && tip !== start.parent_commit && (await repo.revParse(`${tip}^`)) === start.parent_commit;
           committed.push(ownCommit ? tip : null);
         }
       }
       await repo.resetHard(best?.commit ?? inFlight[0].parent_commit);
       inFlight.forEach((start, i) => {
-        const record = interruptedRecord(start, committed[i], best, 'the engine stopped (killed or crashed) during this experiment; recorded on --resume');
+        const record = interruptedRecord(
+          start,
+          committed[i],
+          best,
+          'the engine stopped (killed or crashed) during this experiment; recorded on --resume',
+        );
         journal.append(record);
         results.append(record);
       });

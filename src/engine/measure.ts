@@ -54,7 +54,15 @@ export interface Target {
 }
 
 export type Measured =
-  | { kind: 'decided'; status: 'keep' | 'discard'; reason: string; mean: number; bestMean: number | null; delta: number | null; verdict: Verdict }
+  | {
+      kind: 'decided';
+      status: 'keep' | 'discard';
+      reason: string;
+      mean: number;
+      bestMean: number | null;
+      delta: number | null;
+      verdict: Verdict;
+    }
   | { kind: 'failed'; status: 'crash' | 'interrupted' | 'rejected'; reason: string };
 
 /** Runs `candidate` (n's code, checked out) and, when asked, the best, until keep or discard; the tree ends at the candidate. */
@@ -83,7 +91,12 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
         if (!best) throw new Error(`experiment #${n} has no best to be judged against`);
         const bestValues = m.values(best.state);
         bestRuns = Math.max(1, bestValues.length);
-        decision = decide({ candidate: values, best: bestValues.length ? bestValues : [best.metric], sigma: m.sigma().sigma, rule: env.rule });
+        decision = decide({
+          candidate: values,
+          best: bestValues.length ? bestValues : [best.metric],
+          sigma: m.sigma().sigma,
+          rule: env.rule,
+        });
         if (decision.action === 'run-best') next = { target: best, purpose: 'best' };
         else if (decision.action === 'run-candidate') next = { target: candidate, purpose: 'confirm' };
       }
@@ -95,9 +108,18 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
         if (next.purpose === 'best' && run.failed.status === 'crash') {
           // The candidate did not fail; the bar could not be re-measured, so nothing is kept on it.
           const d = decision as Decision;
-          return { kind: 'decided', status: 'discard', reason: `re-measuring the best crashed (${run.failed.reason}); not kept`, mean: d.mean, bestMean: d.bestMean, delta: d.delta, verdict: verdictOf(env, d, bestRuns, spent, candidate) };
+          return {
+            kind: 'decided',
+            status: 'discard',
+            reason: `re-measuring the best crashed (${run.failed.reason}); not kept`,
+            mean: d.mean,
+            bestMean: d.bestMean,
+            delta: d.delta,
+            verdict: verdictOf(env, d, bestRuns, spent, candidate),
+          };
         }
-        const which = spent.measure + spent.noise + spent.confirm > 1 ? ` (run ${run.record?.k ?? '?'} of this code)` : '';
+        const which =
+          spent.measure + spent.noise + spent.confirm > 1 ? ` (run ${run.record?.k ?? '?'} of this code)` : '';
         return { kind: 'failed', status: run.failed.status, reason: `${run.failed.reason}${which}` };
       }
     }
@@ -108,20 +130,60 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
   const values = m.values(candidate.state);
   if (baseline) {
     const sigma = m.sigma().sigma;
-    const reason = values.length > 1 ? `the reference: mean of ${values.length} runs${sigma !== null ? `, σ ${fmtNoise(sigma)}` : ''}` : 'the reference';
-    const d: Decision = { action: 'keep', reason, mean: mean(values), bestMean: NaN, delta: 0, se: sigma !== null ? sigma / Math.sqrt(values.length) : null, floor: null, strict: env.rule.noiseRuns <= 1 || sigma === 0 };
-    return { kind: 'decided', status: 'keep', reason, mean: d.mean, bestMean: null, delta: null, verdict: verdictOf(env, d, 0, spent, candidate) };
+    const reason =
+      values.length > 1
+        ? `the reference: mean of ${values.length} runs${sigma !== null ? `, σ ${fmtNoise(sigma)}` : ''}`
+        : 'the reference';
+    const d: Decision = {
+      action: 'keep',
+      reason,
+      mean: mean(values),
+      bestMean: NaN,
+      delta: 0,
+      se: sigma !== null ? sigma / Math.sqrt(values.length) : null,
+      floor: null,
+      strict: env.rule.noiseRuns <= 1 || sigma === 0,
+    };
+    return {
+      kind: 'decided',
+      status: 'keep',
+      reason,
+      mean: d.mean,
+      bestMean: null,
+      delta: null,
+      verdict: verdictOf(env, d, 0, spent, candidate),
+    };
   }
   const d = decision as Decision;
-  return { kind: 'decided', status: d.action === 'keep' ? 'keep' : 'discard', reason: d.reason, mean: d.mean, bestMean: d.bestMean, delta: d.delta, verdict: verdictOf(env, d, bestRuns, spent, candidate) };
+  return {
+    kind: 'decided',
+    status: d.action === 'keep' ? 'keep' : 'discard',
+    reason: d.reason,
+    mean: d.mean,
+    bestMean: d.bestMean,
+    delta: d.delta,
+    verdict: verdictOf(env, d, bestRuns, spent, candidate),
+  };
 }
 
-function verdictOf(env: MeasureEnv, d: Decision, bestRuns: number, spent: Verdict['spent'], candidate: Target): Verdict {
+function verdictOf(
+  env: MeasureEnv,
+  d: Decision,
+  bestRuns: number,
+  spent: Verdict['spent'],
+  candidate: Target,
+): Verdict {
   const sigma = env.ledger.measurements.sigma().sigma;
   const runs = env.ledger.measurements.values(candidate.state).length;
   return {
-    sigma, se: d.se, floor: d.floor, keep_sigma: env.rule.keepSigma, best_runs: bestRuns, strict: d.strict,
-    confirmed: d.action === 'keep' && !d.strict && runs > 1, spent
+    sigma,
+    se: d.se,
+    floor: d.floor,
+    keep_sigma: env.rule.keepSigma,
+    best_runs: bestRuns,
+    strict: d.strict,
+    confirmed: d.action === 'keep' && !d.strict && runs > 1,
+    spent,
   };
 }
 
@@ -147,14 +209,18 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
       command: env.command,
       timeoutS: env.timeoutS,
       env: {
-        ...pathWithPython(env.python), AUTORESEARCH_BUDGET_S: String(env.budgetS), AUTORESEARCH_SEED: String(seed), AUTORESEARCH_RUN: String(k), ...env.runEnv
+        ...pathWithPython(env.python),
+        AUTORESEARCH_BUDGET_S: String(env.budgetS),
+        AUTORESEARCH_SEED: String(seed),
+        AUTORESEARCH_RUN: String(k),
+        ...env.runEnv,
       },
       python: env.python,
       isolation: env.isolation,
       log,
       signal: env.signal,
       onSpawn: env.onSpawn,
-      onKernel: env.onKernel
+      onKernel: env.onKernel,
     });
   } finally {
     log.close();
@@ -166,14 +232,31 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
   const read = readMetric(summary, env.metric);
   // A run that deleted .git leaves nothing to commit or reset to: journaled, then the run stops.
   const destroyed = repositoryGone(env.dir);
-  const failed = destroyed ? { status: 'crash' as const, reason: REPOSITORY_DELETED } : failureOf(env, outcome, read, log.tailText());
+  const failed = destroyed
+    ? { status: 'crash' as const, reason: REPOSITORY_DELETED }
+    : failureOf(env, outcome, read, log.tailText());
   const metric = failed || 'error' in read ? null : read.value;
   const record: RunRecord = {
-    type: 'run', ts: new Date().toISOString(), n, commit: target.commit, state: target.state, purpose, k, seed, metric,
-    summary: summary ?? {}, run_s: outcome.seconds, exit_code: outcome.exitCode, signal: outcome.signal,
-    reason: failed?.reason ?? null, memory_gb: memoryGb(summary), log_path: logFile, log_truncated: log.truncated,
-    ...(outcome.sandbox && { sandbox: outcome.sandbox }), ...(outcome.strays && { strays: outcome.strays }),
-    ...(env.worker !== undefined ? { worker: env.worker } : {})
+    type: 'run',
+    ts: new Date().toISOString(),
+    n,
+    commit: target.commit,
+    state: target.state,
+    purpose,
+    k,
+    seed,
+    metric,
+    summary: summary ?? {},
+    run_s: outcome.seconds,
+    exit_code: outcome.exitCode,
+    signal: outcome.signal,
+    reason: failed?.reason ?? null,
+    memory_gb: memoryGb(summary),
+    log_path: logFile,
+    log_truncated: log.truncated,
+    ...(outcome.sandbox && { sandbox: outcome.sandbox }),
+    ...(outcome.strays && { strays: outcome.strays }),
+    ...(env.worker !== undefined ? { worker: env.worker } : {}),
   };
   env.ledger.record(record);
   if (destroyed) {
@@ -187,7 +270,9 @@ const REPOSITORY_DELETED = "the training run deleted the workspace's git reposit
 /** A training run deleted .git: no commit can be kept or reset, so the run cannot go on (loop.ts adds how to recover). */
 export class RepositoryDeleted extends UserError {
   constructor(readonly n: number) {
-    super(`the training run of experiment #${n} deleted the workspace's git repository (.git), so no commit can be kept or reset; the run stopped`);
+    super(
+      `the training run of experiment #${n} deleted the workspace's git repository (.git), so no commit can be kept or reset; the run stopped`,
+    );
   }
 }
 
@@ -196,7 +281,7 @@ function failureOf(
   env: MeasureEnv,
   outcome: { exitCode: number | null; signal: string | null; timedOut: boolean },
   metric: ReturnType<typeof readMetric>,
-  tail: string
+  tail: string,
 ): RunResult['failed'] {
   const touched = changedReadonly(env.dir, env.readonlyHashes);
   if (touched.length) return { status: 'rejected', reason: `read-only ${touched.join(', ')} changed during the run` };
@@ -213,7 +298,10 @@ const GUARD_NOTE = /^\[autoresearch\] (sandbox: (on|off) \(|killed \d+ process)/
 /** The most telling line of a crashed run's output (a Python exception's last line). */
 export function lastErrorLine(tail: string): string {
   // The run guard's own notes (sandbox state, leftovers killed) say nothing of why the run failed.
-  const lines = tail.split('\n').map(l => l.trim()).filter(l => l && !GUARD_NOTE.test(l));
+  const lines = tail
+    .split('\n')
+    .map(l => l.trim())
+    .filter(l => l && !GUARD_NOTE.test(l));
   const err = [...lines].reverse().find(l => /(Error|Exception|Killed|error:)/.test(l));
   return (err ?? lines[lines.length - 1] ?? 'no output').slice(0, 300);
 }

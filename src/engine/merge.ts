@@ -13,7 +13,11 @@ export type MergeResult = { ok: true; files: Record<string, string> } | { ok: fa
  * Merges `theirs` (a draft made against `base`) onto `ours` (the new best).
  * Files absent from `theirs` are taken from `ours`.
  */
-export async function mergeFiles(base: Record<string, string>, ours: Record<string, string>, theirs: Record<string, string>): Promise<MergeResult> {
+export async function mergeFiles(
+  base: Record<string, string>,
+  ours: Record<string, string>,
+  theirs: Record<string, string>,
+): Promise<MergeResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-merge-'));
   try {
     const merged: Record<string, string> = {};

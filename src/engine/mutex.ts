@@ -8,7 +8,7 @@ export class Mutex {
     // The next holder waits for this one whether it succeeded or not.
     this.tail = result.then(
       () => undefined,
-      () => undefined
+      () => undefined,
     );
     return result;
   }

@@ -28,7 +28,7 @@ export class ProposalSource {
 
   constructor(
     private readonly proposer: Proposer,
-    private readonly enabled: boolean
+    private readonly enabled: boolean,
   ) {}
 
   /** Whether drafts are made at all (a pipelined proposer, and not turned off). */
@@ -46,7 +46,7 @@ export class ProposalSource {
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, controller.signal]) : controller.signal;
     const outcome = this.proposer.propose({ ...ctx, signal }).then(
       proposal => ({ proposal }),
-      error => ({ error })
+      error => ({ error }),
     );
     this.draft = { controller, baseCommit, baseFiles: ctx.files, outcome };
   }
@@ -88,6 +88,9 @@ export class ProposalSource {
       return { proposal: null, source: 'draft-conflict' };
     }
     const usage = addUsage(fresh.usage ?? ZERO_USAGE, draft.usage ?? ZERO_USAGE);
-    return { proposal: { ...fresh, usage, cost_usd: (fresh.cost_usd ?? 0) + (draft.cost_usd ?? 0) }, source: 'draft-conflict' };
+    return {
+      proposal: { ...fresh, usage, cost_usd: (fresh.cost_usd ?? 0) + (draft.cost_usd ?? 0) },
+      source: 'draft-conflict',
+    };
   }
 }

@@ -28,7 +28,13 @@ import { Ledger, noiseFacts } from './ledger';
 import { abandonedRecord, bestOf, interruptedRecord, stopReason, type Best } from './loop-records';
 import { EventCount, Mutex } from './mutex';
 import { ProposalSource } from './pipeline';
-import { ProposalAbandoned, type InFlight, type Proposal, type ProposalContext, type Proposer } from './proposers/types';
+import {
+  ProposalAbandoned,
+  type InFlight,
+  type Proposal,
+  type ProposalContext,
+  type Proposer,
+} from './proposers/types';
 import { filesAt, rebaseProposal } from './rebase-proposal';
 import { proposalFacts, type Continuation } from './resume';
 import type { ResultsFile } from './results-file';
@@ -114,13 +120,14 @@ class Pool {
 
   constructor(
     private readonly o: PoolOptions,
-    records: JournalRecord[]
+    records: JournalRecord[],
   ) {
     this.several = o.executors.length > 1;
     this.history = experimentsOf(records);
     this.ledger = new Ledger(o.journal, records);
     this.best = this.currentBest();
-    this.next = Math.max(-1, ...records.filter(r => r.type === 'experiment' || r.type === 'experiment_start').map(r => r.n)) + 1;
+    this.next =
+      Math.max(-1, ...records.filter(r => r.type === 'experiment' || r.type === 'experiment_start').map(r => r.n)) + 1;
     this.main = new Repo(o.dir, this.several ? this.gitLock : undefined);
     this.signal = AbortSignal.any([o.signal, this.internal.signal]);
     this.signal.addEventListener('abort', () => this.finished.wakeAll(), { once: true });
@@ -147,8 +154,12 @@ class Pool {
     }
     const reason = this.fatal ? 'error' : (this.stopped?.reason ?? stopReason(this.o.signal));
     const record: RunEndRecord = {
-      type: 'run_end', ts: new Date().toISOString(), reason, message: this.fatal ?? this.stopped?.message ?? null,
-      best_commit: this.best?.commit ?? null, best_metric: this.best?.metric ?? null
+      type: 'run_end',
+      ts: new Date().toISOString(),
+      reason,
+      message: this.fatal ?? this.stopped?.message ?? null,
+      best_commit: this.best?.commit ?? null,
+      best_metric: this.best?.metric ?? null,
     };
     this.o.journal.append(record);
     if (this.fatal) {
@@ -165,9 +176,13 @@ class Pool {
   /** True once no new experiment may start; records why the first time. */
   private halted(): boolean {
     if (this.fatal || this.stopped) return true;
-    const stop = (reason: RunEndRecord['reason'], message: string | null = null) => ((this.stopped = { reason, message }), true);
+    const stop = (reason: RunEndRecord['reason'], message: string | null = null) => (
+      (this.stopped = { reason, message }),
+      true
+    );
     if (this.o.signal.aborted) return stop(stopReason(this.o.signal));
-    if (this.best && this.o.maxExperiments !== undefined && this.proposed >= this.o.maxExperiments) return stop('max-experiments');
+    if (this.best && this.o.maxExperiments !== undefined && this.proposed >= this.o.maxExperiments)
+      return stop('max-experiments');
     if (Date.now() >= this.o.deadline) return stop('hours');
     return false;
   }
@@ -206,7 +221,9 @@ class Pool {
     }
     const record = await this.experiment(lane, job);
     if (!this.best && record.status === 'crash') {
-      this.fail(`the baseline crashed (${record.reason}); fix ${this.o.config.editable[0]} — the log is ${record.log_path} — then run again with --resume`);
+      this.fail(
+        `the baseline crashed (${record.reason}); fix ${this.o.config.editable[0]} — the log is ${record.log_path} — then run again with --resume`,
+      );
     }
   }
 
@@ -230,13 +247,30 @@ class Pool {
     if (this.halted() || !this.best) return 'stop';
     // A resumed experiment goes back to its own worker when that worker still exists.
     const lanes = this.o.executors.length;
-    const mine = this.resumed.findIndex(c => !this.several || c.start.worker === undefined || c.start.worker === lane.k || c.start.worker > lanes);
+    const mine = this.resumed.findIndex(
+      c => !this.several || c.start.worker === undefined || c.start.worker === lane.k || c.start.worker > lanes,
+    );
     const c = mine >= 0 ? this.resumed.splice(mine, 1)[0] : undefined;
     if (c) {
       if (c.proposal) this.proposed++;
       const files = await filesAt(this.main, this.best.commit, this.o.config.editable);
-      this.inFlight.set(c.start.n, { n: c.start.n, worker: lane.k, description: c.start.description, diff: '', meta: c.proposal?.meta, cost: 0 });
-      return { n: c.start.n, proposal: c.proposal, from: c.commit, parent: this.best, files, proposeSeconds: c.start.proposal?.propose_s ?? 0, resume: c };
+      this.inFlight.set(c.start.n, {
+        n: c.start.n,
+        worker: lane.k,
+        description: c.start.description,
+        diff: '',
+        meta: c.proposal?.meta,
+        cost: 0,
+      });
+      return {
+        n: c.start.n,
+        proposal: c.proposal,
+        from: c.commit,
+        parent: this.best,
+        files,
+        proposeSeconds: c.start.proposal?.propose_s ?? 0,
+        resume: c,
+      };
     }
     return this.propose(lane);
   }
@@ -245,8 +279,15 @@ class Pool {
     const { config } = this.o;
     const ctx: ProposalContext = {
       // program.md as the researcher has it now in the workspace folder (edits reach the next proposal).
-      workdir: lane.dir, files, history: [...this.history], program: currentProgramBody(this.o.dir, this.o.programBody), metric: config.metric,
-      direction: config.direction, seed: this.o.seed, signal: this.signal, noise: noiseFacts(config, this.ledger.measurements, best)
+      workdir: lane.dir,
+      files,
+      history: [...this.history],
+      program: currentProgramBody(this.o.dir, this.o.programBody),
+      metric: config.metric,
+      direction: config.direction,
+      seed: this.o.seed,
+      signal: this.signal,
+      noise: noiseFacts(config, this.ledger.measurements, best),
     };
     if (this.several && best) {
       ctx.inFlight = [...this.inFlight.values()].map(({ cost: _cost, ...e }) => e);
@@ -256,7 +297,9 @@ class Pool {
   }
 
   private spent(): number {
-    return this.history.reduce((s, r) => s + r.cost_usd, 0) + [...this.inFlight.values()].reduce((s, e) => s + e.cost, 0);
+    return (
+      this.history.reduce((s, r) => s + r.cost_usd, 0) + [...this.inFlight.values()].reduce((s, e) => s + e.cost, 0)
+    );
   }
 
   private async propose(lane: Lane): Promise<Job | 'stop' | 'wait' | 'retry'> {
@@ -274,7 +317,10 @@ class Pool {
       const spent = this.spent();
       const estimate = proposer.estimateNextCost?.(ctx) ?? 0;
       if (spent + estimate > this.o.maxDollars) {
-        this.stopped = { reason: 'budget', message: `spent $${spent.toFixed(4)} of --max-dollars ${this.o.maxDollars}; the next proposal would cost about $${estimate.toFixed(4)}` };
+        this.stopped = {
+          reason: 'budget',
+          message: `spent $${spent.toFixed(4)} of --max-dollars ${this.o.maxDollars}; the next proposal would cost about $${estimate.toFixed(4)}`,
+        };
         return 'stop';
       }
     }
@@ -318,7 +364,16 @@ class Pool {
     const n = this.next++;
     this.proposed++;
     const proposeSeconds = (Date.now() - started) / 1000;
-    this.start(n, lane, parent.commit, proposal.description, proposal.meta, proposal.cost_usd ?? 0, proposal, proposeSeconds);
+    this.start(
+      n,
+      lane,
+      parent.commit,
+      proposal.description,
+      proposal.meta,
+      proposal.cost_usd ?? 0,
+      proposal,
+      proposeSeconds,
+    );
     return { n, proposal, from: parent.commit, parent, files, proposeSeconds };
   }
 
@@ -329,7 +384,8 @@ class Pool {
    */
   private async filesOfBest(lane: Lane, best: Best): Promise<Record<string, string>> {
     const { editable } = this.o.config;
-    if (!this.several) return Object.fromEntries(editable.map(f => [f, fs.readFileSync(path.join(lane.dir, f), 'utf8')]));
+    if (!this.several)
+      return Object.fromEntries(editable.map(f => [f, fs.readFileSync(path.join(lane.dir, f), 'utf8')]));
     await lane.repo.resetHard(best.commit);
     return filesAt(this.main, best.commit, editable);
   }
@@ -339,16 +395,36 @@ class Pool {
     this.o.emit(event, ...args, ...(this.several ? [lane.k] : []));
   }
 
-  private start(n: number, lane: Lane, parent: string, description: string, meta: unknown, cost: number, proposal?: Proposal, proposeS = 0): void {
+  private start(
+    n: number,
+    lane: Lane,
+    parent: string,
+    description: string,
+    meta: unknown,
+    cost: number,
+    proposal?: Proposal,
+    proposeS = 0,
+  ): void {
     const facts = proposal ? { proposal: proposalFacts(proposal, this.o.proposer.name, proposeS) } : {};
     const worker = this.several ? { worker: lane.k } : {};
-    this.o.journal.append({ type: 'experiment_start', ts: new Date().toISOString(), n, parent_commit: parent, description, ...worker, ...facts });
+    this.o.journal.append({
+      type: 'experiment_start',
+      ts: new Date().toISOString(),
+      n,
+      parent_commit: parent,
+      description,
+      ...worker,
+      ...facts,
+    });
     this.inFlight.set(n, { n, worker: lane.k, description, diff: '', meta, cost });
   }
 
   /** Drafts the next proposal while this experiment trains (one worker, a pipelined proposer), unless this run is the last. */
   private draft(lane: Lane, job: Job, description: string, diff: string): void {
-    const affordable = this.o.maxDollars === undefined || this.spent() + (this.o.proposer.estimateNextCost?.(this.context(lane, job.files, this.best)) ?? 0) * 2 <= this.o.maxDollars;
+    const affordable =
+      this.o.maxDollars === undefined ||
+      this.spent() + (this.o.proposer.estimateNextCost?.(this.context(lane, job.files, this.best)) ?? 0) * 2 <=
+        this.o.maxDollars;
     const more = this.o.maxExperiments === undefined || this.proposed < this.o.maxExperiments;
     if (this.source.pipelining && more && affordable && Date.now() < this.o.deadline) {
       const ctx = { ...this.context(lane, job.files, this.best), running: { n: job.n, description, diff } };
@@ -371,9 +447,21 @@ class Pool {
       this.emitFor(lane, 'phase', n, 'apply', description);
       record = await runExperiment(
         {
-          dir: lane.dir, repo: lane.repo, config: o.config, executor: o.executors[lane.k - 1], python: o.python, proposerName: o.proposer.name,
-          readonlyHashes: o.readonlyHashes, runLog: i => runPaths(o.dir, o.tag).runLog(n, i), logHeadBytes: o.logHeadBytes, logTailBytes: o.logTailBytes,
-          signal: this.signal, runEnv: o.devices[lane.k - 1], ledger: this.ledger, currentBest: () => this.currentBest(), worker,
+          dir: lane.dir,
+          repo: lane.repo,
+          config: o.config,
+          executor: o.executors[lane.k - 1],
+          python: o.python,
+          proposerName: o.proposer.name,
+          readonlyHashes: o.readonlyHashes,
+          runLog: i => runPaths(o.dir, o.tag).runLog(n, i),
+          logHeadBytes: o.logHeadBytes,
+          logTailBytes: o.logTailBytes,
+          signal: this.signal,
+          runEnv: o.devices[lane.k - 1],
+          ledger: this.ledger,
+          currentBest: () => this.currentBest(),
+          worker,
           onPhase: phase => this.emitFor(lane, 'phase', n, phase, description),
           onSpawn: pgid => setRunningGroup(o.dir, pgid, worker),
           onKernel: kernel => setRunningKernel(o.dir, kernel, lane.k),
@@ -383,15 +471,31 @@ class Pool {
             this.emitFor(lane, 'run-start', n, log, startedAt, o.config.budget_s);
             if (runStartedAt === null) this.draft(lane, job, description, diff);
             runStartedAt ??= startedAt;
-          }
+          },
         },
-        { n, best: job.parent, proposal: job.proposal, proposeSeconds: job.proposeSeconds, resumeCommit: job.resume?.commit, baseline: job.resume?.baseline }
+        {
+          n,
+          best: job.parent,
+          proposal: job.proposal,
+          proposeSeconds: job.proposeSeconds,
+          resumeCommit: job.resume?.commit,
+          baseline: job.resume?.baseline,
+        },
       );
     } catch (e) {
       // A failure of git or of the executor itself, not of the experiment: the run cannot go on.
       // One worker: the executor's own message, which names the fix (a kernel that cannot start).
-      const message = this.several ? `worker ${lane.k} failed during experiment #${n}: ${(e as Error).message}` : (e as Error).message;
-      const start = { type: 'experiment_start' as const, ts: '', n, parent_commit: job.from, description, ...(worker ? { worker } : {}) };
+      const message = this.several
+        ? `worker ${lane.k} failed during experiment #${n}: ${(e as Error).message}`
+        : (e as Error).message;
+      const start = {
+        type: 'experiment_start' as const,
+        ts: '',
+        n,
+        parent_commit: job.from,
+        description,
+        ...(worker ? { worker } : {}),
+      };
       record = interruptedRecord(start, null, this.best, message);
       this.fail(message);
     }
@@ -428,7 +532,10 @@ class Pool {
    * budget counted down was not the one trained. The best's re-measures were checked as its own.
    */
   private warnIfBudgetIgnored(lane: Lane, n: number): void {
-    const ignored = budgetWarning(this.o.config.budget_s, this.ledger.runsFor(n).filter(r => r.purpose !== 'best'));
+    const ignored = budgetWarning(
+      this.o.config.budget_s,
+      this.ledger.runsFor(n).filter(r => r.purpose !== 'best'),
+    );
     if (!ignored) return;
     this.emitFor(lane, 'note', `#${n}: ${ignored.message}`);
     for (const log of ignored.logPaths) {
@@ -450,7 +557,11 @@ class Pool {
     this.sandboxNoted = last;
     // Sandboxed runs are the rule (status says so); the exception gets its line, once.
     if (last === 'off' && sandboxOf(this.o.config.sandbox).mode !== 'off') {
-      this.emitFor(lane, 'note', `training runs are not sandboxed${before === 'on' ? ' any more' : ''}: the first line of each run's log says why`);
+      this.emitFor(
+        lane,
+        'note',
+        `training runs are not sandboxed${before === 'on' ? ' any more' : ''}: the first line of each run's log says why`,
+      );
     }
   }
 

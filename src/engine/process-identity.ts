@@ -13,7 +13,7 @@ export const ProcessIdentity = z.object({
   /** /proc/sys/kernel/random/boot_id; '' where the system has none (macOS). */
   boot: z.string(),
   /** Field 22 of /proc/<pid>/stat (clock ticks since boot), or what `ps -o lstart=` prints. */
-  start: z.string()
+  start: z.string(),
 });
 export type ProcessIdentity = z.infer<typeof ProcessIdentity>;
 
@@ -49,7 +49,11 @@ export function identityOf(pid: number): ProcessIdentity | null {
 function identityFromPs(pid: number): ProcessIdentity | null {
   try {
     // LC_ALL=C: the server reads the same field (procid.py), and day and month names follow the locale.
-    const out = execFileSync('ps', ['-o', 'stat=,lstart=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, LC_ALL: 'C' } }).trim();
+    const out = execFileSync('ps', ['-o', 'stat=,lstart=', '-p', String(pid)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, LC_ALL: 'C' },
+    }).trim();
     if (!out || out.startsWith('Z')) return null;
     return { boot: '', start: out.split(/\s+/).slice(1).join(' ') };
   } catch {

@@ -17,7 +17,12 @@ export async function locatePython(python: string): Promise<string> {
     r = await exec(python, ['-c', 'import sys; print(sys.executable)']);
   } catch (e) {
     const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new Error(missing ? `Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python` : `Python interpreter "${python}" does not run: ${(e as Error).message}`);
+    throw new Error(
+      missing
+        ? `Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python`
+        : `Python interpreter "${python}" does not run: ${(e as Error).message}`,
+      { cause: e },
+    );
   }
   if (r.code !== 0) {
     throw new Error(`Python interpreter "${python}" does not run: ${r.stderr.trim() || `exit code ${r.code}`}`);
@@ -54,7 +59,9 @@ export async function syntaxCheck(python: string, cwd: string, files: string[]):
     r = await exec(python, ['-I', '-S', '-c', CHECK, ...py], { cwd });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new Error(`Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python`);
+      throw new Error(`Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python`, {
+        cause: e,
+      });
     }
     throw e;
   }

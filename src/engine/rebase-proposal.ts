@@ -21,7 +21,11 @@ export async function filesAt(repo: Repo, commit: string, editable: string[]): P
  * The proposal re-applied from `base` onto `onto`; null on a conflict, or when
  * nothing of it is left (the other keep made the same change).
  */
-export async function rebaseProposal(proposal: Proposal, base: Record<string, string>, onto: Record<string, string>): Promise<Proposal | null> {
+export async function rebaseProposal(
+  proposal: Proposal,
+  base: Record<string, string>,
+  onto: Record<string, string>,
+): Promise<Proposal | null> {
   const merged = await mergeFiles(base, onto, proposal.files);
   if (!merged.ok || !Object.entries(merged.files).some(([f, text]) => text !== onto[f])) {
     return null;

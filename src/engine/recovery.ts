@@ -28,10 +28,16 @@ export function recoveryPatch(records: JournalRecord[]): RecoveryPatch | null {
   }
   const chain: ExperimentRecord[] = [];
   // Each keep's parent is the best it was proposed on (with several workers too), so the walk ends at the baseline.
-  for (let e = kept.get(best.commit); e && e.commit !== e.parent_commit && e.diff && chain.length <= exps.length; e = kept.get(e.parent_commit)) {
+  for (
+    let e = kept.get(best.commit);
+    e && e.commit !== e.parent_commit && e.diff && chain.length <= exps.length;
+    e = kept.get(e.parent_commit)
+  ) {
     chain.unshift(e);
   }
   if (!chain.length) return null;
-  const text = chain.map(e => `# experiment #${e.n} (${e.commit?.slice(0, 7)}): ${e.description.replace(/\s+/g, ' ')}\n${e.diff}`).join('');
+  const text = chain
+    .map(e => `# experiment #${e.n} (${e.commit?.slice(0, 7)}): ${e.description.replace(/\s+/g, ' ')}\n${e.diff}`)
+    .join('');
   return { text, base: chain[0].parent_commit, best: best.commit };
 }

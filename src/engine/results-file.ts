@@ -138,7 +138,7 @@ export class ResultsFile {
     private readonly dir: string,
     records: ExperimentRecord[],
     private readonly note: (text: string) => void,
-    private readonly unreadable: string[]
+    private readonly unreadable: string[],
   ) {
     this.file = resultsFile(dir);
     this.rows = records.filter(r => belongsInResults(r.status));
@@ -190,7 +190,10 @@ export class ResultsFile {
       const aside = this.moveAside();
       if (expected) replaceFile(this.file, expected);
       this.note(`results.tsv was ${odd}; moved to ${aside} and rebuilt from the journal (${rows})`);
-    } else if (actual === expected || (expected === '' && (actual === null || actual === '' || actual === `${RESULTS_HEADER}\n`))) {
+    } else if (
+      actual === expected ||
+      (expected === '' && (actual === null || actual === '' || actual === `${RESULTS_HEADER}\n`))
+    ) {
       // Equal, or nothing to write yet (the original's set-up writes the header alone).
     } else if (actual === null || actual === '') {
       replaceFile(this.file, expected);
@@ -204,7 +207,9 @@ export class ResultsFile {
     } else {
       const aside = this.moveAside();
       replaceFile(this.file, expected);
-      this.note(`results.tsv did not match the journal (${mismatch(actual, expected)}); rebuilt from the journal (${rows}), the old file is ${aside}`);
+      this.note(
+        `results.tsv did not match the journal (${mismatch(actual, expected)}); rebuilt from the journal (${rows}), the old file is ${aside}`,
+      );
     }
     this.left = stampOf(this.file);
   }
@@ -223,7 +228,12 @@ export class ResultsFile {
       return;
     }
     const now = stampOf(this.file);
-    const same = this.left !== null && now !== null && now.size === this.left.size && now.mtimeMs === this.left.mtimeMs && now.ino === this.left.ino;
+    const same =
+      this.left !== null &&
+      now !== null &&
+      now.size === this.left.size &&
+      now.mtimeMs === this.left.mtimeMs &&
+      now.ino === this.left.ino;
     if (!same) this.sync();
     const hadWorker = this.withWorker();
     this.rows.push(record);

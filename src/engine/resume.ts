@@ -27,8 +27,19 @@ export function continuations(records: JournalRecord[], inFlight: ExperimentStar
     if (!baseline && !start.proposal) continue;
     const p = start.proposal;
     out.push({
-      start, commit: own.commit, baseline,
-      proposal: p ? { description: start.description, rationale: p.rationale, files: {}, usage: p.usage, cost_usd: p.cost_usd, meta: p.meta } : null
+      start,
+      commit: own.commit,
+      baseline,
+      proposal: p
+        ? {
+            description: start.description,
+            rationale: p.rationale,
+            files: {},
+            usage: p.usage,
+            cost_usd: p.cost_usd,
+            meta: p.meta,
+          }
+        : null,
     });
   }
   return out;
@@ -37,7 +48,11 @@ export function continuations(records: JournalRecord[], inFlight: ExperimentStar
 /** What a proposal's start record keeps of it. */
 export function proposalFacts(p: Proposal, proposer: string, proposeS: number): ProposalFacts {
   return {
-    rationale: p.rationale, proposer, propose_s: proposeS, usage: p.usage ?? { ...ZERO_USAGE }, cost_usd: p.cost_usd ?? 0,
-    ...(p.meta !== undefined ? { meta: p.meta } : {})
+    rationale: p.rationale,
+    proposer,
+    propose_s: proposeS,
+    usage: p.usage ?? { ...ZERO_USAGE },
+    cost_usd: p.cost_usd ?? 0,
+    ...(p.meta !== undefined ? { meta: p.meta } : {}),
   };
 }

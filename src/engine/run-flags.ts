@@ -1,6 +1,13 @@
 /** `autoresearch run`'s flags, built from the declaration in src/core/run-options.ts. */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { type OptionKind, ruleOf, RUN_OPTIONS, runOptionList, type RunOptionKey, type RunOptionValues } from '../core/run-options';
+import {
+  type OptionKind,
+  ruleOf,
+  RUN_OPTIONS,
+  runOptionList,
+  type RunOptionKey,
+  type RunOptionValues,
+} from '../core/run-options';
 import { DEFAULT_MODEL } from './proposers/claude';
 
 /** The flags given, by the declaration's keys (budget_s, not commander's budget). */
@@ -10,7 +17,7 @@ const NUMBER_TESTS: Partial<Record<OptionKind, (n: number) => boolean>> = {
   positive: n => n > 0,
   nonnegative: n => n >= 0,
   'positive-int': n => Number.isInteger(n) && n >= 1,
-  count: n => Number.isInteger(n) && n >= 0
+  count: n => Number.isInteger(n) && n >= 0,
 };
 
 function orList(words: readonly string[]): string {
@@ -18,7 +25,11 @@ function orList(words: readonly string[]): string {
 }
 
 /** commander's check of an argument: numbers are parsed and bounded, choices must be one of them. */
-function parserFor(kind: OptionKind, choices: readonly string[] = [], max = Infinity): ((v: string) => unknown) | undefined {
+function parserFor(
+  kind: OptionKind,
+  choices: readonly string[] = [],
+  max = Infinity,
+): ((v: string) => unknown) | undefined {
   const test = NUMBER_TESTS[kind];
   if (test) {
     return v => {

@@ -39,7 +39,10 @@ export function experimentLine(r: ExperimentRecord): string {
 /** What follows the head: the spread (when measured more than once), the worker, the description and why. */
 export function experimentTail(r: ExperimentRecord, spreadColumn = false): string {
   const noisy = r.verdict && !r.verdict.strict && r.reason && (r.status === 'keep' || r.status === 'discard');
-  const what = r.status === 'crash' || r.status === 'rejected' || r.status === 'interrupted' || noisy ? `${r.description} (${r.reason ?? ''})` : r.description;
+  const what =
+    r.status === 'crash' || r.status === 'rejected' || r.status === 'interrupted' || noisy
+      ? `${r.description} (${r.reason ?? ''})`
+      : r.description;
   // With several workers, which one ran it, as a column of its own before the description.
   const worker = r.worker !== undefined ? `w${r.worker}`.padEnd(4) : '';
   const spread = fmtSpread(r);
@@ -92,7 +95,14 @@ export class TerminalReporter {
     });
     loop.on('run-start', (n: number, log: LogCapture, startedAt: number, budgetS: number, worker?: number) => {
       if (worker !== undefined) {
-        this.lanes.set(worker, { n, phase: 'run', description: this.lanes.get(worker)?.description ?? '', log, startedAt, budgetS });
+        this.lanes.set(worker, {
+          n,
+          phase: 'run',
+          description: this.lanes.get(worker)?.description ?? '',
+          log,
+          startedAt,
+          budgetS,
+        });
       } else {
         // A repeat keeps its phase (noise, confirm, best) so the live line says which run this is.
         const phase = this.live?.n === n && RUN_PHASES.has(this.live.phase) ? this.live.phase : 'run';
@@ -139,7 +149,10 @@ export class TerminalReporter {
     let line: string;
     if (this.lanes.size) {
       // Several workers: each one's number, phase (a shorter bar) and time left, side by side.
-      line = [...this.lanes].sort(([a], [b]) => a - b).map(([k, l]) => `w${k} #${l.n} ${statusOf(l, BAR_WIDTH / 2)}`).join('  │  ');
+      line = [...this.lanes]
+        .sort(([a], [b]) => a - b)
+        .map(([k, l]) => `w${k} #${l.n} ${statusOf(l, BAR_WIDTH / 2)}`)
+        .join('  │  ');
     } else {
       const live = this.live as Live;
       line = `#${String(live.n).padStart(3)}  ${statusOf(live, BAR_WIDTH)}  ${live.description}`;

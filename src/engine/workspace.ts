@@ -24,7 +24,8 @@ export function runPaths(dir: string, tag: string) {
     logs: path.join(root, 'logs'),
     log: (n: number) => path.join(root, 'logs', `${String(n).padStart(4, '0')}.log`),
     /** The i-th run of experiment n (repeats and re-measures of the best): the first is log(n). */
-    runLog: (n: number, i: number) => path.join(root, 'logs', `${String(n).padStart(4, '0')}${i > 1 ? `-${i}` : ''}.log`)
+    runLog: (n: number, i: number) =>
+      path.join(root, 'logs', `${String(n).padStart(4, '0')}${i > 1 ? `-${i}` : ''}.log`),
   };
 }
 
@@ -34,13 +35,18 @@ export function enginePidFile(dir: string): string {
 }
 
 /** Reads program.md and resolves the run's configuration. */
-export function loadProgram(dir: string, overrides: Partial<RunConfig> = {}): { program: ParsedProgram; config: RunConfig } {
+export function loadProgram(
+  dir: string,
+  overrides: Partial<RunConfig> = {},
+): { program: ParsedProgram; config: RunConfig } {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new UserError(`${dir} is not a folder; create one with: autoresearch init ${dir}`);
   }
   const file = path.join(dir, 'program.md');
   if (!fs.existsSync(file)) {
-    throw new UserError(`${dir}: program.md is missing; write the instructions for the agent there (autoresearch init creates one)`);
+    throw new UserError(
+      `${dir}: program.md is missing; write the instructions for the agent there (autoresearch init creates one)`,
+    );
   }
   const text = fs.readFileSync(file, 'utf8');
   let program: ParsedProgram;
@@ -78,13 +84,19 @@ export function currentProgramBody(dir: string, fallback: string): string {
 export const PROGRAM_FILE = 'program.md';
 
 /** Checks everything a run needs before it touches the repository. */
-export async function checkWorkspace(dir: string, config: RunConfig, opts: { allowDirty?: string[] } = {}): Promise<Repo> {
+export async function checkWorkspace(
+  dir: string,
+  config: RunConfig,
+  opts: { allowDirty?: string[] } = {},
+): Promise<Repo> {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new UserError(`${dir} is not a folder; create one with: autoresearch init ${dir}`);
   }
   const repo = new Repo(dir);
   if (!(await repo.isRepoRoot())) {
-    throw new UserError(`${dir} is not the top folder of a git repository; run git init there and commit the files, or use autoresearch init`);
+    throw new UserError(
+      `${dir} is not the top folder of a git repository; run git init there and commit the files, or use autoresearch init`,
+    );
   }
   if (!(await repo.hasCommits())) {
     throw new UserError(`${dir} has no commits yet; commit program.md, train.py and prepare.py first`);
@@ -92,20 +104,26 @@ export async function checkWorkspace(dir: string, config: RunConfig, opts: { all
   for (const f of [...config.editable, ...config.readonly]) {
     if (!fs.existsSync(path.join(dir, f))) {
       const role = config.editable.includes(f) ? 'editable' : 'read-only';
-      throw new UserError(`${f} is missing in ${dir}; it is listed as ${role} — add the file or change the ${role === 'editable' ? 'editable' : 'readonly'} list in program.md's front matter`);
+      throw new UserError(
+        `${f} is missing in ${dir}; it is listed as ${role} — add the file or change the ${role === 'editable' ? 'editable' : 'readonly'} list in program.md's front matter`,
+      );
     }
   }
   for (const f of config.editable) {
     const problem = editableLinkProblem(dir, f);
     if (problem) {
-      throw new UserError(`${problem}; make ${f} a plain file of the workspace, or take it out of the editable list in program.md's front matter`);
+      throw new UserError(
+        `${problem}; make ${f} a plain file of the workspace, or take it out of the editable list in program.md's front matter`,
+      );
     }
   }
   repo.ensureEngineIgnores();
   const allowed = [PROGRAM_FILE, ...(opts.allowDirty ?? [])];
   const dirty = (await repo.changedTrackedFiles()).filter(f => !allowed.includes(f));
   if (dirty.length) {
-    throw new UserError(`the work tree of ${dir} has uncommitted changes (${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}); commit or stash them first`);
+    throw new UserError(
+      `the work tree of ${dir} has uncommitted changes (${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}); commit or stash them first`,
+    );
   }
   return repo;
 }
@@ -142,7 +160,9 @@ export function editableLinkProblem(dir: string, file: string): string | null {
   }
   const inside = rel.split(path.sep).join('/');
   const owned = engineOwnedRoot(inside);
-  return owned ? `${file} is a link to ${inside}${owned === 'results.tsv' ? '' : `, in ${owned}/`}, which is the engine's own` : null;
+  return owned
+    ? `${file} is a link to ${inside}${owned === 'results.tsv' ? '' : `, in ${owned}/`}, which is the engine's own`
+    : null;
 }
 
 /**
@@ -158,7 +178,11 @@ export function readonlyChangedSince(dir: string, start: RunStartRecord, readonl
     return null;
   }
   const short = (h: string) => (h === 'missing' ? 'missing' : h.slice(0, 12));
-  const details = changed.map(f => `${changed.length > 1 ? `${f}: ` : ''}sha256 ${short(start.readonly_hashes[f])} then, ${short(now[f])} now`).join('; ');
+  const details = changed
+    .map(
+      f => `${changed.length > 1 ? `${f}: ` : ''}sha256 ${short(start.readonly_hashes[f])} then, ${short(now[f])} now`,
+    )
+    .join('; ');
   const list = changed.join(', ');
   return (
     `${list} changed since run ${start.tag} started (${details}); the results so far were measured with the old ` +

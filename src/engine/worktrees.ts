@@ -33,7 +33,9 @@ export async function checkWorkerFiles(repo: Repo, config: RunConfig): Promise<v
   const tracked = new Set(await repo.trackedAmong(wanted));
   const missing = wanted.filter(f => !tracked.has(f));
   if (missing.length) {
-    throw new UserError(`with several workers every editable and read-only file must be committed (each worker runs in a git worktree): git add ${missing.join(' ')} and commit, or run with --workers 1`);
+    throw new UserError(
+      `with several workers every editable and read-only file must be committed (each worker runs in a git worktree): git add ${missing.join(' ')} and commit, or run with --workers 1`,
+    );
   }
 }
 
@@ -48,10 +50,18 @@ export function deviceEnvs(executors: Executor[], env: NodeJS.ProcessEnv = proce
     return [{}];
   }
   const set = env.CUDA_VISIBLE_DEVICES;
-  const list = set === undefined ? null : set.split(',').map(s => s.trim()).filter(Boolean);
+  const list =
+    set === undefined
+      ? null
+      : set
+          .split(',')
+          .map(s => s.trim())
+          .filter(Boolean);
   const subprocesses = executors.filter(e => e.name === 'subprocess').length;
   if (list && set?.trim() !== '' && list.length < subprocesses) {
-    throw new UserError(`--workers ${executors.length} needs one GPU per worker, but CUDA_VISIBLE_DEVICES lists ${list.length} (${set}); list ${executors.length} devices there, or lower --workers`);
+    throw new UserError(
+      `--workers ${executors.length} needs one GPU per worker, but CUDA_VISIBLE_DEVICES lists ${list.length} (${set}); list ${executors.length} devices there, or lower --workers`,
+    );
   }
   return executors.map((e, i): Record<string, string> => {
     if (e.name !== 'subprocess' || set?.trim() === '') {
@@ -66,7 +76,14 @@ export function deviceEnvs(executors: Executor[], env: NodeJS.ProcessEnv = proce
  * (a killed engine's worktrees, or a run that had more workers) is removed
  * first, so a resumed run starts from clean folders whatever state they were in.
  */
-export async function createWorktrees(main: Repo, root: string, branch: string, workers: number, commit: string, lock: Mutex): Promise<Worktree[]> {
+export async function createWorktrees(
+  main: Repo,
+  root: string,
+  branch: string,
+  workers: number,
+  commit: string,
+  lock: Mutex,
+): Promise<Worktree[]> {
   await removeWorktrees(main, root);
   const trees: Worktree[] = [];
   for (let k = 1; k <= workers; k++) {

@@ -23,7 +23,7 @@ export interface IServerStatus {
 export async function requestAPI<T>(
   endPoint: string,
   serverSettings: ServerConnection.ISettings,
-  init: RequestInit = {}
+  init: RequestInit = {},
 ): Promise<T> {
   const url = URLExt.join(serverSettings.baseUrl, 'autoresearch', endPoint);
   let response: Response;
@@ -121,7 +121,7 @@ export function listWorkspaces(settings: ServerConnection.ISettings): Promise<{ 
 export function createWorkspace(
   settings: ServerConnection.ISettings,
   path: string,
-  budgetS?: number
+  budgetS?: number,
 ): Promise<{ path: string; message: string }> {
   return post('workspaces', settings, { path, template: 'tiny-cpu', budget_s: budgetS });
 }
@@ -133,7 +133,7 @@ export function listRuns(settings: ServerConnection.ISettings, path: string): Pr
 export function startRun(
   settings: ServerConnection.ISettings,
   path: string,
-  options: IRunOptions
+  options: IRunOptions,
 ): Promise<{ path: string; tag: string; pid: number }> {
   return post('runs', settings, { path, ...options });
 }
@@ -141,7 +141,7 @@ export function startRun(
 export function resumeRun(
   settings: ServerConnection.ISettings,
   path: string,
-  options: IRunOptions
+  options: IRunOptions,
 ): Promise<{ path: string; tag: string; pid: number }> {
   return post('runs/resume', settings, { path, ...options });
 }
@@ -155,7 +155,7 @@ export function fetchLog(
   path: string,
   tag: string,
   n: number,
-  tailBytes = 16384
+  tailBytes = 16384,
 ): Promise<{ text: string; truncated: boolean; path: string }> {
   return requestAPI(`log${query({ path, tag, n, tail_bytes: tailBytes })}`, settings);
 }
@@ -163,13 +163,18 @@ export function fetchLog(
 export function exportNotebook(
   settings: ServerConnection.ISettings,
   path: string,
-  tag: string
+  tag: string,
 ): Promise<{ notebook: string; message: string }> {
   return post('export', settings, { path, tag });
 }
 
 /** The URL of a run's event WebSocket, `since` records in. */
-export function eventsUrl(settings: ServerConnection.ISettings, path: string, tag: string | null, since: number): string {
+export function eventsUrl(
+  settings: ServerConnection.ISettings,
+  path: string,
+  tag: string | null,
+  since: number,
+): string {
   const params: Record<string, string | number | undefined> = { path, tag: tag ?? undefined, since };
   if (settings.token) {
     params.token = settings.token;

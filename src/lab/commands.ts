@@ -14,7 +14,7 @@ import type { AutoresearchPanel } from './panel/panel';
 
 export const CommandIDs = {
   open: 'autoresearch:open',
-  newWorkspace: 'autoresearch:new-workspace'
+  newWorkspace: 'autoresearch:new-workspace',
 } as const;
 
 /** A rising step line with a point: the progress chart in small. */
@@ -23,7 +23,7 @@ export const autoresearchIcon = new LabIcon({
   svgstr:
     '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><g class="jp-icon3" fill="#616161">' +
     '<path d="M3 20h18v1.5H3z"/><path d="M4 17.5V16h4v-4h5V8h4V4h3v1.5h-1.5v4h-4v4h-5v4H5.5v0z"/>' +
-    '<circle cx="19" cy="4.8" r="2"/></g></svg>'
+    '<circle cx="19" cy="4.8" r="2"/></g></svg>',
 });
 
 export interface ICommandContext {
@@ -69,8 +69,8 @@ async function pickWorkspace(ctx: ICommandContext): Promise<string | 'new' | nul
     buttons: [
       Dialog.cancelButton({ label: trans.__('Cancel') }),
       Dialog.createButton({ label: trans.__('New workspace…'), displayType: 'default' }),
-      Dialog.okButton({ label: trans.__('Open') })
-    ]
+      Dialog.okButton({ label: trans.__('Open') }),
+    ],
   });
   if (result.button.label === trans.__('New workspace…')) {
     return 'new';
@@ -128,7 +128,7 @@ export function addCommands(ctx: ICommandContext): void {
         await showErrorMessage(trans.__('Autoresearch'), error as Error);
         return null;
       }
-    }
+    },
   });
 
   app.commands.addCommand(CommandIDs.newWorkspace, {
@@ -142,7 +142,7 @@ export function addCommands(ctx: ICommandContext): void {
         const result = await InputDialog.getText({
           title: trans.__('New autoresearch workspace'),
           label: trans.__('Folder (created from the tiny-cpu template)'),
-          text: PathExt.join(browser?.model.path ?? '', `autoresearch-${stamp}`)
+          text: PathExt.join(browser?.model.path ?? '', `autoresearch-${stamp}`),
         });
         if (!result.button.accept || !result.value) {
           return null;
@@ -158,6 +158,6 @@ export function addCommands(ctx: ICommandContext): void {
         await showErrorMessage(trans.__('Could not create the workspace'), error as Error);
         return null;
       }
-    }
+    },
   });
 }

@@ -32,7 +32,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: "Karpathy's autoresearch method inside JupyterLab.",
   autoStart: true,
   requires: [IRenderMimeRegistry, IEditorServices],
-  optional: [ISettingRegistry, ITranslator, ICommandPalette, ILauncher, ILayoutRestorer, IDefaultFileBrowser, IStatusBar],
+  optional: [
+    ISettingRegistry,
+    ITranslator,
+    ICommandPalette,
+    ILauncher,
+    ILayoutRestorer,
+    IDefaultFileBrowser,
+    IStatusBar,
+  ],
   activate: (
     app: JupyterFrontEnd,
     rendermime: IRenderMimeRegistry,
@@ -43,7 +51,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     launcher: ILauncher | null,
     restorer: ILayoutRestorer | null,
     browser: IDefaultFileBrowser | null,
-    statusBar: IStatusBar | null
+    statusBar: IStatusBar | null,
   ): void => {
     const trans = (translator ?? nullTranslator).load('jupyterlab_autoresearch');
     let defaults: IRunDefaults = { ...DEFAULTS };
@@ -67,19 +75,28 @@ const plugin: JupyterFrontEndPlugin<void> = {
         editorServices,
         trans,
         defaults: () => defaults,
-        openFile: file => app.commands.execute('docmanager:open', { path: file })
+        openFile: file => app.commands.execute('docmanager:open', { path: file }),
       });
     addCommands({ app, trans, tracker, browser, createPanel });
 
     palette?.addItem({ command: CommandIDs.open, category: trans.__('Autoresearch'), args: { isPalette: true } });
-    palette?.addItem({ command: CommandIDs.newWorkspace, category: trans.__('Autoresearch'), args: { isPalette: true } });
+    palette?.addItem({
+      command: CommandIDs.newWorkspace,
+      category: trans.__('Autoresearch'),
+      args: { isPalette: true },
+    });
     launcher?.add({ command: CommandIDs.open, category: trans.__('Other'), rank: 1 });
     launcher?.add({ command: CommandIDs.newWorkspace, category: trans.__('Other'), rank: 2 });
-    app.contextMenu.addItem({ command: CommandIDs.open, selector: '.jp-DirListing-item[data-isdir]', rank: 3, args: { isContextMenu: true } });
+    app.contextMenu.addItem({
+      command: CommandIDs.open,
+      selector: '.jp-DirListing-item[data-isdir]',
+      rank: 3,
+      args: { isContextMenu: true },
+    });
     restorer?.restore(tracker, {
       command: CommandIDs.open,
       args: panel => ({ path: panel.path }),
-      name: panel => panel.path
+      name: panel => panel.path,
     });
     if (statusBar) {
       const item = new RunStatusItem(app, tracker, trans);
@@ -88,7 +105,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         align: 'left',
         rank: 4,
         isActive: () => item.active,
-        activeStateChanged: item.activeChanged
+        activeStateChanged: item.activeChanged,
       });
     }
 
@@ -112,9 +129,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
         }
       })
       .catch(reason =>
-        console.error(`autoresearch: the server extension jupyterlab_autoresearch appears to be missing.\n${reason}`)
+        console.error(`autoresearch: the server extension jupyterlab_autoresearch appears to be missing.\n${reason}`),
       );
-  }
+  },
 };
 
 const diffHighlighter: JupyterFrontEndPlugin<void> = {
@@ -127,7 +144,7 @@ const diffHighlighter: JupyterFrontEndPlugin<void> = {
     if (python) {
       setLineHighlighter((code, el) => languages.highlight(code, python, el));
     }
-  }
+  },
 };
 
 export default [plugin, diffHighlighter];

@@ -16,7 +16,7 @@ export class RunStatusItem extends Widget {
   constructor(
     private readonly app: JupyterFrontEnd,
     private readonly tracker: WidgetTracker<AutoresearchPanel>,
-    private readonly trans: TranslationBundle
+    private readonly trans: TranslationBundle,
   ) {
     super();
     this.addClass('jp-AutoresearchStatus');

@@ -176,10 +176,10 @@ def evaluate_bpb(model, device=None, batch_size=EVAL_BATCH_SIZE):
             if isinstance(logits, (tuple, list)):
                 logits = logits[0]
             if logits.shape != (*x.shape, VOCAB_SIZE):
-                raise ValueError(f"model(x) must return logits of shape {(*x.shape, VOCAB_SIZE)}, got {tuple(logits.shape)}")
-            total_nats += F.cross_entropy(
-                logits.float().reshape(-1, VOCAB_SIZE), y.reshape(-1), reduction="sum"
-            ).item()
+                raise ValueError(
+                    f"model(x) must return logits of shape {(*x.shape, VOCAB_SIZE)}, got {tuple(logits.shape)}"
+                )
+            total_nats += F.cross_entropy(logits.float().reshape(-1, VOCAB_SIZE), y.reshape(-1), reduction="sum").item()
     model.train(was_training)
     return total_nats / (math.log(2) * y_all.numel())
 

@@ -145,11 +145,16 @@ decay = [p for p in model.parameters() if p.dim() >= 2]
 no_decay = [p for p in model.parameters() if p.dim() < 2]
 optimizer = torch.optim.AdamW(
     [{"params": decay, "weight_decay": WEIGHT_DECAY}, {"params": no_decay, "weight_decay": 0.0}],
-    lr=learning_rate, betas=(0.9, 0.95), fused=USE_CUDA,
+    lr=learning_rate,
+    betas=(0.9, 0.95),
+    fused=USE_CUDA,
 )
 loader = make_loader(batch_size, seq_len, device, seed=run_seed)
-print(f"device {device} | params {num_params / 1e6:.2f}M | layers {n_layer} | width {n_embd} | heads {n_head} | "
-      f"batch {batch_size}x{seq_len} | budget {TIME_BUDGET}s", flush=True)
+print(
+    f"device {device} | params {num_params / 1e6:.2f}M | layers {n_layer} | width {n_embd} | heads {n_head} | "
+    f"batch {batch_size}x{seq_len} | budget {TIME_BUDGET}s",
+    flush=True,
+)
 
 # Training runs on wall-clock time, not steps: the budget is the experiment's
 # unit, so a faster model gets more steps. The first step (allocation, kernel

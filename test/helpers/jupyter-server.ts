@@ -48,13 +48,22 @@ export async function startJupyterServer(timeoutMs = 90_000): Promise<JupyterSer
   const port = await freePort();
   const child: ChildProcess = spawn(
     VENV_JUPYTER,
-    ['server', '--no-browser', '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0', `--ServerApp.root_dir=${root}`, `--IdentityProvider.token=${token}`, ...(process.getuid?.() === 0 ? ['--allow-root'] : [])],
+    [
+      'server',
+      '--no-browser',
+      '--ip=127.0.0.1',
+      `--port=${port}`,
+      '--port-retries=0',
+      `--ServerApp.root_dir=${root}`,
+      `--IdentityProvider.token=${token}`,
+      ...(process.getuid?.() === 0 ? ['--allow-root'] : []),
+    ],
     {
       cwd: root,
       env: { ...process.env, JUPYTER_RUNTIME_DIR: runtimeDir, JUPYTER_CONFIG_DIR: path.join(tmp, 'config') },
       stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true // its own group, so stop() also ends its kernels
-    }
+      detached: true, // its own group, so stop() also ends its kernels
+    },
   );
   let out = '';
   child.stdout?.on('data', d => (out += d));
@@ -96,7 +105,7 @@ export async function startJupyterServer(timeoutMs = 90_000): Promise<JupyterSer
       while (!exited && Date.now() < t) await new Promise(r => setTimeout(r, 100));
       killGroup(child.pid as number, 'SIGKILL');
       fs.rmSync(tmp, { recursive: true, force: true });
-    }
+    },
   };
 }
 

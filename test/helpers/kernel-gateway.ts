@@ -33,7 +33,6 @@ export interface Gateway extends Service {
   home: string;
 }
 
-
 /** Starts Kernel Gateway with a tmpfs over `hidden` in its mount namespace; resolves once its API answers. */
 export async function startHiddenGateway(hidden: string): Promise<Gateway> {
   if (!fs.existsSync(VENV_PYTHON)) throw new Error(`${VENV_PYTHON} is missing: run make setup`);
@@ -50,7 +49,25 @@ export async function startHiddenGateway(hidden: string): Promise<Gateway> {
   const script = 'mount -t tmpfs -o size=4m,mode=0755 autoresearch-hidden "$1" && shift && exec "$@"';
   const child = spawn(
     'unshare',
-    ['--mount', '--propagation', 'private', '--', 'sh', '-c', script, 'sh', hidden, VENV_PYTHON, '-m', 'kernel_gateway', '--KernelGatewayApp.ip=127.0.0.1', `--KernelGatewayApp.port=${port}`, '--KernelGatewayApp.port_retries=0', `--KernelGatewayApp.auth_token=${token}`, '--JupyterWebsocketPersonality.list_kernels=True'],
+    [
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      'sh',
+      '-c',
+      script,
+      'sh',
+      hidden,
+      VENV_PYTHON,
+      '-m',
+      'kernel_gateway',
+      '--KernelGatewayApp.ip=127.0.0.1',
+      `--KernelGatewayApp.port=${port}`,
+      '--KernelGatewayApp.port_retries=0',
+      `--KernelGatewayApp.auth_token=${token}`,
+      '--JupyterWebsocketPersonality.list_kernels=True',
+    ],
     {
       cwd: home,
       env: {
@@ -60,13 +77,19 @@ export async function startHiddenGateway(hidden: string): Promise<Gateway> {
         JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
         AUTORESEARCH_CACHE: '',
         // The gateway hands its kernels only the variables listed here: HOME keeps their files in the temp home.
-        KG_ENV_PROCESS_WHITELIST: 'HOME,PATH,LANG,AUTORESEARCH_CACHE'
+        KG_ENV_PROCESS_WHITELIST: 'HOME,PATH,LANG,AUTORESEARCH_CACHE',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true
-    }
+      detached: true,
+    },
   );
-  const svc = await serve(child, `http://127.0.0.1:${port}/`, token, 'Kernel Gateway in a mount namespace (unshare -m, needs root)', () => fs.rmSync(tmp, { recursive: true, force: true }));
+  const svc = await serve(
+    child,
+    `http://127.0.0.1:${port}/`,
+    token,
+    'Kernel Gateway in a mount namespace (unshare -m, needs root)',
+    () => fs.rmSync(tmp, { recursive: true, force: true }),
+  );
   return { ...svc, hidden, home };
 }
 
@@ -82,18 +105,43 @@ export async function startGatewayServer(gateway: Service, root?: string): Promi
   const child = spawn(
     VENV_JUPYTER,
     [
-      'server', '--no-browser', '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0', `--ServerApp.root_dir=${root}`, `--IdentityProvider.token=${token}`,
-      `--GatewayClient.url=${gateway.url.replace(/\/$/, '')}`, `--GatewayClient.auth_token=${gateway.token}`,
-      ...(process.getuid?.() === 0 ? ['--allow-root'] : [])
+      'server',
+      '--no-browser',
+      '--ip=127.0.0.1',
+      `--port=${port}`,
+      '--port-retries=0',
+      `--ServerApp.root_dir=${root}`,
+      `--IdentityProvider.token=${token}`,
+      `--GatewayClient.url=${gateway.url.replace(/\/$/, '')}`,
+      `--GatewayClient.auth_token=${gateway.token}`,
+      ...(process.getuid?.() === 0 ? ['--allow-root'] : []),
     ],
-    { cwd: root, env: { ...process.env, JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'), JUPYTER_CONFIG_DIR: path.join(tmp, 'config') }, stdio: ['ignore', 'pipe', 'pipe'], detached: true }
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
+        JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
   );
-  const svc = await serve(child, `http://127.0.0.1:${port}/`, token, 'jupyter server with GatewayClient.url', () => fs.rmSync(tmp, { recursive: true, force: true }));
+  const svc = await serve(child, `http://127.0.0.1:${port}/`, token, 'jupyter server with GatewayClient.url', () =>
+    fs.rmSync(tmp, { recursive: true, force: true }),
+  );
   return { ...svc, root: root as string };
 }
 
 /** Waits until GET api/kernelspecs lists python3; throws with the process's output if it exits or takes too long. */
-async function serve(child: ChildProcess, url: string, token: string, what: string, cleanup: () => void, timeoutMs = 90_000): Promise<Service> {
+async function serve(
+  child: ChildProcess,
+  url: string,
+  token: string,
+  what: string,
+  cleanup: () => void,
+  timeoutMs = 90_000,
+): Promise<Service> {
   let out = '';
   child.stdout?.on('data', d => (out += d));
   child.stderr?.on('data', d => (out += d));

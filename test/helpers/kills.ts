@@ -35,9 +35,21 @@ export function expectKillsResolved(kills: InFlightAtKill[][], exps: ExperimentR
     const recs = exps.filter(e => e.n === n);
     expect(recs, `experiment #${n}'s records`).toHaveLength(1);
     if (measured) expect(recs[0].status, `#${n} had a run recorded: measured on`).not.toBe('interrupted');
-    else expect(recs[0], `#${n} had no run recorded: interrupted`).toMatchObject({ status: 'interrupted', reason: expect.stringMatching(/recorded on --resume/) });
+    else
+      expect(recs[0], `#${n} had no run recorded: interrupted`).toMatchObject({
+        status: 'interrupted',
+        reason: expect.stringMatching(/recorded on --resume/),
+      });
   }
-  const interrupted = exps.filter(e => e.status === 'interrupted').map(e => e.n).sort((a, b) => a - b);
-  expect(interrupted).toEqual([...fate].filter(([, measured]) => !measured).map(([n]) => n).sort((a, b) => a - b));
+  const interrupted = exps
+    .filter(e => e.status === 'interrupted')
+    .map(e => e.n)
+    .sort((a, b) => a - b);
+  expect(interrupted).toEqual(
+    [...fate]
+      .filter(([, measured]) => !measured)
+      .map(([n]) => n)
+      .sort((a, b) => a - b),
+  );
   return kills.flat().filter(k => !k.measured).length;
 }

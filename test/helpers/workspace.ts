@@ -35,22 +35,37 @@ export function standInTrain(o: StandIn = {}): string {
   if (o.stubbornChild) {
     lines.push(
       `child = subprocess.Popen([sys.executable, "-c", "import signal, time, os; signal.signal(signal.SIGTERM, signal.SIG_IGN); open('grandchild.pid','w').write(str(os.getpid())); time.sleep(600)"])`,
-      'time.sleep(0.5)'
+      'time.sleep(0.5)',
     );
   }
   lines.push('print("step 1 | loss 3.2500", flush=True)');
   if (o.floodMb) {
-    lines.push(`chunk = ("x" * 1023 + "\\n") * 1024`, `for _ in range(${o.floodMb}): sys.stdout.write(chunk)`, 'sys.stdout.flush()');
+    lines.push(
+      `chunk = ("x" * 1023 + "\\n") * 1024`,
+      `for _ in range(${o.floodMb}): sys.stdout.write(chunk)`,
+      'sys.stdout.flush()',
+    );
   }
   if (o.sleep) lines.push(`time.sleep(${o.sleep})`);
   if (o.hang) lines.push('time.sleep(600)');
-  if (o.exitCode) lines.push('print("Traceback (most recent call last):", file=sys.stderr)', 'print("RuntimeError: stand-in failure", file=sys.stderr)', `sys.exit(${o.exitCode})`);
+  if (o.exitCode)
+    lines.push(
+      'print("Traceback (most recent call last):", file=sys.stderr)',
+      'print("RuntimeError: stand-in failure", file=sys.stderr)',
+      `sys.exit(${o.exitCode})`,
+    );
   if (!o.noSummary) {
     const metric =
       o.metric !== undefined
         ? JSON.stringify(String(o.metric))
         : `"%.6f" % (1.0 + (math.log2(LEARNING_RATE) - math.log2(0.004)) ** 2 * 0.01 + (N_LAYER - 6) ** 2 * 0.01)`;
-    lines.push('print("---")', `print("val_bpb:          " + ${metric})`, 'print("training_seconds: 0.5")', 'print("peak_vram_mb:     2048.0")', 'print("num_steps:        10")');
+    lines.push(
+      'print("---")',
+      `print("val_bpb:          " + ${metric})`,
+      'print("training_seconds: 0.5")',
+      'print("peak_vram_mb:     2048.0")',
+      'print("num_steps:        10")',
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -68,7 +83,7 @@ export function crashingThirdRun(counterDir: string): string {
     '    for i in range(40): print("line %d" % i)',
     '    print("RuntimeError: <stand-in> & boom", file=sys.stderr)',
     '    sys.exit(1)',
-    ''
+    '',
   ].join('\n');
   return standInTrain().replace('print("step 1', `${crash}print("step 1`);
 }
@@ -84,10 +99,11 @@ export interface WorkspaceFiles {
 export function makeWorkspace(files: WorkspaceFiles = {}): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-ws-'));
   const all: Record<string, string | null> = {
-    'program.md': files.program === undefined ? '---\nbudget_s: 1\ntimeout_s: 20\n---\nMake val_bpb lower.\n' : files.program,
+    'program.md':
+      files.program === undefined ? '---\nbudget_s: 1\ntimeout_s: 20\n---\nMake val_bpb lower.\n' : files.program,
     'train.py': files.train === undefined ? standInTrain() : files.train,
     'prepare.py': files.prepare === undefined ? '# fixed: never edited\nTIME_BUDGET = 1\n' : files.prepare,
-    ...(files.extra ?? {})
+    ...(files.extra ?? {}),
   };
   for (const [name, text] of Object.entries(all)) {
     if (text !== null) fs.writeFileSync(path.join(dir, name), text);
@@ -127,7 +143,11 @@ export function cli(args: string[], opts: { cwd?: string; env?: Record<string, s
 
 /** Starts the bundled CLI and returns the process. */
 export function startCli(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): ChildProcess {
-  return spawn(process.execPath, [ENGINE, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [ENGINE, ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** Collects a process's output until it exits. */

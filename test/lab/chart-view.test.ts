@@ -30,7 +30,12 @@ function modelOf(records: JournalRecord[]): RunModel {
 async function drawn(model: RunModel): Promise<ChartView> {
   // A JupyterLab without Vega: the chart says so, and the noise line is still shown.
   const rendermime = { mimeTypes: [] } as never;
-  const view = new ChartView(rendermime, trans, () => ({ experiments: model.experiments, metric: model.metric, direction: model.direction, model }));
+  const view = new ChartView(rendermime, trans, () => ({
+    experiments: model.experiments,
+    metric: model.metric,
+    direction: model.direction,
+    model,
+  }));
   await view.draw();
   return view;
 }
@@ -46,7 +51,10 @@ describe('ChartView noise line', () => {
   });
 
   it('stays hidden for a run from before repeats', async () => {
-    const start = { ...RUN_START, config: { ...(RUN_START as { config: object }).config, noise_runs: undefined } } as JournalRecord;
+    const start = {
+      ...RUN_START,
+      config: { ...(RUN_START as { config: object }).config, noise_runs: undefined },
+    } as JournalRecord;
     const view = await drawn(modelOf([start, record(0, { status: 'keep' })]));
     expect(view.noiseLine.hidden).toBe(true);
     expect(view.noiseLine.textContent).toBe('');

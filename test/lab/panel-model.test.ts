@@ -12,18 +12,50 @@ const trans = nullTranslator.load('jupyterlab_autoresearch');
 import { record } from '../helpers/records';
 
 const runStart: RunStartRecord = {
-  type: 'run_start', ts: '2026-11-30T00:00:00Z', tag: 't1', branch: 'autoresearch/t1', resume: false, base_commit: 'a'.repeat(40),
-  proposer: 'offline', seed: 0, readonly_hashes: {}, engine_version: '0.1.0', pid: 1,
-  config: { metric: 'loss', direction: 'lower', budget_s: 30, timeout_s: 90, run: 'python train.py', editable: ['train.py'], readonly: [] }
+  type: 'run_start',
+  ts: '2026-11-30T00:00:00Z',
+  tag: 't1',
+  branch: 'autoresearch/t1',
+  resume: false,
+  base_commit: 'a'.repeat(40),
+  proposer: 'offline',
+  seed: 0,
+  readonly_hashes: {},
+  engine_version: '0.1.0',
+  pid: 1,
+  config: {
+    metric: 'loss',
+    direction: 'lower',
+    budget_s: 30,
+    timeout_s: 90,
+    run: 'python train.py',
+    editable: ['train.py'],
+    readonly: [],
+  },
 };
-const start = (n: number): ExperimentStartRecord => ({ type: 'experiment_start', ts: '2026-11-30T00:00:01Z', n, parent_commit: 'a'.repeat(40), description: `try ${n}` });
+const start = (n: number): ExperimentStartRecord => ({
+  type: 'experiment_start',
+  ts: '2026-11-30T00:00:01Z',
+  n,
+  parent_commit: 'a'.repeat(40),
+  description: `try ${n}`,
+});
 
 function feed(model: RunModel, messages: EventMessage[]): void {
   messages.forEach(m => model.handle(m));
 }
 let index = 0;
 const rec = (r: JournalRecord): EventMessage => ({ type: 'records', start: index++, records: [r] });
-const state = (s: 'running' | 'stopped' | 'died', stopping = false): EventMessage => ({ type: 'state', tag: 't1', state: s, pid: s === 'running' ? 1 : null, stopping, engine_tag: s === 'running' ? 't1' : null, records: index, in_flight: null });
+const state = (s: 'running' | 'stopped' | 'died', stopping = false): EventMessage => ({
+  type: 'state',
+  tag: 't1',
+  state: s,
+  pid: s === 'running' ? 1 : null,
+  stopping,
+  engine_tag: s === 'running' ? 't1' : null,
+  records: index,
+  in_flight: null,
+});
 
 describe('RunModel', () => {
   it('replays a journal quietly, then announces what happens live', () => {
@@ -34,11 +66,12 @@ describe('RunModel', () => {
     model.experimentAdded.connect((_, e) => added.push([e.record.n, e.live]));
     model.newBest.connect((_, r) => bests.push(r.n));
     feed(model, [
-      rec(runStart), rec(start(0)),
+      rec(runStart),
+      rec(start(0)),
       rec(record(0, { status: 'keep', cost_usd: 0.01 })),
       rec(start(1)),
       rec(record(1, { status: 'keep', metric: 0.5, cost_usd: 0.02 })),
-      rec(start(2))
+      rec(start(2)),
     ]);
     // Backlog: nothing is news yet, the best and cost are known.
     expect(model.caughtUp).toBe(false);
@@ -51,8 +84,17 @@ describe('RunModel', () => {
     expect(model.caughtUp).toBe(true);
     expect(model.state).toBe('running');
 
-    feed(model, [rec(record(2, { status: 'discard', metric: 0.7 })), rec(start(3)), rec(record(3, { status: 'keep', metric: 0.4 }))]);
-    expect(added).toEqual([[0, false], [1, false], [2, true], [3, true]]);
+    feed(model, [
+      rec(record(2, { status: 'discard', metric: 0.7 })),
+      rec(start(3)),
+      rec(record(3, { status: 'keep', metric: 0.4 })),
+    ]);
+    expect(added).toEqual([
+      [0, false],
+      [1, false],
+      [2, true],
+      [3, true],
+    ]);
     expect(bests).toEqual([3]);
     expect(model.best?.n).toBe(3);
     expect(model.inFlight.size).toBe(0);
@@ -79,7 +121,12 @@ describe('RunModel', () => {
     expect(model.state).toBe('died');
     expect(model.inFlight.size).toBe(0);
     model.reset('t2');
-    feed(model, [rec(runStart), rec(start(0)), rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }), state('stopped')]);
+    feed(model, [
+      rec(runStart),
+      rec(start(0)),
+      rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }),
+      state('stopped'),
+    ]);
     expect(model.runEnd?.reason).toBe('stop');
     expect(model.current).toBeNull();
   });
@@ -96,7 +143,10 @@ describe('describeState', () => {
     expect(describeState(model, trans)).toBe('#1, #2 training');
     feed(model, [rec(record(1)), rec(record(2))]);
     expect(describeState(model, trans)).toBe('proposing #3');
-    feed(model, [rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }), state('stopped')]);
+    feed(model, [
+      rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }),
+      state('stopped'),
+    ]);
     expect(describeState(model, trans)).toBe('stopped (stop)');
   });
 });
@@ -111,7 +161,11 @@ describe('describeSandbox', () => {
     feed(model, [rec({ ...runs[1], sandbox: 'on' } as JournalRecord)]);
     expect(describeSandbox(model, trans)).toMatchObject({ words: 'sandboxed', on: true });
     feed(model, [rec({ ...runs[2], sandbox: 'off' } as JournalRecord)]);
-    expect(describeSandbox(model, trans)).toMatchObject({ words: 'not sandboxed', on: false, title: expect.stringMatching(/first line of each run's log says why/) });
+    expect(describeSandbox(model, trans)).toMatchObject({
+      words: 'not sandboxed',
+      on: false,
+      title: expect.stringMatching(/first line of each run's log says why/),
+    });
   });
 });
 
@@ -124,7 +178,12 @@ describe('RunModel with run records (the noise-aware engine)', () => {
     model.experimentAdded.connect((_, e) => added.push(e.record.n));
     // #2 in flight: its first run is journaled, the experiment is not finished yet.
     const firstRunOf2 = records.findIndex(r => r.type === 'run' && r.n === 2);
-    feed(model, [...records.slice(0, firstRunOf2).map(rec), rec(start(2)), rec(records[firstRunOf2]), state('running')]);
+    feed(model, [
+      ...records.slice(0, firstRunOf2).map(rec),
+      rec(start(2)),
+      rec(records[firstRunOf2]),
+      state('running'),
+    ]);
     expect(model.experiments.map(e => e.n)).toEqual([0, 1]);
     expect(model.inFlight.has(2)).toBe(true);
     expect(describeState(model, trans)).toBe('#2 training');
@@ -151,7 +210,9 @@ describe('RunModel with run records (the noise-aware engine)', () => {
     expect(head).toMatch(/^σ 0\.00\d\d \(6 df\) · best val_bpb 0\.982333 ± 0\.00\d\d \(3 runs\) \(#2\)$/);
     // 11 runs of 60 s (5 first runs, the crash's included, 2 noise, 3 confirmation, 1 re-measure
     // of the best); one keep gained 0.018 for $0.05 of proposals: 11 min / 18 and $0.05 / 18.
-    expect(trust).toBe('trust: 6 of 11 runs on measurement and confirmation (2 noise, 3 confirmation, 1 re-measuring the best) · 0.6 accelerator-min and $0.0028 per 0.001 gained');
+    expect(trust).toBe(
+      'trust: 6 of 11 runs on measurement and confirmation (2 noise, 3 confirmation, 1 re-measuring the best) · 0.6 accelerator-min and $0.0028 per 0.001 gained',
+    );
   });
 
   it('a run from before repeats shows what it always did', () => {
@@ -172,8 +233,13 @@ describe('program.md front matter', () => {
     expect(parts.frontMatter).toBe('---\nbudget_s: 60\nmetric: val_bpb\n---\n');
     expect(parts.body).toBe('# Goal\n\nLower is better.\n');
     expect(joinProgram(parts)).toBe(text);
-    expect(joinProgram({ ...parts, body: '# New goal\n' })).toBe('---\nbudget_s: 60\nmetric: val_bpb\n---\n\n# New goal\n');
-    expect(frontMatterEntries(parts.frontMatter)).toEqual([['budget_s', '60'], ['metric', 'val_bpb']]);
+    expect(joinProgram({ ...parts, body: '# New goal\n' })).toBe(
+      '---\nbudget_s: 60\nmetric: val_bpb\n---\n\n# New goal\n',
+    );
+    expect(frontMatterEntries(parts.frontMatter)).toEqual([
+      ['budget_s', '60'],
+      ['metric', 'val_bpb'],
+    ]);
     expect(frontMatterNumber(parts.frontMatter, 'budget_s')).toBe(60);
     expect(frontMatterNumber(parts.frontMatter, 'metric')).toBeNull();
   });

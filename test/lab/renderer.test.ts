@@ -23,7 +23,7 @@ async function render(r: ExperimentRecord, opts: Parameters<typeof experimentBun
     sanitizer: { sanitize: (s: string) => s },
     resolver: null,
     linkHandler: null,
-    latexTypesetter: null
+    latexTypesetter: null,
   }) as ExperimentRenderer;
   await renderer.renderModel({ trusted: false, data: bundle as never, metadata: {}, setData: () => undefined });
   document.body.appendChild(renderer.node);
@@ -44,7 +44,9 @@ describe('experiment renderer', () => {
   });
 
   it('renders a keep: badge, metric, better delta, rationale, resources, diff open with +/- lines', async () => {
-    const node = await render(record(3, { status: 'keep', metric: 0.99, best_before: 1, delta: -0.01, memory_gb: 44.1, cost_usd: 0.0123 }));
+    const node = await render(
+      record(3, { status: 'keep', metric: 0.99, best_before: 1, delta: -0.01, memory_gb: 44.1, cost_usd: 0.0123 }),
+    );
     expect(q(node, '.jp-AutoresearchExperiment-number').textContent).toBe('#3');
     const badge = q(node, '.jp-AutoresearchExperiment-status');
     expect(badge.textContent).toBe('keep');
@@ -63,7 +65,14 @@ describe('experiment renderer', () => {
     const diff = q(node, 'details.jp-AutoresearchExperiment-diff') as HTMLDetailsElement;
     expect(diff.open).toBe(true);
     const lines = [...diff.querySelectorAll('.jp-AutoresearchExperiment-diffLine')];
-    expect(lines.map(l => l.className.replace('jp-AutoresearchExperiment-diffLine jp-mod-', ''))).toEqual(['file', 'file', 'hunk', 'del', 'add', 'context']);
+    expect(lines.map(l => l.className.replace('jp-AutoresearchExperiment-diffLine jp-mod-', ''))).toEqual([
+      'file',
+      'file',
+      'hunk',
+      'del',
+      'add',
+      'context',
+    ]);
     expect(lines[3].textContent).toBe('-LEARNING_RATE = 0.001');
     expect(lines[4].textContent).toBe('+LEARNING_RATE = 0.0040');
     expect(node.querySelector('.jp-AutoresearchExperiment-log')).toBeNull();
@@ -85,7 +94,10 @@ describe('experiment renderer', () => {
   });
 
   it('reads the delta against the direction: for a higher-is-better metric a rise is better', async () => {
-    const node = await render(record(5, { status: 'keep', metric: 0.8, best_before: 0.7, delta: 0.1 }), { metric: 'accuracy', direction: 'higher' });
+    const node = await render(record(5, { status: 'keep', metric: 0.8, best_before: 0.7, delta: 0.1 }), {
+      metric: 'accuracy',
+      direction: 'higher',
+    });
     expect(q(node, '.jp-AutoresearchExperiment-metricName').textContent).toBe('accuracy');
     expect(q(node, '.jp-AutoresearchExperiment-delta').classList).toContain('jp-mod-better');
     expect(deltaQuality(0, 'lower')).toBe('same');
@@ -93,12 +105,16 @@ describe('experiment renderer', () => {
   });
 
   it('renders a crash with its reason and log tail, as text, never as markup', async () => {
-    const log = Array.from({ length: 40 }, (_, i) => `line ${i}`).join('\n') + '\n<img src=x onerror=alert(1)> RuntimeError: boom\n';
+    const log =
+      Array.from({ length: 40 }, (_, i) => `line ${i}`).join('\n') +
+      '\n<img src=x onerror=alert(1)> RuntimeError: boom\n';
     const node = await render(record(6, { status: 'crash' }), { log });
     expect(q(node, '.jp-AutoresearchExperiment-status').textContent).toBe('crash');
     expect(q(node, '.jp-AutoresearchExperiment-metricValue').textContent).toBe('—');
     expect(node.querySelector('.jp-AutoresearchExperiment-delta')).toBeNull();
-    expect(q(node, '.jp-AutoresearchExperiment-reason').textContent).toBe('Reason: exited with code 1: RuntimeError: boom');
+    expect(q(node, '.jp-AutoresearchExperiment-reason').textContent).toBe(
+      'Reason: exited with code 1: RuntimeError: boom',
+    );
     expect((q(node, 'details.jp-AutoresearchExperiment-diff') as HTMLDetailsElement).open).toBe(false);
     const logBox = q(node, 'details.jp-AutoresearchExperiment-log') as HTMLDetailsElement;
     expect(logBox.open).toBe(true);
@@ -121,8 +137,15 @@ describe('experiment renderer', () => {
 
   it('renders data that is not an experiment as a one-line error', async () => {
     const renderer = new ExperimentRenderer();
-    await renderer.renderModel({ trusted: false, data: { [EXPERIMENT_MIME]: { n: 'x' } }, metadata: {}, setData: () => undefined });
-    expect(q(renderer.node, '.jp-AutoresearchExperiment-error').textContent).toMatch(/^Not a valid autoresearch experiment/);
+    await renderer.renderModel({
+      trusted: false,
+      data: { [EXPERIMENT_MIME]: { n: 'x' } },
+      metadata: {},
+      setData: () => undefined,
+    });
+    expect(q(renderer.node, '.jp-AutoresearchExperiment-error').textContent).toMatch(
+      /^Not a valid autoresearch experiment/,
+    );
   });
 
   it('uses a line highlighter for code lines when one is given', async () => {
@@ -131,9 +154,14 @@ describe('experiment renderer', () => {
       highlight: async (code, el) => {
         seen.push(code);
         el.replaceChildren(Object.assign(document.createElement('span'), { className: 'tok', textContent: code }));
-      }
+      },
     });
-    await renderer.renderModel({ trusted: false, data: experimentBundle(record(1, { status: 'keep' })) as never, metadata: {}, setData: () => undefined });
+    await renderer.renderModel({
+      trusted: false,
+      data: experimentBundle(record(1, { status: 'keep' })) as never,
+      metadata: {},
+      setData: () => undefined,
+    });
     await new Promise(resolve => setTimeout(resolve, 0));
     expect(seen).toEqual(['LEARNING_RATE = 0.001', 'LEARNING_RATE = 0.0020', 'N_LAYER = 4']);
     const add = q(renderer.node, '.jp-mod-add');
@@ -150,9 +178,11 @@ describe('experiment renderer, noise-aware records', () => {
     const node = await render(keep);
     expect(q(node, '.jp-AutoresearchExperiment-metricValue').textContent).toBe('0.982000');
     expect(q(node, '.jp-AutoresearchExperiment-spread').textContent).toBe('± 0.0028 (2 runs)');
-    expect(q(node, '.jp-AutoresearchExperiment-reason').textContent).toBe('Reason: beats the noise (−0.0180; floor 0.0073 at 2σ, 2 runs)');
+    expect(q(node, '.jp-AutoresearchExperiment-reason').textContent).toBe(
+      'Reason: beats the noise (−0.0180; floor 0.0073 at 2σ, 2 runs)',
+    );
     expect(q(node, '.jp-AutoresearchExperiment-noise').textContent).toBe(
-      'Noise: σ 0.0040 per run; a gain counts beyond 0.0073 (2σ of the difference, best over 3 runs); runs spent: 1 measure, 1 confirm'
+      'Noise: σ 0.0040 per run; a gain counts beyond 0.0073 (2σ of the difference, best over 3 runs); runs spent: 1 measure, 1 confirm',
     );
     expect(q(node, '.jp-AutoresearchExperiment-confirmed').textContent).toBe('confirmed');
     const runs = [...node.querySelectorAll('.jp-AutoresearchExperiment-run')];
@@ -190,7 +220,9 @@ describe('experiment renderer, noise-aware records', () => {
 
 describe('parseDiff', () => {
   it('tells file headers from removed lines that start with dashes', () => {
-    const kinds = parseDiff('diff --git a/t.py b/t.py\nindex 1..2 100644\n--- a/t.py\n+++ b/t.py\n@@ -1,2 +1,2 @@\n--- x\n+++y\n ctx\n').map(l => l.kind);
+    const kinds = parseDiff(
+      'diff --git a/t.py b/t.py\nindex 1..2 100644\n--- a/t.py\n+++ b/t.py\n@@ -1,2 +1,2 @@\n--- x\n+++y\n ctx\n',
+    ).map(l => l.kind);
     expect(kinds).toEqual(['file', 'file', 'file', 'file', 'hunk', 'del', 'add', 'context']);
     expect(parseDiff('')).toEqual([]);
   });

@@ -10,7 +10,14 @@ import type { JournalRecord } from '../../src/core/journal';
 import { RunEvents, type EventMessage } from '../../src/lab/panel/run-events';
 import { waitFor } from '../helpers/workspace';
 
-const end = (i: number): JournalRecord => ({ type: 'run_end', ts: 't', reason: 'stop', message: String(i), best_commit: null, best_metric: null });
+const end = (i: number): JournalRecord => ({
+  type: 'run_end',
+  ts: 't',
+  reason: 'stop',
+  message: String(i),
+  best_commit: null,
+  best_metric: null,
+});
 
 let server: WebSocketServer | null = null;
 afterEach(() => server?.close());
@@ -24,7 +31,18 @@ describe('RunEvents', () => {
       connections.push(url);
       if (connections.length === 1) {
         socket.send(JSON.stringify({ type: 'records', start: 0, records: [end(0), end(1), end(2)] }));
-        socket.send(JSON.stringify({ type: 'state', tag: 't1', state: 'running', pid: 1, stopping: false, engine_tag: 't1', records: 3, in_flight: null }));
+        socket.send(
+          JSON.stringify({
+            type: 'state',
+            tag: 't1',
+            state: 'running',
+            pid: 1,
+            stopping: false,
+            engine_tag: 't1',
+            records: 3,
+            in_flight: null,
+          }),
+        );
         setTimeout(() => socket.terminate(), 50); // the connection drops
       } else {
         // A server that replays a little too much after the reconnect: 2 is sent again.
@@ -38,7 +56,7 @@ describe('RunEvents', () => {
       baseUrl: `http://127.0.0.1:${port}/`,
       wsUrl: `ws://127.0.0.1:${port}/`,
       token: 'tok',
-      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
     });
     const got: string[] = [];
     const links: boolean[] = [];
@@ -46,15 +64,23 @@ describe('RunEvents', () => {
       onMessage: (m: EventMessage) => {
         if (m.type === 'records') got.push(...m.records.map(r => (r as { message: string }).message));
       },
-      onConnection: up => links.push(up)
+      onConnection: up => links.push(up),
     });
     try {
       await waitFor(() => got.length >= 5, 10_000, 'five records');
       expect(got).toEqual(['0', '1', '2', '3', '4']);
       expect(links).toEqual([true, false, true]);
-      expect(connections.map(u => [u.pathname, u.searchParams.get('path'), u.searchParams.get('tag'), u.searchParams.get('since'), u.searchParams.get('token')])).toEqual([
+      expect(
+        connections.map(u => [
+          u.pathname,
+          u.searchParams.get('path'),
+          u.searchParams.get('tag'),
+          u.searchParams.get('since'),
+          u.searchParams.get('token'),
+        ]),
+      ).toEqual([
         ['/autoresearch/events', 'ws dir', 't1', '0', 'tok'],
-        ['/autoresearch/events', 'ws dir', 't1', '3', 'tok']
+        ['/autoresearch/events', 'ws dir', 't1', '3', 'tok'],
       ]);
     } finally {
       events.dispose();
@@ -69,7 +95,9 @@ describe('RunEvents refused for good', () => {
     const web = http.createServer((req, res) => {
       expect(req.url).toMatch(/^\/autoresearch\/runs\/status\?path=ws&tag=t1(&|$)/);
       res.writeHead(409, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ message: 'ws/.autoresearch/t1/journal.jsonl line 2 is not JSON; repair or delete that line' }));
+      res.end(
+        JSON.stringify({ message: 'ws/.autoresearch/t1/journal.jsonl line 2 is not JSON; repair or delete that line' }),
+      );
     });
     web.on('upgrade', (_req, socket) => {
       upgrades += 1;
@@ -78,11 +106,15 @@ describe('RunEvents refused for good', () => {
     await new Promise<void>(resolve => web.listen(0, '127.0.0.1', resolve));
     const port = (web.address() as { port: number }).port;
     const settings = ServerConnection.makeSettings({
-      baseUrl: `http://127.0.0.1:${port}/`, wsUrl: `ws://127.0.0.1:${port}/`, token: 'tok',
-      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket
+      baseUrl: `http://127.0.0.1:${port}/`,
+      wsUrl: `ws://127.0.0.1:${port}/`,
+      token: 'tok',
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
     });
     const errors: string[] = [];
-    const events = new RunEvents(settings, 'ws', 't1', { onMessage: m => m.type === 'error' && errors.push(m.message) });
+    const events = new RunEvents(settings, 'ws', 't1', {
+      onMessage: m => m.type === 'error' && errors.push(m.message),
+    });
     try {
       await waitFor(() => errors.length > 0, 10_000, 'the refusal');
       expect(errors).toEqual(['ws/.autoresearch/t1/journal.jsonl line 2 is not JSON; repair or delete that line']);

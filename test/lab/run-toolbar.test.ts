@@ -37,8 +37,16 @@ describe('RunToolbar.runOptions', () => {
 
   it('lets its own fields win over the settings, and sends a model only to a proposer with one', () => {
     const settings = { ...defaults, model: 'from-settings', budget_s: 300 };
-    expect(toolbar('offline', 'm1', '30').runOptions(settings)).toEqual({ proposer: 'offline', budget_s: 30, workers: 1 });
-    expect(toolbar('claude', ' m1 ', '30').runOptions(settings)).toMatchObject({ proposer: 'claude', model: 'm1', budget_s: 30 });
+    expect(toolbar('offline', 'm1', '30').runOptions(settings)).toEqual({
+      proposer: 'offline',
+      budget_s: 30,
+      workers: 1,
+    });
+    expect(toolbar('claude', ' m1 ', '30').runOptions(settings)).toMatchObject({
+      proposer: 'claude',
+      model: 'm1',
+      budget_s: 30,
+    });
     expect(toolbar('claude', '', '30').runOptions(settings)).not.toHaveProperty('model');
   });
 });

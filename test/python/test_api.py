@@ -5,8 +5,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import alive, git_status, journal, make_workspace, wait_for
 
+from conftest import alive, git_status, journal, make_workspace, wait_for
 from jupyterlab_autoresearch.workspaces import engine_log_path
 
 BAD_RUN_BODIES = [
@@ -112,7 +112,9 @@ async def test_create_a_workspace_then_find_it(jp_root_dir, engine_bundle, super
 
     code, listed = await api("workspaces")
     assert code == 200
-    assert {"path": "projects/first", "name": "first", "program": True, "runs": [], "engine": None} in listed["workspaces"]
+    assert {"path": "projects/first", "name": "first", "program": True, "runs": [], "engine": None} in listed[
+        "workspaces"
+    ]
 
 
 async def test_without_node_a_start_says_what_to_install(workspace, supervisor, api, monkeypatch, tmp_path):
@@ -147,7 +149,15 @@ async def test_a_refusal_after_the_start_wait_shows_in_the_runs(workspace, super
 
 
 async def test_the_noise_options_reach_the_engine_as_flags(workspace, supervisor, api):
-    body = {"path": "ws", "proposer": "offline", "tag": "noisy", "max_experiments": 0, "noise_runs": 1, "keep_sigma": 0.5, "confirm_runs": 0}
+    body = {
+        "path": "ws",
+        "proposer": "offline",
+        "tag": "noisy",
+        "max_experiments": 0,
+        "noise_runs": 1,
+        "keep_sigma": 0.5,
+        "confirm_runs": 0,
+    }
     code, started = await api("runs", "POST", body)
     assert code == 202, started
     await wait_for(lambda: not alive(started["pid"]), timeout=60, what="the engine to finish")
@@ -243,7 +253,9 @@ async def test_start_experiments_stream_conflict_and_stop(workspace, supervisor,
     assert code == 404 and missing["field"] == "tag"
 
 
-async def test_the_stream_sends_the_live_log_of_the_running_experiment(jp_root_dir, engine_bundle, supervisor, api, jp_ws_fetch):
+async def test_the_stream_sends_the_live_log_of_the_running_experiment(
+    jp_root_dir, engine_bundle, supervisor, api, jp_ws_fetch
+):
     make_workspace(Path(jp_root_dir) / "slow", sleep=1.5)
     code, started = await api("runs", "POST", {"path": "slow", "proposer": "offline", "tag": "live"})
     assert code == 202, started
@@ -266,7 +278,14 @@ async def test_the_stream_sends_the_live_log_of_the_running_experiment(jp_root_d
 async def test_a_corrupt_journal_line_is_a_409_naming_the_line(workspace, supervisor, api):
     run = workspace / ".autoresearch" / "bad"
     run.mkdir(parents=True)
-    good = {"type": "run_end", "ts": "2026-01-01T00:00:00Z", "reason": "stop", "message": None, "best_commit": None, "best_metric": None}
+    good = {
+        "type": "run_end",
+        "ts": "2026-01-01T00:00:00Z",
+        "reason": "stop",
+        "message": None,
+        "best_commit": None,
+        "best_metric": None,
+    }
     (run / "journal.jsonl").write_text(json.dumps(good) + "\n{oops\n" + json.dumps(good) + "\n")
     code, reply = await api("experiments", path="ws", tag="bad")
     assert code == 409 and "line 2" in reply["message"]
@@ -283,7 +302,14 @@ async def test_the_stream_replays_in_bounded_batches_from_since(workspace, super
     run = workspace / ".autoresearch" / "long"
     run.mkdir(parents=True)
     ends = [
-        {"type": "run_end", "ts": "2026-01-01T00:00:00Z", "reason": "stop", "message": str(i), "best_commit": None, "best_metric": None}
+        {
+            "type": "run_end",
+            "ts": "2026-01-01T00:00:00Z",
+            "reason": "stop",
+            "message": str(i),
+            "best_commit": None,
+            "best_metric": None,
+        }
         for i in range(1200)
     ]
     (run / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ends))

@@ -55,7 +55,7 @@ def test_every_route_of_the_extension_is_in_the_list(jp_serverapp, jp_base_url):
             pattern = getattr(inner.matcher, "regex", None)
             if pattern is None or not pattern.pattern.startswith(prefix):
                 continue
-            name = pattern.pattern[len(prefix):].rstrip("$")
+            name = pattern.pattern[len(prefix) :].rstrip("$")
             cls = inner.target
             for method in ("get", "post", "put", "patch", "delete"):
                 if getattr(cls, method) is not getattr(RequestHandler, method):
@@ -76,8 +76,11 @@ async def test_every_route_refuses_a_request_without_the_token(
             await websocket_connect(HTTPRequest(f"ws://{url}", headers=XSRF_HEADERS))
         else:
             request = HTTPRequest(
-                f"http://{url}", method=method, body=json.dumps(body) if method == "POST" else None,
-                headers={**XSRF_HEADERS, "Content-Type": "application/json"}, follow_redirects=False,
+                f"http://{url}",
+                method=method,
+                body=json.dumps(body) if method == "POST" else None,
+                headers={**XSRF_HEADERS, "Content-Type": "application/json"},
+                follow_redirects=False,
             )
             await AsyncHTTPClient().fetch(request)
     assert refused.value.code == 403
@@ -98,8 +101,10 @@ async def test_a_failed_xsrf_check_says_so(jp_http_port, jp_base_url, workspace,
     """The control: with a cookie and header that disagree, the 403 names XSRF, so the 403s above,
     which do not, come from the auth decorators and not from the XSRF check."""
     request = HTTPRequest(
-        f"http://localhost:{jp_http_port}{jp_base_url}autoresearch/runs/stop", method="POST",
-        body=json.dumps({"path": "ws"}), headers={**XSRF_HEADERS, "X-XSRFToken": "another", "Content-Type": "application/json"},
+        f"http://localhost:{jp_http_port}{jp_base_url}autoresearch/runs/stop",
+        method="POST",
+        body=json.dumps({"path": "ws"}),
+        headers={**XSRF_HEADERS, "X-XSRFToken": "another", "Content-Type": "application/json"},
     )
     with pytest.raises(HTTPClientError) as refused:
         await AsyncHTTPClient().fetch(request)

@@ -2,19 +2,51 @@
 message, never a 500 or a traceback in the server's log. Real server, real files."""
 
 import json
-from pathlib import Path
 
 import pytest
 from tornado.httpclient import HTTPClientError
 
-END = {"type": "run_end", "ts": "2026-01-01T00:00:00Z", "reason": "stop", "message": None, "best_commit": None, "best_metric": None}
-START = {"type": "experiment_start", "ts": "2026-01-01T00:00:00Z", "n": 1, "parent_commit": "abc1234", "description": "d"}
+END = {
+    "type": "run_end",
+    "ts": "2026-01-01T00:00:00Z",
+    "reason": "stop",
+    "message": None,
+    "best_commit": None,
+    "best_metric": None,
+}
+START = {
+    "type": "experiment_start",
+    "ts": "2026-01-01T00:00:00Z",
+    "n": 1,
+    "parent_commit": "abc1234",
+    "description": "d",
+}
 EXPERIMENT = {
-    "type": "experiment", "ts": "2026-01-01T00:00:00Z", "n": 0, "parent_commit": "abc1234", "commit": "abc1234",
-    "description": "baseline", "rationale": "", "diff": "", "lines_added": 0, "lines_removed": 0, "summary": {},
-    "metric": 1.0, "best_before": None, "delta": None, "status": "keep", "reason": None, "memory_gb": 0.0,
-    "timings": {}, "exit_code": 0, "signal": None, "log_path": None, "log_truncated": False, "proposer": "offline",
-    "usage": {"input_tokens": 0, "output_tokens": 0}, "cost_usd": 0.0,
+    "type": "experiment",
+    "ts": "2026-01-01T00:00:00Z",
+    "n": 0,
+    "parent_commit": "abc1234",
+    "commit": "abc1234",
+    "description": "baseline",
+    "rationale": "",
+    "diff": "",
+    "lines_added": 0,
+    "lines_removed": 0,
+    "summary": {},
+    "metric": 1.0,
+    "best_before": None,
+    "delta": None,
+    "status": "keep",
+    "reason": None,
+    "memory_gb": 0.0,
+    "timings": {},
+    "exit_code": 0,
+    "signal": None,
+    "log_path": None,
+    "log_truncated": False,
+    "proposer": "offline",
+    "usage": {"input_tokens": 0, "output_tokens": 0},
+    "cost_usd": 0.0,
 }
 
 
@@ -51,11 +83,15 @@ def strict_json(body: bytes):
 
 
 def no_traceback(server_log: list[str]) -> None:
-    assert not [ln for ln in server_log if "Traceback" in ln or ln.startswith(("ERROR", "CRITICAL"))], "\n".join(server_log)
+    assert not [ln for ln in server_log if "Traceback" in ln or ln.startswith(("ERROR", "CRITICAL"))], "\n".join(
+        server_log
+    )
 
 
 @pytest.mark.parametrize("bad", list(BAD_LINES.values()), ids=list(BAD_LINES))
-async def test_a_bad_journal_line_is_reported_for_its_run_only(bad, workspace, supervisor, jp_fetch, jp_ws_fetch, server_log):
+async def test_a_bad_journal_line_is_reported_for_its_run_only(
+    bad, workspace, supervisor, jp_fetch, jp_ws_fetch, server_log
+):
     for tag, text in (("good", json.dumps(END)), ("bad", f"{json.dumps(END)}\n{bad}\n{json.dumps(END)}")):
         (workspace / ".autoresearch" / tag).mkdir(parents=True)
         (workspace / ".autoresearch" / tag / "journal.jsonl").write_text(text + "\n")
@@ -100,7 +136,9 @@ WS_REFUSALS = [
 
 
 @pytest.mark.parametrize("params,status,says", WS_REFUSALS, ids=[str(p)[:40] for p, _, _ in WS_REFUSALS])
-async def test_the_event_stream_refuses_before_the_upgrade_with_a_4xx(params, status, says, workspace, supervisor, jp_ws_fetch, server_log):
+async def test_the_event_stream_refuses_before_the_upgrade_with_a_4xx(
+    params, status, says, workspace, supervisor, jp_ws_fetch, server_log
+):
     (workspace / ".autoresearch" / "t").mkdir(parents=True)
     (workspace / ".autoresearch" / "t" / "journal.jsonl").write_text(json.dumps(END) + "\n")
     with pytest.raises(HTTPClientError) as refused:

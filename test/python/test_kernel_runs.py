@@ -5,12 +5,16 @@ import os
 from pathlib import Path
 
 from conftest import STAND_IN, alive, journal, make_workspace, wait_for
-
 from jupyterlab_autoresearch.supervisor import Supervisor, server_url
 
 
 def test_the_kernel_option_becomes_kernel_executor_flags_and_the_token_stays_out_of_argv():
-    opts = {"kernel": "gpu", "server_url": "http://127.0.0.1:8888/lab%20x/", "jupyter_token": "s3cret-token", "max_experiments": 2}
+    opts = {
+        "kernel": "gpu",
+        "server_url": "http://127.0.0.1:8888/lab%20x/",
+        "jupyter_token": "s3cret-token",
+        "max_experiments": 2,
+    }
     flags = Supervisor._flags(opts)
     assert flags[flags.index("--executor") + 1] == "kernel"
     assert flags[flags.index("--kernel") + 1] == "gpu"
@@ -30,8 +34,12 @@ def test_the_server_url_is_the_loopback_address_unless_the_server_listens_on_one
     assert server_url("fe80::1", 8888, "/") == "http://[fe80::1]:8888/"
 
 
-async def test_a_run_with_a_kernel_trains_through_this_servers_kernel(workspace, supervisor, api, jp_serverapp, jp_fetch):
-    code, started = await api("runs", "POST", {"path": "ws", "proposer": "offline", "tag": "k", "kernel": "python3", "max_experiments": 1})
+async def test_a_run_with_a_kernel_trains_through_this_servers_kernel(
+    workspace, supervisor, api, jp_serverapp, jp_fetch
+):
+    code, started = await api(
+        "runs", "POST", {"path": "ws", "proposer": "offline", "tag": "k", "kernel": "python3", "max_experiments": 1}
+    )
     assert code == 202, started
     pid = started["pid"]
     environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
@@ -62,16 +70,31 @@ async def test_a_run_with_a_kernel_trains_through_this_servers_kernel(workspace,
     assert kernels == []
 
 
-ENV_PRINTING = STAND_IN.replace('print("---")', 'import os\nfor k, v in sorted(os.environ.items()):\n    print("ENV", k, v)\nprint("---")')
+ENV_PRINTING = STAND_IN.replace(
+    'print("---")', 'import os\nfor k, v in sorted(os.environ.items()):\n    print("ENV", k, v)\nprint("---")'
+)
 
 
-async def test_a_panel_run_through_a_kernel_keeps_the_key_and_the_token_from_train_py(engine_bundle, jp_root_dir, supervisor, api, jp_serverapp):
+async def test_a_panel_run_through_a_kernel_keeps_the_key_and_the_token_from_train_py(
+    engine_bundle, jp_root_dir, supervisor, api, jp_serverapp
+):
     # What a user with a key does: ANTHROPIC_API_KEY in the server's environment, so in the
     # engine's and in every kernel the server starts.
     os.environ["ANTHROPIC_API_KEY"] = "sk-ant-test-never-in-a-log-0123456789"
     try:
         make_workspace(Path(jp_root_dir) / "envws", train=ENV_PRINTING.format(sleep=0.1))
-        code, started = await api("runs", "POST", {"path": "envws", "proposer": "offline", "tag": "k", "kernel": "python3", "max_experiments": 0, "noise_runs": 1})
+        code, started = await api(
+            "runs",
+            "POST",
+            {
+                "path": "envws",
+                "proposer": "offline",
+                "tag": "k",
+                "kernel": "python3",
+                "max_experiments": 0,
+                "noise_runs": 1,
+            },
+        )
         assert code == 202, started
 
         async def ended():

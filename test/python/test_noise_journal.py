@@ -5,6 +5,7 @@ show() give the runs. The journal is written here by hand, so these tests need n
 import json
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,10 +26,22 @@ def commit(n: int) -> str:
 def run(n: int, i: int, metric, purpose: str, k: int, of: int | None = None) -> dict:
     of = n if of is None else of
     return {
-        "type": "run", "ts": TS, "n": n, "commit": commit(of), "state": f"state{of}", "purpose": purpose, "k": k,
-        "seed": 1000 * n + i, "metric": metric, "summary": {} if metric is None else {"val_bpb": metric}, "run_s": 60.0,
-        "exit_code": 0 if metric is not None else 1, "signal": None, "reason": None if metric is not None else "exited with code 1",
-        "memory_gb": 2.0, "log_path": f".autoresearch/t/logs/{n:04d}{'' if i == 1 else f'-{i}'}.log",
+        "type": "run",
+        "ts": TS,
+        "n": n,
+        "commit": commit(of),
+        "state": f"state{of}",
+        "purpose": purpose,
+        "k": k,
+        "seed": 1000 * n + i,
+        "metric": metric,
+        "summary": {} if metric is None else {"val_bpb": metric},
+        "run_s": 60.0,
+        "exit_code": 0 if metric is not None else 1,
+        "signal": None,
+        "reason": None if metric is not None else "exited with code 1",
+        "memory_gb": 2.0,
+        "log_path": f".autoresearch/t/logs/{n:04d}{'' if i == 1 else f'-{i}'}.log",
     }
 
 
@@ -36,17 +49,49 @@ def experiment(n: int, runs: list[dict], status: str, verdict: dict | None, **ov
     own = [r for r in runs if r["state"] == f"state{n}"]
     values = [r["metric"] for r in own if r["metric"] is not None]
     record = {
-        "type": "experiment", "ts": TS, "n": n, "parent_commit": commit(max(0, n - 1)), "commit": commit(n),
-        "description": f"experiment {n}", "rationale": "", "diff": "", "lines_added": 0, "lines_removed": 0, "summary": {},
-        "metric": sum(values) / len(values) if values else None, "best_before": None if n == 0 else 1.0, "delta": None,
-        "status": status, "reason": None, "memory_gb": 2.0, "timings": {"propose_s": 1, "run_s": 60.0 * len(runs), "total_s": 61.0 * len(runs)},
-        "exit_code": 0, "signal": None, "log_path": None, "log_truncated": False, "proposer": "baseline" if n == 0 else "offline",
-        "usage": USAGE, "cost_usd": 0.0, "state": f"state{n}",
-        "runs": [{"k": r["k"], "seed": r["seed"], "metric": r["metric"], "run_s": r["run_s"], "log_path": r["log_path"]} for r in own],
+        "type": "experiment",
+        "ts": TS,
+        "n": n,
+        "parent_commit": commit(max(0, n - 1)),
+        "commit": commit(n),
+        "description": f"experiment {n}",
+        "rationale": "",
+        "diff": "",
+        "lines_added": 0,
+        "lines_removed": 0,
+        "summary": {},
+        "metric": sum(values) / len(values) if values else None,
+        "best_before": None if n == 0 else 1.0,
+        "delta": None,
+        "status": status,
+        "reason": None,
+        "memory_gb": 2.0,
+        "timings": {"propose_s": 1, "run_s": 60.0 * len(runs), "total_s": 61.0 * len(runs)},
+        "exit_code": 0,
+        "signal": None,
+        "log_path": None,
+        "log_truncated": False,
+        "proposer": "baseline" if n == 0 else "offline",
+        "usage": USAGE,
+        "cost_usd": 0.0,
+        "state": f"state{n}",
+        "runs": [
+            {"k": r["k"], "seed": r["seed"], "metric": r["metric"], "run_s": r["run_s"], "log_path": r["log_path"]}
+            for r in own
+        ],
     }
     if verdict is not None:
-        record["verdict"] = {"sigma": 0.004, "se": None, "floor": None, "keep_sigma": 2, "best_runs": 3, "strict": False,
-                             "confirmed": False, "spent": {"measure": 1, "noise": 0, "confirm": 0, "best": 0}, **verdict}
+        record["verdict"] = {
+            "sigma": 0.004,
+            "se": None,
+            "floor": None,
+            "keep_sigma": 2,
+            "best_runs": 3,
+            "strict": False,
+            "confirmed": False,
+            "spent": {"measure": 1, "noise": 0, "confirm": 0, "best": 0},
+            **verdict,
+        }
     record.update(over)
     return record
 
@@ -57,23 +102,65 @@ def noisy_records() -> list[dict]:
     r0 = [run(0, 1, 1.0, "measure", 1), run(0, 2, 1.004, "noise", 2), run(0, 3, 0.996, "noise", 3)]
     r1 = [run(1, 1, 0.98, "measure", 1), run(1, 2, 0.984, "confirm", 2)]
     r2 = [run(2, 1, 0.979, "measure", 1), run(2, 2, 0.983, "best", 3, of=1), run(2, 3, 0.985, "confirm", 2)]
-    start = {"type": "run_start", "ts": TS, "tag": "t", "branch": "autoresearch/t", "resume": False, "base_commit": "a" * 40,
-             "proposer": "offline", "seed": 0, "readonly_hashes": {}, "engine_version": "0.2.0", "pid": 1,
-             "config": {"metric": "val_bpb", "direction": "lower", "budget_s": 60, "timeout_s": 120, "run": "python train.py",
-                        "editable": ["train.py"], "readonly": [], "noise_runs": 3, "keep_sigma": 2, "confirm_runs": 2}}
+    start = {
+        "type": "run_start",
+        "ts": TS,
+        "tag": "t",
+        "branch": "autoresearch/t",
+        "resume": False,
+        "base_commit": "a" * 40,
+        "proposer": "offline",
+        "seed": 0,
+        "readonly_hashes": {},
+        "engine_version": "0.2.0",
+        "pid": 1,
+        "config": {
+            "metric": "val_bpb",
+            "direction": "lower",
+            "budget_s": 60,
+            "timeout_s": 120,
+            "run": "python train.py",
+            "editable": ["train.py"],
+            "readonly": [],
+            "noise_runs": 3,
+            "keep_sigma": 2,
+            "confirm_runs": 2,
+        },
+    }
     return [
-        start, *r0,
-        experiment(0, r0, "keep", {"se": 0.0023, "best_runs": 0, "confirmed": True}, reason="the reference: mean of 3 runs, σ 0.0040"),
+        start,
+        *r0,
+        experiment(
+            0,
+            r0,
+            "keep",
+            {"se": 0.0023, "best_runs": 0, "confirmed": True},
+            reason="the reference: mean of 3 runs, σ 0.0040",
+        ),
         *r1,
-        experiment(1, r1, "keep", {"se": 0.0028, "floor": 0.0073, "confirmed": True}, delta=-0.018, reason="beats the noise (−0.0180; floor 0.0073 at 2σ, 2 runs)"),
+        experiment(
+            1,
+            r1,
+            "keep",
+            {"se": 0.0028, "floor": 0.0073, "confirmed": True},
+            delta=-0.018,
+            reason="beats the noise (−0.0180; floor 0.0073 at 2σ, 2 runs)",
+        ),
         *r2,
-        experiment(2, r2, "discard", {"se": 0.0028, "floor": 0.0073}, delta=-0.0002, reason="within noise (−0.0002; floor 0.0073 at 2σ)"),
+        experiment(
+            2,
+            r2,
+            "discard",
+            {"se": 0.0028, "floor": 0.0073},
+            delta=-0.0002,
+            reason="within noise (−0.0002; floor 0.0073 at 2σ)",
+        ),
         {"type": "experiment_start", "ts": TS, "n": 3, "parent_commit": commit(1), "description": "experiment 3"},
         run(3, 1, 0.99, "measure", 1),
     ]
 
 
-def write_journal(folder, records) -> "Path":
+def write_journal(folder, records) -> Path:
     journal = folder / ".autoresearch" / "t" / "journal.jsonl"
     journal.parent.mkdir(parents=True, exist_ok=True)
     journal.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -88,7 +175,10 @@ def test_run_records_and_the_new_experiment_fields_are_valid():
     lacking = {k: v for k, v in run(1, 1, 0.9, "measure", 1).items() if k != "state"}
     assert problem(lacking) == "run record lacks 'state'"
     exp = next(r for r in noisy_records() if r["type"] == "experiment" and r["n"] == 1)
-    assert problem({**exp, "runs": [{"k": 1, "seed": 1, "run_s": 1.0, "log_path": None}]}) == "experiment.runs[0] lacks 'metric'"
+    assert (
+        problem({**exp, "runs": [{"k": 1, "seed": 1, "run_s": 1.0, "log_path": None}]})
+        == "experiment.runs[0] lacks 'metric'"
+    )
     assert problem({**exp, "verdict": 2}) == "experiment.verdict is integer 2, expected object"
     assert problem({**exp, "same_as": "x"}) == 'experiment.same_as is string "x", expected integer'
 
@@ -110,7 +200,9 @@ def test_the_server_counts_experiments_not_runs(tmp_path):
 def test_a_bad_run_record_stops_the_read_at_its_line(tmp_path):
     records = noisy_records()
     records[2] = {**records[2], "metric": "high"}
-    with pytest.raises(JournalError, match='line 3 is not a valid journal record: run.metric is string "high", expected number or null'):
+    with pytest.raises(
+        JournalError, match='line 3 is not a valid journal record: run.metric is string "high", expected number or null'
+    ):
         read_journal(write_journal(tmp_path, records))
 
 
@@ -130,7 +222,11 @@ def test_load_gives_each_experiment_its_runs(tmp_path, monkeypatch):
 
 def test_load_of_an_older_journal_counts_one_run_per_experiment(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
-    old = [{k: v for k, v in r.items() if k not in ("runs", "verdict", "state")} for r in noisy_records() if r["type"] != "run"]
+    old = [
+        {k: v for k, v in r.items() if k not in ("runs", "verdict", "state")}
+        for r in noisy_records()
+        if r["type"] != "run"
+    ]
     old[2]["status"] = "crash"
     old[2]["metric"] = None
     rows = load(write_journal(tmp_path, old))
@@ -159,7 +255,10 @@ def test_show_renders_what_the_export_does(tmp_path, engine_bundle):
     summary, chart, *experiments = notebook_outputs(tmp_path)
     assert set(summary) == {"text/markdown", "text/plain"}
     assert "σ 0.00" in summary["text/markdown"] and "trust: " in summary["text/markdown"]
-    assert "5 of 9 runs on measurement and confirmation (2 noise, 2 confirmation, 1 re-measuring the best)" in summary["text/markdown"]
+    assert (
+        "5 of 9 runs on measurement and confirmation (2 noise, 2 confirmation, 1 re-measuring the best)"
+        in summary["text/markdown"]
+    )
     assert chart["application/vnd.vegalite.v5+json"]["layer"][0]["name"] == "noise band"
     assert [b[EXPERIMENT_MIME]["n"] for b in experiments] == [0, 1, 2]
     kept = experiments[1]
@@ -198,7 +297,11 @@ async def test_the_stream_follows_each_run_of_the_experiment_in_flight(workspace
     (logs / "0003-3.log").write_text("third run\n")
     with open(journal, "a") as f:
         f.write(json.dumps(run(3, 2, 0.991, "confirm", 2)) + "\n")
-    message = await wait_for(lambda: until(lambda m: m if m["type"] == "log" and m["path"].endswith("0003-3.log") else None), timeout=30, what="the third run's log")
+    message = await wait_for(
+        lambda: until(lambda m: m if m["type"] == "log" and m["path"].endswith("0003-3.log") else None),
+        timeout=30,
+        what="the third run's log",
+    )
     assert message["lines"] == ["third run"] and message["reset"]
     assert any(m["type"] == "records" and m["records"][0]["type"] == "run" for m in seen[1:])
     socket.close()

@@ -41,9 +41,23 @@ def workspace(tmp_path_factory):
     git(ws, "add", "-A")
     git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "initial")
     run = subprocess.run(
-        [node, str(engine_path()), "run", str(ws), "--tag", "t1", "--max-experiments", "2", "--proposer", "offline",
-         "--python", sys.executable],
-        capture_output=True, text=True, timeout=120,
+        [
+            node,
+            str(engine_path()),
+            "run",
+            str(ws),
+            "--tag",
+            "t1",
+            "--max-experiments",
+            "2",
+            "--proposer",
+            "offline",
+            "--python",
+            sys.executable,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 0, run.stderr
     return ws
@@ -64,7 +78,18 @@ def test_load_returns_a_dataframe_of_the_experiments(workspace):
     assert df["status"].iloc[0] == "keep"
     assert df["metric"].iloc[0] == expected[0]["metric"]
     assert list(df["description"]) == [e["description"] for e in expected]
-    for column in ("n", "status", "metric", "delta", "description", "rationale", "diff", "memory_gb", "timings", "cost_usd"):
+    for column in (
+        "n",
+        "status",
+        "metric",
+        "delta",
+        "description",
+        "rationale",
+        "diff",
+        "memory_gb",
+        "timings",
+        "cost_usd",
+    ):
         assert column in df.columns
     assert "type" not in df.columns
 
@@ -80,7 +105,9 @@ def test_load_without_pandas_returns_dicts(workspace, monkeypatch):
     ]
     # Each experiment's runs: the record's own list when the engine repeats runs, else its one run.
     assert [r["runs"] for r in rows] == [len(e["runs"]) if "runs" in e else 1 for e in expected]
-    assert [r["run_metrics"] for r in rows] == [[x["metric"] for x in e["runs"]] if "runs" in e else [e["metric"]] for e in expected]
+    assert [r["run_metrics"] for r in rows] == [
+        [x["metric"] for x in e["runs"]] if "runs" in e else [e["metric"]] for e in expected
+    ]
 
 
 def test_load_takes_a_journal_file_or_run_folder(workspace, monkeypatch):
@@ -124,7 +151,7 @@ def test_show_displays_the_chart_then_each_experiment(workspace, monkeypatch):
     assert chart[VEGALITE_MIME]["$schema"].endswith("vega-lite/v5.json")
     expected = journal_experiments(workspace)
     assert len(experiments) == len(expected)
-    for bundle, record in zip(experiments, expected):
+    for bundle, record in zip(experiments, expected, strict=True):
         assert set(bundle) == {EXPERIMENT_MIME, "text/html", "text/plain"}
         assert bundle[EXPERIMENT_MIME]["n"] == record["n"]
         assert isinstance(bundle["text/html"], str) and f"<b>#{record['n']}</b>" in bundle["text/html"]
@@ -139,7 +166,9 @@ def test_show_without_node_reads_an_exported_notebook(workspace, monkeypatch, tm
     with pytest.raises(RuntimeError, match="Node.js >= 20 is required.*autoresearch export"):
         show(workspace)
     exported = workspace / "t1.ipynb"
-    subprocess.run([shutil.which("node"), str(engine_path()), "export", str(workspace)], check=True, capture_output=True)
+    subprocess.run(
+        [shutil.which("node"), str(engine_path()), "export", str(workspace)], check=True, capture_output=True
+    )
     try:
         from_file = capture_display(monkeypatch)
         show(workspace)

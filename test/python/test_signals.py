@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import alive, wait_for
 
 # A process that a check by command line alone takes for an engine: its argv ends in the bundle's
@@ -36,7 +37,9 @@ def proc_identity(pid: int) -> dict:
 def write_engine_json(ws: Path, **fields) -> None:
     state = ws / ".autoresearch"
     state.mkdir(exist_ok=True)
-    (state / "engine.json").write_text(json.dumps({"tag": "t", "started": "2026-01-01T00:00:00Z", "run_pgid": None, **fields}))
+    (state / "engine.json").write_text(
+        json.dumps({"tag": "t", "started": "2026-01-01T00:00:00Z", "run_pgid": None, **fields})
+    )
 
 
 @pytest.fixture
@@ -93,8 +96,13 @@ async def test_a_stale_or_forged_engine_json_makes_no_process_an_engine(identity
     victim = spawn()  # a process group that has nothing to do with autoresearch
     procs += [fake, victim]
     ident = identity(fake.pid)
-    write_engine_json(workspace, pid=fake.pid, run_pgid=victim.pid, run_pgids=[victim.pid],
-                      **({"identity": ident} if ident is not None else {}))
+    write_engine_json(
+        workspace,
+        pid=fake.pid,
+        run_pgid=victim.pid,
+        run_pgids=[victim.pid],
+        **({"identity": ident} if ident is not None else {}),
+    )
     supervisor.stop_grace_s = 0.5
 
     code, listed = await api("workspaces")
@@ -134,7 +142,10 @@ async def test_the_escalation_kills_only_the_recorded_engine_and_runs(workspace,
         identity=proc_identity(engine.pid),
         run_pgid=genuine.pid,
         run_pgids=[genuine.pid, unrecorded.pid, reused.pid],
-        run_identities={str(genuine.pid): proc_identity(genuine.pid), str(reused.pid): {**proc_identity(reused.pid), "start": "1"}},
+        run_identities={
+            str(genuine.pid): proc_identity(genuine.pid),
+            str(reused.pid): {**proc_identity(reused.pid), "start": "1"},
+        },
     )
     supervisor.stop_grace_s = 0.5
 
@@ -158,7 +169,9 @@ async def test_the_server_s_own_engine_is_stopped_without_an_identity(workspace,
     assert code == 202, started
     info_file = workspace / ".autoresearch" / "engine.json"
     await wait_for(lambda: info_file.exists(), what="engine.json")
-    await wait_for(lambda: json.loads(info_file.read_text() or "{}").get("pid") == started["pid"], what="the engine's pid")
+    await wait_for(
+        lambda: json.loads(info_file.read_text() or "{}").get("pid") == started["pid"], what="the engine's pid"
+    )
     raw = json.loads(info_file.read_text())
     raw.pop("identity", None)
     info_file.write_text(json.dumps(raw))

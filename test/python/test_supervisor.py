@@ -7,13 +7,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import alive, git_status, journal, make_workspace, wait_for
 
+from conftest import alive, git_status, journal, make_workspace, wait_for
 from jupyterlab_autoresearch import validate
+from jupyterlab_autoresearch.engine_info import read_engine_info
 from jupyterlab_autoresearch.journal import JournalError, JournalTail, in_flight, in_flight_all, problem, summarize
 from jupyterlab_autoresearch.node import engine_path
 from jupyterlab_autoresearch.run_options import run_options
-from jupyterlab_autoresearch.engine_info import read_engine_info
 from jupyterlab_autoresearch.supervisor import Supervisor
 
 
@@ -65,7 +65,10 @@ async def test_after_a_server_restart_a_running_engine_is_found_and_stopped(work
     # Started from a terminal, not by this server: the server knows it only from engine.json.
     engine = subprocess.Popen(
         ["node", str(engine_path()), "run", str(workspace), "--proposer", "offline", "--tag", "cli"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     try:
         await wait_for(lambda: _count(workspace, "cli") >= 1, what="the CLI engine's first experiment")
@@ -112,7 +115,9 @@ print("val_bpb: 1.0")
 """
 
 
-async def test_an_engine_that_outlives_the_grace_is_killed_with_its_training_run(jp_root_dir, engine_bundle, supervisor, api):
+async def test_an_engine_that_outlives_the_grace_is_killed_with_its_training_run(
+    jp_root_dir, engine_bundle, supervisor, api
+):
     ws = make_workspace(Path(jp_root_dir) / "stubborn", train=STUBBORN)
     with (ws / ".git" / "info" / "exclude").open("a") as exclude:
         exclude.write("train.pid\nhang\n")
@@ -134,6 +139,7 @@ async def test_an_engine_that_outlives_the_grace_is_killed_with_its_training_run
     await wait_for(lambda: not alive(started["pid"]), timeout=10, what="SIGKILL of the engine")
     # Its training run has its own process group, which the wedged engine can no longer kill.
     await wait_for(lambda: not _group_alive(group), timeout=5, what="SIGKILL of the training run's group")
+
     # A SIGKILLed engine's threads take a moment to exit before it can be reaped (its main
     # thread already shows as a zombie), so the state settles rather than flips at once.
     async def died():
@@ -205,7 +211,9 @@ def test_run_options_become_engine_flags():
 
 
 def test_every_run_option_the_declaration_gives_the_server_becomes_its_flag():
-    flags = Supervisor._flags({"tag": "t1", "noise_runs": 1, "keep_sigma": 0.5, "confirm_runs": 0, "resume": True, "pipeline": True})
+    flags = Supervisor._flags(
+        {"tag": "t1", "noise_runs": 1, "keep_sigma": 0.5, "confirm_runs": 0, "resume": True, "pipeline": True}
+    )
     assert flags == ["--tag", "t1", "--noise-runs", "1", "--keep-sigma", "0.5", "--confirm-runs", "0", "--resume"]
     # A switch's flag only when it differs from its default.
     assert Supervisor._flags({"resume": False, "pipeline": False}) == ["--no-pipeline"]
@@ -222,14 +230,20 @@ def test_journal_records_of_several_workers():
     assert problem(start) is None
     assert problem({k: v for k, v in start.items() if k != "worker"}) is None  # one worker: no field
     assert "experiment_start.worker is 0" in problem({**start, "worker": 0})
-    assert "worker is \"2\"" in problem({**start, "worker": "2"})
+    assert 'worker is "2"' in problem({**start, "worker": "2"})
     # Each worker's experiment in flight, whatever finished after it.
     other = {**start, "n": 2, "worker": 1, "description": "b"}
     done = {"type": "experiment", "n": 3}
     records = [start, other, {**other, "n": 3}, done]
     assert [r["n"] for r in in_flight_all(records)] == [1, 2]
     assert in_flight(records)["n"] == 2
-    run_start = {"type": "run_start", "config": {"budget_s": 1, "workers": 2}, "branch": "b", "proposer": "offline", "ts": "t"}
+    run_start = {
+        "type": "run_start",
+        "config": {"budget_s": 1, "workers": 2},
+        "branch": "b",
+        "proposer": "offline",
+        "ts": "t",
+    }
     assert summarize([run_start])["workers"] == 2
     assert summarize([{**run_start, "config": {"budget_s": 1}}])["workers"] == 1
 
@@ -237,13 +251,22 @@ def test_journal_records_of_several_workers():
 def test_every_worker_s_training_run_is_found_for_the_sigkill(tmp_path):
     state = tmp_path / ".autoresearch"
     state.mkdir()
-    (state / "engine.json").write_text(json.dumps({"pid": 1, "tag": "t", "started": "s", "run_pgid": 40, "run_pgids": [40, 41]}))
+    (state / "engine.json").write_text(
+        json.dumps({"pid": 1, "tag": "t", "started": "s", "run_pgid": 40, "run_pgids": [40, 41]})
+    )
     assert read_engine_info(tmp_path).run_groups() == [40, 41]
     (state / "engine.json").write_text(json.dumps({"pid": 1, "tag": "t", "started": "s", "run_pgid": None}))
     assert read_engine_info(tmp_path).run_groups() == []
     # Identities come with the engines that record them (see test_signals.py); junk is dropped.
-    raw = {"pid": 1, "tag": "t", "started": "s", "run_pgid": 40, "run_pgids": [40, "x", -3, 41],
-           "identity": {"boot": "b", "start": "12"}, "run_identities": {"40": {"boot": "b", "start": "9"}, "41": "no", "x": {}}}
+    raw = {
+        "pid": 1,
+        "tag": "t",
+        "started": "s",
+        "run_pgid": 40,
+        "run_pgids": [40, "x", -3, 41],
+        "identity": {"boot": "b", "start": "12"},
+        "run_identities": {"40": {"boot": "b", "start": "9"}, "41": "no", "x": {}},
+    }
     (state / "engine.json").write_text(json.dumps(raw))
     info = read_engine_info(tmp_path)
     assert info.run_groups() == [40, 41]

@@ -8,10 +8,24 @@ import os
 from pathlib import Path
 
 import pytest
+
 from conftest import journal, wait_for
 
-END = {"type": "run_end", "ts": "2026-01-01T00:00:00Z", "reason": "stop", "message": None, "best_commit": None, "best_metric": None}
-START = {"type": "experiment_start", "ts": "2026-01-01T00:00:00Z", "n": 0, "parent_commit": "abc1234", "description": "d"}
+END = {
+    "type": "run_end",
+    "ts": "2026-01-01T00:00:00Z",
+    "reason": "stop",
+    "message": None,
+    "best_commit": None,
+    "best_metric": None,
+}
+START = {
+    "type": "experiment_start",
+    "ts": "2026-01-01T00:00:00Z",
+    "n": 0,
+    "parent_commit": "abc1234",
+    "description": "d",
+}
 SECRET = "the-secret-outside-the-root"
 
 
@@ -49,7 +63,9 @@ async def test_a_fifo_in_a_log_s_place_does_not_hang_the_server(workspace, super
     assert code == 403 and "not a regular file" in reply["message"], reply
 
 
-async def test_a_run_folder_or_journal_that_links_out_is_no_run(jp_root_dir, secret, workspace, supervisor, api, jp_ws_fetch):
+async def test_a_run_folder_or_journal_that_links_out_is_no_run(
+    jp_root_dir, secret, workspace, supervisor, api, jp_ws_fetch
+):
     elsewhere = Path(jp_root_dir).parent / "elsewhere"
     make_run(elsewhere, "far", [END])
     (elsewhere / ".autoresearch" / "far" / "logs" / "0000.log").write_text(SECRET)
@@ -57,7 +73,9 @@ async def test_a_run_folder_or_journal_that_links_out_is_no_run(jp_root_dir, sec
     (workspace / ".autoresearch" / "far").symlink_to(elsewhere / ".autoresearch" / "far")
     make_run(workspace, "linked", [])
     (workspace / ".autoresearch" / "linked" / "journal.jsonl").unlink()
-    (workspace / ".autoresearch" / "linked" / "journal.jsonl").symlink_to(elsewhere / ".autoresearch" / "far" / "journal.jsonl")
+    (workspace / ".autoresearch" / "linked" / "journal.jsonl").symlink_to(
+        elsewhere / ".autoresearch" / "far" / "journal.jsonl"
+    )
 
     code, runs = await api("runs", path="ws")
     assert code == 200 and runs["runs"] == [], runs
@@ -89,7 +107,7 @@ async def test_the_event_stream_does_not_follow_a_log_out(secret, workspace, sup
     try:
         while not any(m["type"] == "error" for m in got):
             got.append(json.loads(await asyncio.wait_for(socket.read_message(), timeout=5)))
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass
     socket.close()
     assert SECRET not in json.dumps(got)

@@ -92,7 +92,7 @@ const TEXT_EDITOR_NAMES: Record<string, string> = {
   text_editor_20241022: 'str_replace_editor',
   text_editor_20250124: 'str_replace_editor',
   text_editor_20250429: 'str_replace_based_edit_tool',
-  text_editor_20250728: 'str_replace_based_edit_tool'
+  text_editor_20250728: 'str_replace_based_edit_tool',
 };
 
 /** GET /v1/models: current ids from the SDK's own `Model` union (none of them deprecated there). */
@@ -100,8 +100,8 @@ const MODELS = [
   { id: 'claude-opus-5-5', display_name: 'Claude Opus 5.5', created_at: '2026-09-01T00:00:00Z' },
   { id: 'claude-sonnet-5-5', display_name: 'Claude Sonnet 5.5', created_at: '2026-09-01T00:00:00Z' },
   { id: 'claude-haiku-5-5', display_name: 'Claude Haiku 5.5', created_at: '2026-09-01T00:00:00Z' },
-  { id: 'claude-sonnet-4-6', display_name: 'Claude Sonnet 4.6', created_at: '2026-02-17T00:00:00Z' }
-].map((m) => ({ type: 'model', ...m, deprecated_at: null, capabilities: null }));
+  { id: 'claude-sonnet-4-6', display_name: 'Claude Sonnet 4.6', created_at: '2026-02-17T00:00:00Z' },
+].map(m => ({ type: 'model', ...m, deprecated_at: null, capabilities: null }));
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 function randomId(prefix: string): string {
@@ -119,7 +119,7 @@ class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly errorType: string,
-    message: string
+    message: string,
   ) {
     super(message);
   }
@@ -132,7 +132,7 @@ function isObject(v: unknown): v is Record<string, any> {
 
 function sleep(ms: number, timers: Set<NodeJS.Timeout>): Promise<void> {
   if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve) => {
+  return new Promise(resolve => {
     const t = setTimeout(() => {
       timers.delete(t);
       resolve();
@@ -180,8 +180,7 @@ function validateBody(body: unknown, opts: { countTokens: boolean; allowConsecut
         if (!isObject(t.input_schema)) throw invalid(`tools.${i}.custom.input_schema: Field required`);
       } else if (typeof t.type === 'string' && t.type in TEXT_EDITOR_NAMES) {
         const want = TEXT_EDITOR_NAMES[t.type];
-        if (t.name !== want)
-          throw invalid(`tools.${i}.${t.type}.name: Input should be '${want}'`);
+        if (t.name !== want) throw invalid(`tools.${i}.${t.type}.name: Input should be '${want}'`);
       }
     });
   }
@@ -195,19 +194,32 @@ function validateBody(body: unknown, opts: { countTokens: boolean; allowConsecut
     if (i === 0 && m.role !== 'user') throw invalid('messages: first message must use the "user" role');
     if (prevRole === m.role && !opts.allowConsecutiveRoles)
       throw invalid(
-        `messages: roles must alternate between "user" and "assistant", but found multiple "${m.role}" roles in a row`
+        `messages: roles must alternate between "user" and "assistant", but found multiple "${m.role}" roles in a row`,
       );
     if (m.content === undefined) throw invalid(`messages.${i}.content: Field required`);
     const blocks: any[] = typeof m.content === 'string' ? [] : m.content;
     if (typeof m.content !== 'string' && !Array.isArray(m.content))
       throw invalid(`messages.${i}.content: Input should be a valid string or list`);
-    if (typeof m.content === 'string' && m.content === '' && !(m.role === 'assistant' && i === body.messages.length - 1))
-      throw invalid(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
-    if (Array.isArray(m.content) && m.content.length === 0 && !(m.role === 'assistant' && i === body.messages.length - 1))
-      throw invalid(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
+    if (
+      typeof m.content === 'string' &&
+      m.content === '' &&
+      !(m.role === 'assistant' && i === body.messages.length - 1)
+    )
+      throw invalid(
+        `messages.${i}: all messages must have non-empty content except for the optional final assistant message`,
+      );
+    if (
+      Array.isArray(m.content) &&
+      m.content.length === 0 &&
+      !(m.role === 'assistant' && i === body.messages.length - 1)
+    )
+      throw invalid(
+        `messages.${i}: all messages must have non-empty content except for the optional final assistant message`,
+      );
     blocks.forEach((b, j) => {
       if (!isObject(b) || typeof b.type !== 'string') throw invalid(`messages.${i}.content.${j}.type: Field required`);
-      if (b.type === 'text' && typeof b.text !== 'string') throw invalid(`messages.${i}.content.${j}.text.text: Field required`);
+      if (b.type === 'text' && typeof b.text !== 'string')
+        throw invalid(`messages.${i}.content.${j}.text.text: Field required`);
       if (b.type === 'tool_use' && m.role !== 'assistant')
         throw invalid(`messages.${i}.content.${j}: tool_use blocks can only appear in assistant messages`);
       if (b.type === 'tool_result' && m.role !== 'user')
@@ -215,35 +227,37 @@ function validateBody(body: unknown, opts: { countTokens: boolean; allowConsecut
     });
 
     // tool_use ↔ tool_result pairing, as the real API enforces it.
-    const resultIds = blocks.filter((b) => b.type === 'tool_result').map((b) => String(b.tool_use_id));
+    const resultIds = blocks.filter(b => b.type === 'tool_result').map(b => String(b.tool_use_id));
     if (m.role === 'user') {
-      const unexpected = resultIds.filter((id) => !prevToolUseIds.includes(id));
+      const unexpected = resultIds.filter(id => !prevToolUseIds.includes(id));
       if (unexpected.length > 0)
         throw invalid(
           `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.join(', ')}. ` +
-            'Each `tool_result` block must have a corresponding `tool_use` block in the previous message.'
+            'Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
         );
-      const missing = prevToolUseIds.filter((id) => !resultIds.includes(id));
+      const missing = prevToolUseIds.filter(id => !resultIds.includes(id));
       if (missing.length > 0)
         throw invalid(
           `messages.${i - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. ` +
-            'Each `tool_use` block must have a corresponding `tool_result` block in the next message.'
+            'Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
         );
       prevToolUseIds = [];
     } else {
       if (prevToolUseIds.length > 0)
         throw invalid(
           `messages.${i - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${prevToolUseIds.join(', ')}. ` +
-            'Each `tool_use` block must have a corresponding `tool_result` block in the next message.'
+            'Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
         );
-      prevToolUseIds = blocks.filter((b) => b.type === 'tool_use').map((b) => String(b.id));
+      prevToolUseIds = blocks.filter(b => b.type === 'tool_use').map(b => String(b.id));
     }
     prevRole = m.role;
   });
 
-  const breakpoints = segmentsOf(body).filter((s) => s.ttl !== undefined).length;
+  const breakpoints = segmentsOf(body).filter(s => s.ttl !== undefined).length;
   if (breakpoints > MAX_CACHE_BREAKPOINTS)
-    throw invalid(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`);
+    throw invalid(
+      `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`,
+    );
 }
 
 interface Segment {
@@ -290,7 +304,7 @@ export class MessagesApiServer {
 
   private constructor(
     private readonly server: http.Server,
-    private readonly opts: MessagesApiOptions
+    private readonly opts: MessagesApiOptions,
   ) {
     const { port } = server.address() as AddressInfo;
     this.url = `http://127.0.0.1:${port}`;
@@ -301,7 +315,7 @@ export class MessagesApiServer {
     return new Promise((resolve, reject) => {
       let self: MessagesApiServer | undefined;
       const server = http.createServer((req, res) => {
-        self!.handle(req, res).catch((err) => {
+        self!.handle(req, res).catch(err => {
           if (!res.headersSent && !res.destroyed) {
             self!.sendError(res, 500, 'api_error', `stand-in failure: ${String(err?.message ?? err)}`);
           } else {
@@ -332,7 +346,7 @@ export class MessagesApiServer {
     this.closed = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    await new Promise<void>((resolve) => {
+    await new Promise<void>(resolve => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
@@ -369,16 +383,20 @@ export class MessagesApiServer {
       headers: { ...req.headers },
       body,
       stream: isObject(body) && body.stream === true,
-      at: Date.now()
+      at: Date.now(),
     };
     this.requests.push(recorded);
 
     const route =
-      req.method === 'POST' && pathname === '/v1/messages' ? 'messages'
-      : req.method === 'POST' && pathname === '/v1/messages/count_tokens' ? 'count_tokens'
-      : req.method === 'GET' && pathname === '/v1/models' ? 'models'
-      : req.method === 'GET' && pathname.startsWith('/v1/models/') ? 'model'
-      : undefined;
+      req.method === 'POST' && pathname === '/v1/messages'
+        ? 'messages'
+        : req.method === 'POST' && pathname === '/v1/messages/count_tokens'
+          ? 'count_tokens'
+          : req.method === 'GET' && pathname === '/v1/models'
+            ? 'models'
+            : req.method === 'GET' && pathname.startsWith('/v1/models/')
+              ? 'model'
+              : undefined;
     if (!route) {
       this.sendError(res, 404, 'not_found_error', 'Not found');
       return;
@@ -391,22 +409,21 @@ export class MessagesApiServer {
           data: MODELS,
           has_more: false,
           first_id: MODELS[0].id,
-          last_id: MODELS[MODELS.length - 1].id
+          last_id: MODELS[MODELS.length - 1].id,
         });
         return;
       }
       if (route === 'model') {
         const id = decodeURIComponent(pathname.slice('/v1/models/'.length));
-        const m = MODELS.find((x) => x.id === id);
+        const m = MODELS.find(x => x.id === id);
         if (!m) throw new ApiError(404, 'not_found_error', `model: ${id}`);
         this.sendJson(res, 200, m);
         return;
       }
-      if (parseError !== undefined)
-        throw invalid(`There was an error parsing the body of your request: ${parseError}`);
+      if (parseError !== undefined) throw invalid(`There was an error parsing the body of your request: ${parseError}`);
       validateBody(body, {
         countTokens: route === 'count_tokens',
-        allowConsecutiveRoles: this.opts.allowConsecutiveRoles ?? false
+        allowConsecutiveRoles: this.opts.allowConsecutiveRoles ?? false,
       });
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -427,7 +444,12 @@ export class MessagesApiServer {
       try {
         turn = await this.opts.handler(recorded);
       } catch (err) {
-        turn = { type: 'error', status: 500, error_type: 'api_error', message: `handler threw: ${String((err as Error)?.message ?? err)}` };
+        turn = {
+          type: 'error',
+          status: 500,
+          error_type: 'api_error',
+          message: `handler threw: ${String((err as Error)?.message ?? err)}`,
+        };
       }
     } else turn = { type: 'error', status: 500, error_type: 'api_error', message: 'no scripted turn left' };
 
@@ -471,11 +493,16 @@ export class MessagesApiServer {
 
   // ---------------------------------------------------------------- replies
 
-  private messageOf(body: Record<string, any>, turn: { content: Block[]; stop_reason?: string; usage?: Partial<UsageWire> }) {
-    const content = turn.content.map((b) =>
-      b.type === 'text' ? { type: 'text', text: b.text } : { type: 'tool_use', id: b.id ?? randomId('toolu_'), name: b.name, input: b.input ?? {} }
+  private messageOf(
+    body: Record<string, any>,
+    turn: { content: Block[]; stop_reason?: string; usage?: Partial<UsageWire> },
+  ) {
+    const content = turn.content.map(b =>
+      b.type === 'text'
+        ? { type: 'text', text: b.text }
+        : { type: 'tool_use', id: b.id ?? randomId('toolu_'), name: b.name, input: b.input ?? {} },
     );
-    const stopReason = turn.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+    const stopReason = turn.stop_reason ?? (content.some(b => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
     const stopSequence =
       stopReason === 'stop_sequence' && Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0
         ? String(body.stop_sequences[0])
@@ -488,12 +515,16 @@ export class MessagesApiServer {
       content,
       stop_reason: stopReason,
       stop_sequence: stopSequence,
-      usage: this.usageOf(body, content, turn.usage)
+      usage: this.usageOf(body, content, turn.usage),
     };
   }
 
   /** Plausible usage, with prompt caching: a prefix written once is read on later requests. */
-  private usageOf(body: Record<string, any>, content: any[], given: Partial<UsageWire> | undefined): Record<string, any> {
+  private usageOf(
+    body: Record<string, any>,
+    content: any[],
+    given: Partial<UsageWire> | undefined,
+  ): Record<string, any> {
     const segs = segmentsOf(body);
     const total = estimateTokens(segs.reduce((n, s) => n + s.text.length, 0));
     const now = Date.now();
@@ -522,7 +553,7 @@ export class MessagesApiServer {
     const created1h = lastTtl === '1h' ? created : 0;
     const outputChars = content.reduce(
       (n, b) => n + (b.type === 'text' ? b.text.length : JSON.stringify(b.input).length + b.name.length),
-      0
+      0,
     );
     const usage = {
       input_tokens: Math.max(total - cachedPrefix, 0),
@@ -531,17 +562,20 @@ export class MessagesApiServer {
       cache_creation: { ephemeral_5m_input_tokens: created - created1h, ephemeral_1h_input_tokens: created1h },
       output_tokens: estimateTokens(outputChars),
       service_tier: 'standard',
-      ...given
+      ...given,
     };
     if (given?.cache_creation_input_tokens !== undefined)
-      usage.cache_creation = { ephemeral_5m_input_tokens: given.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 };
+      usage.cache_creation = {
+        ephemeral_5m_input_tokens: given.cache_creation_input_tokens,
+        ephemeral_1h_input_tokens: 0,
+      };
     return usage;
   }
 
   private async sendStream(
     res: http.ServerResponse,
     body: Record<string, any>,
-    turn: Extract<Turn, { type: 'message' | 'stream_error' | 'truncated' }>
+    turn: Extract<Turn, { type: 'message' | 'stream_error' | 'truncated' }>,
   ): Promise<void> {
     const message = this.messageOf(body, turn);
     const events: [string, unknown][] = [];
@@ -554,25 +588,38 @@ export class MessagesApiServer {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: { ...message.usage, output_tokens: Math.min(1, message.usage.output_tokens) }
-        }
-      }
+          usage: { ...message.usage, output_tokens: Math.min(1, message.usage.output_tokens) },
+        },
+      },
     ]);
     message.content.forEach((block: any, index: number) => {
       if (block.type === 'text') {
-        events.push(['content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }]);
+        events.push([
+          'content_block_start',
+          { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
+        ]);
         if (index === 0) events.push(['ping', { type: 'ping' }]);
         for (const piece of chunks(block.text, 4))
-          events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }]);
+          events.push([
+            'content_block_delta',
+            { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } },
+          ]);
       } else {
         events.push([
           'content_block_start',
-          { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }
+          {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+          },
         ]);
         if (index === 0) events.push(['ping', { type: 'ping' }]);
         const json = JSON.stringify(block.input);
         for (const piece of ['', ...chunks(json, 3)])
-          events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } }]);
+          events.push([
+            'content_block_delta',
+            { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } },
+          ]);
       }
       events.push(['content_block_stop', { type: 'content_block_stop', index }]);
     });
@@ -580,7 +627,11 @@ export class MessagesApiServer {
     const { cache_creation: _unused, service_tier: _tier, ...deltaUsage } = message.usage;
     events.push([
       'message_delta',
-      { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence }, usage: deltaUsage }
+      {
+        type: 'message_delta',
+        delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence },
+        usage: deltaUsage,
+      },
     ]);
     events.push(['message_stop', { type: 'message_stop' }]);
 
@@ -588,7 +639,7 @@ export class MessagesApiServer {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      'request-id': randomId('req_')
+      'request-id': randomId('req_'),
     });
     res.flushHeaders();
     const interval = this.opts.eventIntervalMs ?? 0;
@@ -602,7 +653,7 @@ export class MessagesApiServer {
     if (turn.type === 'stream_error') {
       await write(
         res,
-        `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: turn.error_type, message: turn.message } })}\n\n`
+        `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: turn.error_type, message: turn.message } })}\n\n`,
       );
       res.end();
     } else if (turn.type === 'truncated') {
@@ -612,13 +663,19 @@ export class MessagesApiServer {
     }
   }
 
-  private sendJson(res: http.ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}, requestId = randomId('req_')): string {
+  private sendJson(
+    res: http.ServerResponse,
+    status: number,
+    payload: unknown,
+    headers: Record<string, string> = {},
+    requestId = randomId('req_'),
+  ): string {
     const text = JSON.stringify(payload);
     res.writeHead(status, {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(text),
       'request-id': requestId,
-      ...headers
+      ...headers,
     });
     res.end(text);
     return requestId;
@@ -630,7 +687,7 @@ export class MessagesApiServer {
     errorType: string,
     message: string,
     retryAfterMs?: number,
-    shouldRetry?: boolean
+    shouldRetry?: boolean,
   ): void {
     if (res.headersSent || res.destroyed) return;
     const requestId = randomId('req_');
@@ -640,7 +697,13 @@ export class MessagesApiServer {
       headers['retry-after'] = String(Math.ceil(retryAfterMs / 1000));
     }
     if (shouldRetry !== undefined) headers['x-should-retry'] = String(shouldRetry);
-    this.sendJson(res, status, { type: 'error', error: { type: errorType, message }, request_id: requestId }, headers, requestId);
+    this.sendJson(
+      res,
+      status,
+      { type: 'error', error: { type: errorType, message }, request_id: requestId },
+      headers,
+      requestId,
+    );
   }
 }
 
@@ -677,7 +740,7 @@ function chunks(text: string, n: number): string[] {
 }
 
 function write(res: http.ServerResponse, data: string): Promise<void> {
-  return new Promise((resolve) => {
+  return new Promise(resolve => {
     res.write(data, () => resolve());
   });
 }
@@ -695,7 +758,7 @@ function readBody(req: http.IncomingMessage): Promise<string> {
     req.on('end', () =>
       tooLarge
         ? reject(new ApiError(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.'))
-        : resolve(Buffer.concat(parts).toString('utf8'))
+        : resolve(Buffer.concat(parts).toString('utf8')),
     );
     req.on('error', reject);
   });

@@ -15,7 +15,15 @@ export { GUARD_SOURCE };
  * Environment variables no training run gets, by name (a trailing `_` names a prefix): the
  * proposer's key, the Jupyter server's and JupyterHub's tokens.
  */
-export const SECRET_NAMES = ['ANTHROPIC_', 'CLAUDE_CODE_OAUTH_TOKEN', 'JUPYTER_TOKEN', 'JUPYTER_PASSWORD', 'JPY_API_TOKEN', 'JUPYTERHUB_API_TOKEN', 'AUTORESEARCH_TOKEN'];
+export const SECRET_NAMES = [
+  'ANTHROPIC_',
+  'CLAUDE_CODE_OAUTH_TOKEN',
+  'JUPYTER_TOKEN',
+  'JUPYTER_PASSWORD',
+  'JPY_API_TOKEN',
+  'JUPYTERHUB_API_TOKEN',
+  'AUTORESEARCH_TOKEN',
+];
 
 /** Inside the workspace, what a run may never write: git's history and the engine's own state. */
 export const PROTECTED = ['.git', '.autoresearch'];
@@ -31,7 +39,7 @@ export const GuardReport = z.object({
   unusable: z.boolean().optional(),
   /** How the command ended: its exit code, or the signal that killed it. */
   exit_code: z.number().int().nullable().optional(),
-  signal: z.string().nullable().optional()
+  signal: z.string().nullable().optional(),
 });
 export type GuardReport = z.infer<typeof GuardReport>;
 
@@ -70,13 +78,30 @@ export class SandboxMemo {
 /** The guard's configuration for one run (run-guard.py's docstring says what each field does). */
 export function guardConfig(
   req: RunRequest,
-  o: { cwd: string; env: Record<string, string>; parent: number | null; reportFd: number; graceS: number; memo: SandboxMemo; secrets: string[] }
+  o: {
+    cwd: string;
+    env: Record<string, string>;
+    parent: number | null;
+    reportFd: number;
+    graceS: number;
+    memo: SandboxMemo;
+    secrets: string[];
+  },
 ): Record<string, unknown> {
   const iso = req.isolation ?? DEFAULT_ISOLATION;
   return {
-    cmd: req.command, cwd: o.cwd, env: o.env, grace: o.graceS, parent: o.parent, report_fd: o.reportFd,
-    ...o.memo.settings(iso), network: iso.network, protect: PROTECTED, readonly: iso.readonly,
-    secret_names: SECRET_NAMES, secret_sha256: o.secrets
+    cmd: req.command,
+    cwd: o.cwd,
+    env: o.env,
+    grace: o.graceS,
+    parent: o.parent,
+    report_fd: o.reportFd,
+    ...o.memo.settings(iso),
+    network: iso.network,
+    protect: PROTECTED,
+    readonly: iso.readonly,
+    secret_names: SECRET_NAMES,
+    secret_sha256: o.secrets,
   };
 }
 

@@ -15,7 +15,7 @@ export class KernelCallError extends Error {
   constructor(
     message: string,
     /** The kernel may be stuck or gone: the caller should not reuse it. */
-    readonly kernelLost: boolean
+    readonly kernelLost: boolean,
   ) {
     super(message);
   }
@@ -25,14 +25,22 @@ export class KernelCallError extends Error {
  * Runs `code(nonce)` in the kernel and returns the object it displayed under CALL_MIME with that
  * nonce. The code reports its own failures as `{ok: false, error}`; those become KernelCallErrors.
  */
-export async function callKernel<T extends object>(kernel: Kernel.IKernelConnection, code: (nonce: string) => string, timeoutMs: number): Promise<T> {
+export async function callKernel<T extends object>(
+  kernel: Kernel.IKernelConnection,
+  code: (nonce: string) => string,
+  timeoutMs: number,
+): Promise<T> {
   const nonce = randomUUID();
-  const future = kernel.requestExecute({ code: code(nonce), silent: false, store_history: false, allow_stdin: false, stop_on_error: false }, true);
+  const future = kernel.requestExecute(
+    { code: code(nonce), silent: false, store_history: false, allow_stdin: false, stop_on_error: false },
+    true,
+  );
   let answer: (T & { ok?: boolean; error?: string }) | undefined;
   let raised: string | undefined;
   future.onIOPub = (msg: KernelMessage.IIOPubMessage) => {
     if (msg.header.msg_type === 'display_data') {
-      const data = (msg.content as KernelMessage.IDisplayDataMsg['content']).data[CALL_MIME] as (T & { nonce?: string }) | undefined;
+      const data = (msg.content as KernelMessage.IDisplayDataMsg['content']).data[CALL_MIME] as
+        (T & { nonce?: string }) | undefined;
       if (data && data.nonce === nonce) answer = data;
     } else if (msg.header.msg_type === 'error') {
       const c = msg.content as KernelMessage.IErrorMsg['content'];
@@ -42,8 +50,15 @@ export async function callKernel<T extends object>(kernel: Kernel.IKernelConnect
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>(resolve => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
   try {
-    const done = await Promise.race([future.done.then(() => 'done' as const, () => 'lost' as const), timeout]);
-    if (done === 'timeout') throw new KernelCallError(`the kernel did not answer within ${Math.round(timeoutMs / 1000)} s`, true);
+    const done = await Promise.race([
+      future.done.then(
+        () => 'done' as const,
+        () => 'lost' as const,
+      ),
+      timeout,
+    ]);
+    if (done === 'timeout')
+      throw new KernelCallError(`the kernel did not answer within ${Math.round(timeoutMs / 1000)} s`, true);
     if (done === 'lost') throw new KernelCallError('the kernel died or restarted', true);
   } finally {
     clearTimeout(timer);
@@ -64,11 +79,15 @@ export const KERNEL_INFO_KICK_S = 10;
  * race in @jupyterlab/services, likelier through a gateway, which drops the first websocket);
  * each reconnect sends a fresh request, so a lost one costs seconds, not the run.
  */
-export async function kernelReady(kernel: Kernel.IKernelConnection, timeoutS: number, kickS = KERNEL_INFO_KICK_S): Promise<boolean> {
+export async function kernelReady(
+  kernel: Kernel.IKernelConnection,
+  timeoutS: number,
+  kickS = KERNEL_INFO_KICK_S,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutS * 1000;
   const answered = kernel.info.then(
     () => true,
-    () => false
+    () => false,
   );
   for (;;) {
     const left = deadline - Date.now();

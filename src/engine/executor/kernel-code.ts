@@ -13,7 +13,16 @@ export const RUN_MIME = 'application/vnd.autoresearch.kernel-run+json';
 /** A report from the kernel side: the group started, or the run ended. */
 export type KernelReport =
   | { nonce: string; event: 'spawn'; pgid: number; python: string }
-  | { nonce: string; event: 'exit'; exit_code: number | null; signal: string | null; interrupted: boolean; backstop?: boolean; error: string | null; guard?: unknown }
+  | {
+      nonce: string;
+      event: 'exit';
+      exit_code: number | null;
+      signal: string | null;
+      interrupted: boolean;
+      backstop?: boolean;
+      error: string | null;
+      guard?: unknown;
+    }
   | { nonce: string; event: 'alive' };
 
 /**
@@ -142,9 +151,29 @@ def __autoresearch_run(guard, config, cwd, env, grace, mime, nonce, heartbeat, b
  * ends the run itself that long after its start, should the engine that sets the real deadline
  * be gone by then.
  */
-export function runnerCode(o: { guard: Record<string, unknown>; cwd: string; env: Record<string, string>; graceS: number; nonce: string; heartbeatS?: number; backstopS: number }): string {
+export function runnerCode(o: {
+  guard: Record<string, unknown>;
+  cwd: string;
+  env: Record<string, string>;
+  graceS: number;
+  nonce: string;
+  heartbeatS?: number;
+  backstopS: number;
+}): string {
   // The guard's config goes as a JSON string: its null and booleans are not Python literals.
-  const args = [GUARD_SOURCE, JSON.stringify(o.guard), o.cwd, o.env, o.graceS, RUN_MIME, o.nonce, o.heartbeatS ?? HEARTBEAT_S, o.backstopS].map(a => JSON.stringify(a)).join(', ');
+  const args = [
+    GUARD_SOURCE,
+    JSON.stringify(o.guard),
+    o.cwd,
+    o.env,
+    o.graceS,
+    RUN_MIME,
+    o.nonce,
+    o.heartbeatS ?? HEARTBEAT_S,
+    o.backstopS,
+  ]
+    .map(a => JSON.stringify(a))
+    .join(', ');
   // JSON literals are valid Python here: strings, numbers and a str→str object only.
   return `${RUNNER}\ntry:\n    __autoresearch_run(${args})\nfinally:\n    del __autoresearch_run\n`;
 }

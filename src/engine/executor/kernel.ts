@@ -84,7 +84,7 @@ export function serverSettings(serverUrl: string, token = ''): ServerConnection.
     WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
     fetch: globalThis.fetch.bind(globalThis),
     Request: globalThis.Request,
-    Headers: globalThis.Headers
+    Headers: globalThis.Headers,
   });
 }
 
@@ -148,9 +148,19 @@ export class KernelExecutor implements Executor {
       cwd = await this.workdir(kernel, req);
     } catch (e) {
       if (!(e instanceof KernelCallError)) throw e;
-      req.log.write(Buffer.from(`\n[autoresearch] kernel error: could not ship the workspace to the ${this.kernelName} kernel: ${e.message}${e.kernelLost ? '; a fresh kernel runs the next experiment' : ''}\n`));
+      req.log.write(
+        Buffer.from(
+          `\n[autoresearch] kernel error: could not ship the workspace to the ${this.kernelName} kernel: ${e.message}${e.kernelLost ? '; a fresh kernel runs the next experiment' : ''}\n`,
+        ),
+      );
       if (e.kernelLost) await this.discard(kernel);
-      return { exitCode: null, signal: null, timedOut: false, interrupted: req.signal?.aborted ?? false, seconds: seconds() };
+      return {
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        interrupted: req.signal?.aborted ?? false,
+        seconds: seconds(),
+      };
     }
     this.lastWorkdir = cwd;
     const nonce = randomUUID();
@@ -162,15 +172,28 @@ export class KernelExecutor implements Executor {
         // when the engine died mid-run and nobody else will end the run.
         code: runnerCode({
           // cwd, env, parent and report_fd are the kernel side's to fill in.
-          guard: guardConfig(req, { cwd, env: {}, parent: null, reportFd: -1, graceS: this.graceS, memo: this.memo, secrets: this.secrets }),
-          cwd, env, graceS: this.graceS, nonce, heartbeatS: this.heartbeatS, backstopS: req.timeoutS + this.graceS + GUARD_MARGIN_S + this.marginS + BACKSTOP_MARGIN_S
+          guard: guardConfig(req, {
+            cwd,
+            env: {},
+            parent: null,
+            reportFd: -1,
+            graceS: this.graceS,
+            memo: this.memo,
+            secrets: this.secrets,
+          }),
+          cwd,
+          env,
+          graceS: this.graceS,
+          nonce,
+          heartbeatS: this.heartbeatS,
+          backstopS: req.timeoutS + this.graceS + GUARD_MARGIN_S + this.marginS + BACKSTOP_MARGIN_S,
         }),
         silent: false,
         store_history: false,
         allow_stdin: false,
-        stop_on_error: false
+        stop_on_error: false,
       },
-      true
+      true,
     );
 
     let pgid: number | null = null;
@@ -185,7 +208,8 @@ export class KernelExecutor implements Executor {
       if (type === 'stream') {
         req.log.write(Buffer.from((msg.content as KernelMessage.IStreamMsg['content']).text, 'utf8'));
       } else if (type === 'display_data') {
-        const report = (msg.content as KernelMessage.IDisplayDataMsg['content']).data[RUN_MIME] as KernelReport | undefined;
+        const report = (msg.content as KernelMessage.IDisplayDataMsg['content']).data[RUN_MIME] as
+          KernelReport | undefined;
         if (!report || report.nonce !== nonce) return;
         if (report.event === 'spawn') {
           pgid = report.pgid;
@@ -199,11 +223,14 @@ export class KernelExecutor implements Executor {
     };
     future.done.then(
       () => settle({ kind: 'lost', why: `the ${this.kernelName} kernel finished the run without reporting its end` }),
-      () => settle({ kind: 'lost', why: `the ${this.kernelName} kernel died or restarted during this experiment` })
+      () => settle({ kind: 'lost', why: `the ${this.kernelName} kernel died or restarted during this experiment` }),
     );
     const onStatus = (_: unknown, status: Kernel.Status) => {
       if (status === 'dead' || status === 'restarting' || status === 'autorestarting') {
-        settle({ kind: 'lost', why: `the ${this.kernelName} kernel died or restarted during this experiment (status ${status})` });
+        settle({
+          kind: 'lost',
+          why: `the ${this.kernelName} kernel died or restarted during this experiment (status ${status})`,
+        });
       }
     };
     kernel.statusChanged.connect(onStatus);
@@ -213,8 +240,12 @@ export class KernelExecutor implements Executor {
       stopping = true;
       interrupting = kernel.interrupt().catch(() => undefined);
       rescueTimer = setTimeout(
-        () => settle({ kind: 'lost', why: `the ${this.kernelName} kernel did not answer the interrupt within ${this.graceS + GUARD_MARGIN_S + this.marginS} s; shut it down` }),
-        (this.graceS + GUARD_MARGIN_S + this.marginS) * 1000
+        () =>
+          settle({
+            kind: 'lost',
+            why: `the ${this.kernelName} kernel did not answer the interrupt within ${this.graceS + GUARD_MARGIN_S + this.marginS} s; shut it down`,
+          }),
+        (this.graceS + GUARD_MARGIN_S + this.marginS) * 1000,
       );
     };
     const stop = watchForStop(req, terminate);
@@ -231,13 +262,22 @@ export class KernelExecutor implements Executor {
       // The reply follows the report at once; waiting for it keeps the kernel's queue in order.
       await Promise.race([future.done.catch(() => undefined), sleep(5000)]);
       if (r.error) req.log.write(Buffer.from(`\n[autoresearch] kernel error: the runner failed: ${r.error}\n`));
-      if (r.backstop) req.log.write(Buffer.from(`\n[autoresearch] the run passed its deadline with no word from the engine; the kernel's side ended it\n`));
+      if (r.backstop)
+        req.log.write(
+          Buffer.from(
+            `\n[autoresearch] the run passed its deadline with no word from the engine; the kernel's side ended it\n`,
+          ),
+        );
       const guard = GuardReport.safeParse(r.guard);
       this.memo.learn(req.isolation ?? DEFAULT_ISOLATION, guard.success ? guard.data : null);
       // An interrupt nobody here sent (someone pressed stop on that kernel) killed the run: a crash, as a signal would be.
       return {
-        exitCode: r.exit_code, signal: r.signal, timedOut: stop.timedOut, interrupted: stop.interrupted, seconds: seconds(),
-        ...(guard.success && { sandbox: guard.data.sandbox, strays: guard.data.left })
+        exitCode: r.exit_code,
+        signal: r.signal,
+        timedOut: stop.timedOut,
+        interrupted: stop.interrupted,
+        seconds: seconds(),
+        ...(guard.success && { sandbox: guard.data.sandbox, strays: guard.data.left }),
       };
     }
     // The kernel is lost: say so in the log (the loop's crash reason reads the log's last error line).
@@ -264,7 +304,10 @@ export class KernelExecutor implements Executor {
           await KernelAPI.interruptKernel(k.id, this.settings);
           // The runner needs the grace to end its group; an idle kernel has finished with it.
           const until = Date.now() + (this.graceS + GUARD_MARGIN_S + this.marginS) * 1000;
-          while (Date.now() < until && (await KernelAPI.getKernelModel(k.id, this.settings))?.execution_state === 'busy') {
+          while (
+            Date.now() < until &&
+            (await KernelAPI.getKernelModel(k.id, this.settings))?.execution_state === 'busy'
+          ) {
             // Not the unref'd sleep: nothing else may be keeping the engine alive yet.
             await new Promise(resolve => setTimeout(resolve, 250));
           }
@@ -272,7 +315,7 @@ export class KernelExecutor implements Executor {
         } catch {
           // Unreachable or already gone: the runner's own backstop still ends its run.
         }
-      })
+      }),
     );
   }
 
@@ -295,8 +338,13 @@ export class KernelExecutor implements Executor {
       if (shared) return req.cwd;
     }
     const r = await shipWorkspace(kernel, req.cwd, timeoutMs);
-    const size = r.bytes < 1024 * 1024 ? `${(r.bytes / 1024).toFixed(1)} KiB` : `${(r.bytes / 1024 / 1024).toFixed(1)} MiB`;
-    req.log.write(Buffer.from(`[autoresearch] workspace shipped to ${r.host}:${r.root} (${plural(r.sent, 'file')} sent, ${size}; ${r.removed} removed)\n`));
+    const size =
+      r.bytes < 1024 * 1024 ? `${(r.bytes / 1024).toFixed(1)} KiB` : `${(r.bytes / 1024 / 1024).toFixed(1)} MiB`;
+    req.log.write(
+      Buffer.from(
+        `[autoresearch] workspace shipped to ${r.host}:${r.root} (${plural(r.sent, 'file')} sent, ${size}; ${r.removed} removed)\n`,
+      ),
+    );
     return r.root;
   }
 
@@ -317,7 +365,9 @@ export class KernelExecutor implements Executor {
         throw new UserError(`cannot reach the kernel ${id} on ${this.settings.baseUrl}: ${(e as Error).message}`);
       }
       if (!found) {
-        throw new UserError(`there is no kernel ${id} on ${this.settings.baseUrl}: pass the id of a running kernel (GET /api/kernels lists them) or drop --kernel-id to start one`);
+        throw new UserError(
+          `there is no kernel ${id} on ${this.settings.baseUrl}: pass the id of a running kernel (GET /api/kernels lists them) or drop --kernel-id to start one`,
+        );
       }
       model = found;
       this.attachId = null;
@@ -327,7 +377,9 @@ export class KernelExecutor implements Executor {
       try {
         model = await KernelAPI.startNew({ name: this.kernelName }, this.settings);
       } catch (e) {
-        throw new UserError(`cannot start a "${this.kernelName}" kernel on ${this.settings.baseUrl}: ${(e as Error).message}`);
+        throw new UserError(
+          `cannot start a "${this.kernelName}" kernel on ${this.settings.baseUrl}: ${(e as Error).message}`,
+        );
       }
       this.owned = true;
     }
@@ -337,12 +389,20 @@ export class KernelExecutor implements Executor {
     if (!info) {
       this.kernel = null;
       await this.discard(kernel);
-      throw new UserError(`the "${this.kernelName}" kernel on ${this.settings.baseUrl} did not start within ${this.startTimeoutS} s`);
+      throw new UserError(
+        `the "${this.kernelName}" kernel on ${this.settings.baseUrl} did not start within ${this.startTimeoutS} s`,
+      );
     }
     if (this.orphans.length) {
       const pgids = this.orphans;
       const reap = kernel.requestExecute({ code: reapCode(pgids), silent: true, store_history: false }, true);
-      const ok = await Promise.race([reap.done.then(() => true, () => false), sleep(30_000).then(() => false)]);
+      const ok = await Promise.race([
+        reap.done.then(
+          () => true,
+          () => false,
+        ),
+        sleep(30_000).then(() => false),
+      ]);
       if (ok) this.orphans = this.orphans.filter(p => !pgids.includes(p));
     }
     return kernel;

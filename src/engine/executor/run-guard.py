@@ -24,6 +24,7 @@ What happened goes to `report_fd` as JSON lines (the command's group when it sta
 one-run guard exits as its command did (the same code or signal).
 Standard library only, Python 3.6+: it runs in whatever interpreter the kernel has.
 """
+
 import json
 import os
 import shutil
@@ -39,12 +40,37 @@ PR_SET_CHILD_SUBREAPER = 36
 # What a training run never needs to read, relative to the home folder: keys, tokens and the
 # configuration of tools that hold them.
 HOME_SECRETS = (
-    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials", ".pypirc", ".npmrc",
-    ".config/gh", ".config/gcloud", ".config/hub", ".config/git/credentials", ".anthropic", ".config/anthropic",
-    ".claude", ".jupyter", ".local/share/jupyter/runtime", "Library/Jupyter/runtime",
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    ".config/gh",
+    ".config/gcloud",
+    ".config/hub",
+    ".config/git/credentials",
+    ".anthropic",
+    ".config/anthropic",
+    ".claude",
+    ".jupyter",
+    ".local/share/jupyter/runtime",
+    "Library/Jupyter/runtime",
 )
 # Caches a training run may write (compiled kernels, downloaded tokenizers, prepared data), when they exist.
-CACHE_VARS = ("XDG_CACHE_HOME", "AUTORESEARCH_CACHE", "TORCH_HOME", "HF_HOME", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH")
+CACHE_VARS = (
+    "XDG_CACHE_HOME",
+    "AUTORESEARCH_CACHE",
+    "TORCH_HOME",
+    "HF_HOME",
+    "TRITON_CACHE_DIR",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "CUDA_CACHE_PATH",
+)
 HOME_CACHES = (".cache", ".nv", ".triton")
 
 
@@ -98,8 +124,22 @@ def bwrap_argv(bwrap, cfg, env, status_fd):
     """bubblewrap's command line for the sandbox the config asks for (the command follows `--`)."""
     cwd = os.path.realpath(cfg["cwd"])
     home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
-    argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--json-status-fd", str(status_fd),
-            "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
+    argv = [
+        bwrap,
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--json-status-fd",
+        str(status_fd),
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev-bind",
+        "/dev",
+        "/dev",
+        "--proc",
+        "/proc",
+    ]
     if not cfg.get("network"):
         argv.append("--unshare-net")
     writable = ["/tmp", "/var/tmp"] + [env.get(v) for v in CACHE_VARS] + [os.path.join(home, c) for c in HOME_CACHES]
@@ -141,8 +181,8 @@ def proc_table():
                 stat = f.read().decode("utf-8", "replace")
         except OSError:
             continue  # gone meanwhile
-        comm = stat[stat.find("(") + 1:stat.rfind(")")]
-        fields = stat[stat.rfind(")") + 2:].split()
+        comm = stat[stat.find("(") + 1 : stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2 :].split()
         if fields and fields[0] != "Z":
             table[int(name)] = (int(fields[1]), comm)
     return table
@@ -282,8 +322,15 @@ def start_sandboxed(bwrap, cfg, env):
     """The sandboxed command, or why bubblewrap could not set the sandbox up."""
     r, w = os.pipe()
     try:
-        child = subprocess.Popen(bwrap_argv(bwrap, cfg, env, w), cwd=cfg["cwd"], env=env, start_new_session=True,
-                                 stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(w,))
+        child = subprocess.Popen(
+            bwrap_argv(bwrap, cfg, env, w),
+            cwd=cfg["cwd"],
+            env=env,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=(w,),
+        )
     finally:
         os.close(w)
     # bwrap writes {"child-pid": N} once the sandbox stands; a failed set-up exits without it.
@@ -305,7 +352,7 @@ def start_sandboxed(bwrap, cfg, env):
     status.close()
     err = child.stderr.read().decode("utf-8", "replace").strip().splitlines()
     child.wait()
-    return (err[-1] if err else "exit code %s" % child.returncode)
+    return err[-1] if err else "exit code %s" % child.returncode
 
 
 FORWARDS = []

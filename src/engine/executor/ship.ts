@@ -21,8 +21,15 @@ export const SHIP_CHUNK_BYTES = 3 * 1024 * 1024;
 
 /** The kernel-side folder's name for a cwd: readable, and unique per engine host and path. */
 export function shipKey(cwd: string): string {
-  const name = path.basename(cwd).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'workspace';
-  const digest = createHash('sha256').update(`${os.hostname()}\0${path.resolve(cwd)}`).digest('hex').slice(0, 16);
+  const name =
+    path
+      .basename(cwd)
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .slice(0, 40) || 'workspace';
+  const digest = createHash('sha256')
+    .update(`${os.hostname()}\0${path.resolve(cwd)}`)
+    .digest('hex')
+    .slice(0, 16);
   return `${name}-${digest}`;
 }
 
@@ -37,7 +44,9 @@ export async function trackedFiles(cwd: string): Promise<Record<string, [string,
     if (m && m[1] !== '160000') files[m[3]] = [m[1], m[2]];
   }
   // Files edited since they were staged: their blob is what is on disk, not what the index says.
-  const dirty = (await run('git', ['diff-files', '--name-only', '-z'], opts)).stdout.split('\0').filter(p => p && files[p]);
+  const dirty = (await run('git', ['diff-files', '--name-only', '-z'], opts)).stdout
+    .split('\0')
+    .filter(p => p && files[p]);
   for (const p of dirty) {
     const abs = path.join(cwd, p);
     if (!fs.existsSync(abs) && !isLink(abs)) {
@@ -60,10 +69,18 @@ export interface ShipResult {
 }
 
 /** Brings the kernel's copy of the workspace up to date; returns where it is. */
-export async function shipWorkspace(kernel: Kernel.IKernelConnection, cwd: string, timeoutMs: number): Promise<ShipResult> {
+export async function shipWorkspace(
+  kernel: Kernel.IKernelConnection,
+  cwd: string,
+  timeoutMs: number,
+): Promise<ShipResult> {
   const files = await trackedFiles(cwd);
   const key = shipKey(cwd);
-  const plan = await callKernel<{ root: string; host: string; need: string[]; removed: number }>(kernel, shipCode('plan', { key, files }), timeoutMs);
+  const plan = await callKernel<{ root: string; host: string; need: string[]; removed: number }>(
+    kernel,
+    shipCode('plan', { key, files }),
+    timeoutMs,
+  );
   let batch: ShipPart[] = [];
   let batchBytes = 0;
   let bytes = 0;
@@ -81,7 +98,14 @@ export async function shipWorkspace(kernel: Kernel.IKernelConnection, cwd: strin
     for (let offset = 0; offset === 0 || offset < data.length; offset += SHIP_CHUNK_BYTES) {
       const part = data.subarray(offset, offset + SHIP_CHUNK_BYTES);
       if (batchBytes + part.length > SHIP_CHUNK_BYTES) await flush();
-      batch.push({ path: rel, mode, blob, offset, last: offset + SHIP_CHUNK_BYTES >= data.length, data: part.toString('base64') });
+      batch.push({
+        path: rel,
+        mode,
+        blob,
+        offset,
+        last: offset + SHIP_CHUNK_BYTES >= data.length,
+        data: part.toString('base64'),
+      });
       batchBytes += part.length;
     }
   }
@@ -90,7 +114,11 @@ export async function shipWorkspace(kernel: Kernel.IKernelConnection, cwd: strin
 }
 
 /** Whether the kernel reads the engine's files at the same path: it reads back a nonce file written under `<cwd>/.autoresearch/`. */
-export async function sharesFilesystem(kernel: Kernel.IKernelConnection, cwd: string, timeoutMs: number): Promise<boolean> {
+export async function sharesFilesystem(
+  kernel: Kernel.IKernelConnection,
+  cwd: string,
+  timeoutMs: number,
+): Promise<boolean> {
   const token = randomBytes(16).toString('hex');
   const dir = path.join(cwd, '.autoresearch');
   fs.mkdirSync(dir, { recursive: true });

@@ -35,6 +35,6 @@ export function watchForStop(req: RunRequest, terminate: () => void): StopWatch 
     dispose() {
       clearTimeout(deadline);
       req.signal?.removeEventListener('abort', onAbort);
-    }
+    },
   };
 }

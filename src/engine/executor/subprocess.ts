@@ -13,7 +13,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
-import { DEFAULT_ISOLATION, GUARD_MARGIN_S, GUARD_SOURCE, guardConfig, parseGuardLine, SandboxMemo, secretHashes, type GuardReport } from './guard';
+import {
+  DEFAULT_ISOLATION,
+  GUARD_MARGIN_S,
+  GUARD_SOURCE,
+  guardConfig,
+  parseGuardLine,
+  SandboxMemo,
+  secretHashes,
+  type GuardReport,
+} from './guard';
 import { watchForStop } from './stop-watch';
 import type { Executor, RunOutcome, RunRequest } from './types';
 
@@ -43,17 +52,28 @@ export class SubprocessExecutor implements Executor {
     const guard = this.guardFor(req);
     const nonce = randomUUID();
     const marker = Buffer.from(`\0autoresearch-run-end ${nonce}\0`);
-    const config = guardConfig(req, { cwd: req.cwd, env: req.env ?? {}, parent: process.pid, reportFd: 3, graceS: this.graceS, memo: this.memo, secrets: this.secrets });
+    const config = guardConfig(req, {
+      cwd: req.cwd,
+      env: req.env ?? {},
+      parent: process.pid,
+      reportFd: 3,
+      graceS: this.graceS,
+      memo: this.memo,
+      secrets: this.secrets,
+    });
     const pgid = guard.proc.pid as number;
     let commandGroup: number | null = null;
     let killTimer: NodeJS.Timeout | undefined;
     const terminate = () => {
       signal(pgid, 'SIGTERM', false);
-      killTimer ??= setTimeout(() => {
-        // A guard that cannot end its run in its grace is ended itself, with the command's group.
-        signal(pgid, 'SIGKILL', true);
-        if (commandGroup !== null) signal(commandGroup, 'SIGKILL', true);
-      }, (this.graceS + GUARD_MARGIN_S) * 1000);
+      killTimer ??= setTimeout(
+        () => {
+          // A guard that cannot end its run in its grace is ended itself, with the command's group.
+          signal(pgid, 'SIGKILL', true);
+          if (commandGroup !== null) signal(commandGroup, 'SIGKILL', true);
+        },
+        (this.graceS + GUARD_MARGIN_S) * 1000,
+      );
     };
 
     return new Promise<RunOutcome>(resolve => {
@@ -78,7 +98,7 @@ export class SubprocessExecutor implements Executor {
           timedOut: stop.timedOut,
           interrupted: stop.interrupted,
           seconds: Number(process.hrtime.bigint() - started) / 1e9,
-          ...(r && { sandbox: r.sandbox, strays: r.left })
+          ...(r && { sandbox: r.sandbox, strays: r.left }),
         });
       };
       guard.listener = {
@@ -109,10 +129,11 @@ export class SubprocessExecutor implements Executor {
         exit() {
           guardGone = true;
           // A guard killed mid-run left its command running: the run ends here all the same.
-          if (commandGroup !== null && !(report !== null && ended[0] && ended[1])) signal(commandGroup, 'SIGKILL', true);
+          if (commandGroup !== null && !(report !== null && ended[0] && ended[1]))
+            signal(commandGroup, 'SIGKILL', true);
           for (const i of [0, 1]) if (!ended[i] && held[i].length) req.log.write(held[i]);
           settle();
-        }
+        },
       };
       busy(guard);
       // Recorded once the command has started (the spawn line): one engine.json write a run.
@@ -125,11 +146,15 @@ export class SubprocessExecutor implements Executor {
     if (this.guard) return this.guard;
     const python = req.python ?? 'python3';
     // -I -S: the guard needs the standard library only, and starts in half the time.
-    const proc = spawn(python, ['-I', '-S', '-c', GUARD_SOURCE, JSON.stringify({ serve: true, parent: process.pid, report_fd: 3 })], {
-      cwd: req.cwd,
-      detached: true, // a new process group whose id is the guard's pid
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe']
-    });
+    const proc = spawn(
+      python,
+      ['-I', '-S', '-c', GUARD_SOURCE, JSON.stringify({ serve: true, parent: process.pid, report_fd: 3 })],
+      {
+        cwd: req.cwd,
+        detached: true, // a new process group whose id is the guard's pid
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      },
+    );
     const [control, out, err, reports] = proc.stdio as unknown as [Writable, Readable, Readable, Readable];
     const guard: Guard = { proc, control, pipes: [out, err, reports], listener: null };
     this.guard = guard;
@@ -145,7 +170,11 @@ export class SubprocessExecutor implements Executor {
     proc.on('error', e => {
       if (this.guard === guard) this.guard = null;
       const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-      req.log.write(Buffer.from(`[autoresearch] ${missing ? `Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python` : `the run guard did not start: ${e.message}`}\n`));
+      req.log.write(
+        Buffer.from(
+          `[autoresearch] ${missing ? `Python interpreter "${python}" not found; install Python 3 or pass --python /path/to/python` : `the run guard did not start: ${e.message}`}\n`,
+        ),
+      );
       guard.listener?.exit(); // 'close' need not follow a failed spawn
     });
     proc.on('close', () => {

@@ -41,11 +41,11 @@ export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'di
           `trains for a fixed time budget and reads the metric ${ctx.metric} (${ctx.direction} is better). Runs are noisy, so the engine measured the`,
           `noise (the baseline ran ${n.noiseRuns} times) and keeps a commit only when the mean of its runs beats the best's mean by more than`,
           `${n.keepSigma} standard errors of the difference, reproduced on at least two runs (a promising result is re-run up to ${n.confirmRuns} more times);`,
-          'otherwise it resets to the best. You do not run anything; the engine runs, commits and judges.'
+          'otherwise it resets to the best. You do not run anything; the engine runs, commits and judges.',
         ]
       : [
           `trains for a fixed time budget, reads the metric ${ctx.metric} (${ctx.direction} is better), keeps the commit if it beats the best so far`,
-          'and otherwise resets to the best. You do not run anything; the engine runs, commits and judges.'
+          'and otherwise resets to the best. You do not run anything; the engine runs, commits and judges.',
         ];
   return [
     'You are the researcher in an automated research loop. An engine owns the loop: after each of your turns it commits your edit,',
@@ -59,7 +59,7 @@ export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'di
     '',
     "The researcher's instructions (program.md) follow.",
     '',
-    ctx.program.trim()
+    ctx.program.trim(),
   ].join('\n');
 }
 
@@ -84,20 +84,31 @@ export function fixOffer(history: ExperimentRecord[]): FixOffer | null {
 }
 
 /** The user message's content: a cached summary of older experiments (when there are any), then the changing part. */
-export function userContent(ctx: ProposalContext, opts: { fix: FixOffer | null; logTail: string | null }): TextBlockParam[] {
+export function userContent(
+  ctx: ProposalContext,
+  opts: { fix: FixOffer | null; logTail: string | null },
+): TextBlockParam[] {
   const h = ctx.history;
   const recentStart = Math.max(0, h.length - RECENT_FULL);
   const boundary = Math.floor(recentStart / SUMMARY_STEP) * SUMMARY_STEP;
   const blocks: TextBlockParam[] = [];
   if (boundary > 0) {
-    blocks.push({ type: 'text', text: summaryText(h.slice(0, boundary), ctx.direction), cache_control: { type: 'ephemeral' } });
+    blocks.push({
+      type: 'text',
+      text: summaryText(h.slice(0, boundary), ctx.direction),
+      cache_control: { type: 'ephemeral' },
+    });
   }
   const parts = [standing(ctx)];
   if (recentStart > boundary) {
-    parts.push(`## Experiments #${h[boundary].n}–#${h[recentStart - 1].n}, one line each\n${h.slice(boundary, recentStart).map(oneLine).join('\n')}`);
+    parts.push(
+      `## Experiments #${h[boundary].n}–#${h[recentStart - 1].n}, one line each\n${h.slice(boundary, recentStart).map(oneLine).join('\n')}`,
+    );
   }
   if (h.length) {
-    parts.push(`## The last ${h.length - recentStart} experiment(s) in full\n\n${h.slice(recentStart).map(full).join('\n\n')}`);
+    parts.push(
+      `## The last ${h.length - recentStart} experiment(s) in full\n\n${h.slice(recentStart).map(full).join('\n\n')}`,
+    );
   }
   if (opts.logTail !== null) {
     const last = h[h.length - 1];
@@ -107,22 +118,28 @@ export function userContent(ctx: ProposalContext, opts: { fix: FixOffer | null; 
     parts.push(
       `You may fix experiment #${opts.fix.record.n} instead of trying a new idea: call ${FIX} to start from its files (its diff is above), ` +
         `fix the bug, then call ${FINISH}. This would be fix attempt ${opts.fix.attempt} of ${MAX_FIX_ATTEMPTS} for the idea of #${opts.fix.root}. ` +
-        'Fix it only if the bug is simple; otherwise propose something new.'
+        'Fix it only if the bug is simple; otherwise propose something new.',
     );
   }
   if (ctx.running) {
     parts.push(
       `## Experiment #${ctx.running.n} is training right now (not in the results yet)\n${ctx.running.description}\n\`\`\`diff\n${ctx.running.diff}\n\`\`\`\n` +
-        'Propose a different experiment: if this one is kept, your edit will be re-applied on top of it.'
+        'Propose a different experiment: if this one is kept, your edit will be re-applied on top of it.',
     );
   }
   const others = (ctx.inFlight ?? []).filter(e => e.n !== ctx.running?.n);
   if (others.length) {
     // Several workers: these run on other accelerators now; a duplicate would waste one of them.
     const lines = others.map(e => `- #${e.n} (worker ${e.worker}): ${e.description}`);
-    parts.push(`## Experiments other workers are running right now (not in the results yet)\n${lines.join('\n')}\n\nPropose something different from each of them.`);
+    parts.push(
+      `## Experiments other workers are running right now (not in the results yet)\n${lines.join('\n')}\n\nPropose something different from each of them.`,
+    );
   }
-  parts.push(`# The editable files at the best commit\n\n${Object.entries(ctx.files).map(([f, text]) => `## ${f}\n\`\`\`${f.endsWith('.py') ? 'python' : ''}\n${text}\n\`\`\``).join('\n\n')}`);
+  parts.push(
+    `# The editable files at the best commit\n\n${Object.entries(ctx.files)
+      .map(([f, text]) => `## ${f}\n\`\`\`${f.endsWith('.py') ? 'python' : ''}\n${text}\n\`\`\``)
+      .join('\n\n')}`,
+  );
   parts.push(`# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH}.`);
   blocks.push({ type: 'text', text: parts.join('\n\n') });
   return blocks;
@@ -157,9 +174,11 @@ function standing(ctx: ProposalContext): string {
   return [
     '# Where the run stands',
     `Metric: ${ctx.metric}, ${ctx.direction} is better.`,
-    best ? `Best so far: ${fmt(best.metric)} at #${best.n}; baseline ${fmt(keeps[0].metric)} at #${keeps[0].n}.` : 'No baseline yet.',
+    best
+      ? `Best so far: ${fmt(best.metric)} at #${best.n}; baseline ${fmt(keeps[0].metric)} at #${keeps[0].n}.`
+      : 'No baseline yet.',
     `Experiments so far: ${h.length} (${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')}).`,
-    ...noiseLines(ctx)
+    ...noiseLines(ctx),
   ].join('\n');
 }
 
@@ -173,7 +192,7 @@ function noiseLines(ctx: ProposalContext): string[] {
   return [
     `Noise: σ = ${fmtNoise(n.sigma)} per run (${n.df} degrees of freedom). A kept change must beat the best's mean (${n.bestRuns} runs) by more than`,
     `${fmtNoise(floor)} on two runs (${n.keepSigma}σ of the difference); differences smaller than that are noise, not findings. Prefer changes whose`,
-    'expected effect is larger than the floor; changing a random seed is never a finding.'
+    'expected effect is larger than the floor; changing a random seed is never a finding.',
   ];
 }
 
@@ -187,7 +206,9 @@ export function summaryText(records: ExperimentRecord[], direction: 'lower' | 'h
   records.forEach(r => counts.set(r.status, (counts.get(r.status) ?? 0) + 1));
   const keeps = records.filter(r => r.status === 'keep');
   const sign = direction === 'lower' ? 1 : -1;
-  const misses = records.filter(r => r.status === 'discard' && r.delta !== null).sort((a, b) => sign * ((a.delta as number) - (b.delta as number)));
+  const misses = records
+    .filter(r => r.status === 'discard' && r.delta !== null)
+    .sort((a, b) => sign * ((a.delta as number) - (b.delta as number)));
   const failures = records.filter(r => r.status === 'crash' || r.status === 'rejected');
   const shownKeeps = keeps.slice(-60);
   return [
@@ -198,25 +219,32 @@ export function summaryText(records: ExperimentRecord[], direction: 'lower' | 'h
     ...misses.slice(0, 15).map(oneLine),
     `## The last ${Math.min(10, failures.length)} crashed or rejected`,
     ...failures.slice(-10).map(oneLine),
-    `The other ${records.length - shownKeeps.length - Math.min(15, misses.length) - Math.min(10, failures.length)} were discarded or failed and are not listed.`
+    `The other ${records.length - shownKeeps.length - Math.min(15, misses.length) - Math.min(10, failures.length)} were discarded or failed and are not listed.`,
   ].join('\n');
 }
 
 /** One experiment in one line: number, status, metric and delta, description (and why, for a failure). */
 export function oneLine(r: ExperimentRecord): string {
-  const metric = r.metric !== null ? `${fmt(r.metric)}${spread(r)}${r.delta !== null ? ` (${signed(r.delta)})` : ''}` : '—';
+  const metric =
+    r.metric !== null ? `${fmt(r.metric)}${spread(r)}${r.delta !== null ? ` (${signed(r.delta)})` : ''}` : '—';
   const why = (r.status === 'crash' || r.status === 'rejected') && r.reason ? ` [${clip(r.reason, 80)}]` : '';
   return `#${r.n} ${r.status} ${metric} ${clip(r.description, 120)}${why}`;
 }
 
 function full(r: ExperimentRecord): string {
   const fixNote = fixOf(r) !== undefined ? ` (fix attempt for #${fixOf(r)})` : '';
-  const metric = r.metric !== null ? `${fmt(r.metric)}${spread(r)}${r.delta !== null ? ` (${signed(r.delta)} vs best ${fmt(r.best_before)})` : ''}` : '—';
+  const metric =
+    r.metric !== null
+      ? `${fmt(r.metric)}${spread(r)}${r.delta !== null ? ` (${signed(r.delta)} vs best ${fmt(r.best_before)})` : ''}`
+      : '—';
   const lines = [`### #${r.n} ${r.status}${fixNote}: ${metric}`, `Description: ${r.description}`];
   if (r.rationale) lines.push(`Rationale: ${clip(r.rationale, 500)}`);
   if (r.reason) lines.push(`Reason: ${clip(r.reason, 300)}`);
   if (r.diff.trim()) {
-    const diff = r.diff.length > DIFF_CHARS ? `${r.diff.slice(0, DIFF_CHARS)}\n… (diff cut at ${DIFF_CHARS} of ${r.diff.length} characters)` : r.diff;
+    const diff =
+      r.diff.length > DIFF_CHARS
+        ? `${r.diff.slice(0, DIFF_CHARS)}\n… (diff cut at ${DIFF_CHARS} of ${r.diff.length} characters)`
+        : r.diff;
     lines.push('```diff\n' + diff.trimEnd() + '\n```');
   }
   return lines.join('\n');

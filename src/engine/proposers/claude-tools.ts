@@ -21,22 +21,28 @@ export function toolDefinitions(): ToolUnion[] {
     { type: 'text_editor_20250728', name: EDITOR },
     {
       name: FIX,
-      description: 'Only when the prompt offers to fix a crashed experiment: replaces your working copy with that experiment\'s files, so you can fix its bug instead of trying a new idea. Then edit and call finish_experiment as usual.',
-      input_schema: { type: 'object', properties: {}, required: [] }
+      description:
+        "Only when the prompt offers to fix a crashed experiment: replaces your working copy with that experiment's files, so you can fix its bug instead of trying a new idea. Then edit and call finish_experiment as usual.",
+      input_schema: { type: 'object', properties: {}, required: [] },
     },
     {
       name: FINISH,
-      description: 'Ends your turn: the engine commits your edits as one experiment, trains, and keeps it only if the metric improves. Call it once, after your edits.',
+      description:
+        'Ends your turn: the engine commits your edits as one experiment, trains, and keeps it only if the metric improves. Call it once, after your edits.',
       input_schema: {
         type: 'object',
         properties: {
-          description: { type: 'string', description: 'One line, at most ~100 characters: what this experiment changes (becomes the commit message).' },
-          rationale: { type: 'string', description: 'Why you expect it to help, in two or three sentences.' }
+          description: {
+            type: 'string',
+            description:
+              'One line, at most ~100 characters: what this experiment changes (becomes the commit message).',
+          },
+          rationale: { type: 'string', description: 'Why you expect it to help, in two or three sentences.' },
         },
-        required: ['description', 'rationale']
+        required: ['description', 'rationale'],
       },
-      cache_control: { type: 'ephemeral' }
-    }
+      cache_control: { type: 'ephemeral' },
+    },
   ];
 }
 
@@ -48,9 +54,24 @@ export interface ToolOutcome {
   finish?: { description: string; rationale: string };
 }
 
-const ViewInput = z.object({ command: z.literal('view'), path: z.string(), view_range: z.array(z.number().int()).length(2).optional() });
-const ReplaceInput = z.object({ command: z.literal('str_replace'), path: z.string(), old_str: z.string(), new_str: z.string().optional() });
-const InsertInput = z.object({ command: z.literal('insert'), path: z.string(), insert_line: z.number().int(), new_str: z.string().optional(), insert_text: z.string().optional() });
+const ViewInput = z.object({
+  command: z.literal('view'),
+  path: z.string(),
+  view_range: z.array(z.number().int()).length(2).optional(),
+});
+const ReplaceInput = z.object({
+  command: z.literal('str_replace'),
+  path: z.string(),
+  old_str: z.string(),
+  new_str: z.string().optional(),
+});
+const InsertInput = z.object({
+  command: z.literal('insert'),
+  path: z.string(),
+  insert_line: z.number().int(),
+  new_str: z.string().optional(),
+  insert_text: z.string().optional(),
+});
 const FinishInput = z.object({ description: z.string().trim().min(1), rationale: z.string().default('') });
 
 const ok = (content: string): ToolOutcome => ({ content, isError: false, failedEdit: false });
@@ -66,7 +87,7 @@ export class EditSession {
 
   constructor(
     private readonly base: Record<string, string>,
-    private readonly opts: { workdir: string; python: string; fix?: { n: number; files: Record<string, string> } }
+    private readonly opts: { workdir: string; python: string; fix?: { n: number; files: Record<string, string> } },
   ) {
     this.files = { ...base };
   }
@@ -85,7 +106,9 @@ export class EditSession {
     if (command === 'view') return this.view(input);
     if (command === 'str_replace') return this.replace(input);
     if (command === 'insert') return this.insert(input);
-    return refused(`the ${String(command)} command is not available here; use view, str_replace or insert on the editable files (${this.editable()})`);
+    return refused(
+      `the ${String(command)} command is not available here; use view, str_replace or insert on the editable files (${this.editable()})`,
+    );
   }
 
   /** Removes the temporary folder of the syntax check. */
@@ -101,7 +124,10 @@ export class EditSession {
   /** The editable file a path names, or why it names none. Accepts `train.py`, `/train.py` and absolute paths ending in it. */
   private resolve(p: string): { file: string } | { error: string; dir?: boolean } {
     const raw = p.trim().replace(/\\/g, '/');
-    const rel = path.isAbsolute(raw) && !path.relative(this.opts.workdir, raw).startsWith('..') ? path.relative(this.opts.workdir, raw) : raw.replace(/^\/+/, '');
+    const rel =
+      path.isAbsolute(raw) && !path.relative(this.opts.workdir, raw).startsWith('..')
+        ? path.relative(this.opts.workdir, raw)
+        : raw.replace(/^\/+/, '');
     const norm = path.posix.normalize(rel || '.');
     if (norm in this.files) return { file: norm };
     const suffix = Object.keys(this.files).filter(f => raw.endsWith('/' + f));
@@ -116,31 +142,42 @@ export class EditSession {
 
   private view(input: unknown): ToolOutcome {
     const parsed = ViewInput.safeParse(input);
-    if (!parsed.success) return refused(`view needs a path (and optionally view_range [start, end]): ${z.prettifyError(parsed.error)}`, false);
+    if (!parsed.success)
+      return refused(
+        `view needs a path (and optionally view_range [start, end]): ${z.prettifyError(parsed.error)}`,
+        false,
+      );
     const where = this.resolve(parsed.data.path);
     if ('error' in where) return where.dir ? ok(Object.keys(this.files).join('\n')) : refused(where.error, false);
     const lines = this.files[where.file].split('\n');
     const [start, end] = parsed.data.view_range ?? [1, -1];
     const last = end === -1 ? lines.length : Math.min(end, lines.length);
-    if (start < 1 || start > lines.length || last < start) return refused(`view_range [${start}, ${end}] is outside ${where.file}, which has ${lines.length} lines`, false);
+    if (start < 1 || start > lines.length || last < start)
+      return refused(`view_range [${start}, ${end}] is outside ${where.file}, which has ${lines.length} lines`, false);
     return ok(numbered(lines, start, last));
   }
 
   private async replace(input: unknown): Promise<ToolOutcome> {
     const parsed = ReplaceInput.safeParse(input);
-    if (!parsed.success) return refused(`str_replace needs path, old_str and new_str: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success)
+      return refused(`str_replace needs path, old_str and new_str: ${z.prettifyError(parsed.error)}`);
     const { old_str: oldStr, new_str: newStr = '' } = parsed.data;
     const where = this.resolve(parsed.data.path);
-    if ('error' in where) return refused(where.error || `${parsed.data.path} is a folder; edit one of ${this.editable()}`);
+    if ('error' in where)
+      return refused(where.error || `${parsed.data.path} is a folder; edit one of ${this.editable()}`);
     const text = this.files[where.file];
     if (oldStr === '') return refused('old_str is empty; give the exact text to replace');
     const at = occurrences(text, oldStr);
     if (at.length === 0) {
-      return refused(`old_str was not found in ${where.file}; it must match the file exactly, whitespace and indentation included (view the file to copy the text)`);
+      return refused(
+        `old_str was not found in ${where.file}; it must match the file exactly, whitespace and indentation included (view the file to copy the text)`,
+      );
     }
     if (at.length > 1) {
       const lines = at.map(i => lineOf(text, i)).join(', ');
-      return refused(`old_str matches ${at.length} times in ${where.file} (lines ${lines}); include more context to make it unique`);
+      return refused(
+        `old_str matches ${at.length} times in ${where.file} (lines ${lines}); include more context to make it unique`,
+      );
     }
     if (oldStr === newStr) return refused('old_str and new_str are the same; nothing would change');
     const next = text.slice(0, at[0]) + newStr + text.slice(at[0] + oldStr.length);
@@ -154,22 +191,34 @@ export class EditSession {
     const add = parsed.data.new_str ?? parsed.data.insert_text;
     if (add === undefined) return refused('insert needs the text to insert, in new_str');
     const where = this.resolve(parsed.data.path);
-    if ('error' in where) return refused(where.error || `${parsed.data.path} is a folder; edit one of ${this.editable()}`);
+    if ('error' in where)
+      return refused(where.error || `${parsed.data.path} is a folder; edit one of ${this.editable()}`);
     const text = this.files[where.file];
     const lines = text.split('\n');
     const count = text.endsWith('\n') ? lines.length - 1 : lines.length;
     const after = parsed.data.insert_line;
-    if (after < 0 || after > count) return refused(`insert_line ${after} is outside ${where.file}; use 0 (the top) to ${count} (after the last line)`);
+    if (after < 0 || after > count)
+      return refused(
+        `insert_line ${after} is outside ${where.file}; use 0 (the top) to ${count} (after the last line)`,
+      );
     const added = (add.endsWith('\n') ? add.slice(0, -1) : add).split('\n');
     lines.splice(after, 0, ...added);
-    return this.commitEdit(where.file, lines.join('\n'), after + 1, after + added.length, `inserted ${added.length} line(s) after line ${after}`);
+    return this.commitEdit(
+      where.file,
+      lines.join('\n'),
+      after + 1,
+      after + added.length,
+      `inserted ${added.length} line(s) after line ${after}`,
+    );
   }
 
   /** Keeps an edit if the file still parses; a syntax error undoes it. */
   private async commitEdit(file: string, next: string, from: number, to: number, what: string): Promise<ToolOutcome> {
     const problem = await this.syntax(file, next);
     if (problem) {
-      return refused(`the edit was not applied: it would leave ${file} with a syntax error (${problem}); fix the edit and try again`);
+      return refused(
+        `the edit was not applied: it would leave ${file} with a syntax error (${problem}); fix the edit and try again`,
+      );
     }
     this.files[file] = next;
     this.edits++;
@@ -191,21 +240,38 @@ export class EditSession {
 
   private startFix(): ToolOutcome {
     const fix = this.opts.fix;
-    if (!fix) return refused('no crashed experiment is offered for fixing now; edit the files for a new experiment instead', false);
+    if (!fix)
+      return refused(
+        'no crashed experiment is offered for fixing now; edit the files for a new experiment instead',
+        false,
+      );
     this.files = { ...this.base, ...fix.files };
     this.usedFix = true;
     this.edits = 0;
-    return ok(`Your working copy is now experiment #${fix.n}'s version, the one that crashed. Fix its bug with the editor, then call ${FINISH}.`);
+    return ok(
+      `Your working copy is now experiment #${fix.n}'s version, the one that crashed. Fix its bug with the editor, then call ${FINISH}.`,
+    );
   }
 
   private finish(input: unknown): ToolOutcome {
     const parsed = FinishInput.safeParse(input);
-    if (!parsed.success) return refused(`${FINISH} needs a one-line description and a rationale: ${z.prettifyError(parsed.error)}`, false);
-    if (this.edits === 0) return refused(`make an edit first: use ${EDITOR} to change ${this.editable()}, then call ${FINISH}`, false);
-    if (Object.keys(this.changed()).length === 0) return refused('your edits leave the files as they are at the best commit; make an edit that changes something', false);
+    if (!parsed.success)
+      return refused(`${FINISH} needs a one-line description and a rationale: ${z.prettifyError(parsed.error)}`, false);
+    if (this.edits === 0)
+      return refused(`make an edit first: use ${EDITOR} to change ${this.editable()}, then call ${FINISH}`, false);
+    if (Object.keys(this.changed()).length === 0)
+      return refused(
+        'your edits leave the files as they are at the best commit; make an edit that changes something',
+        false,
+      );
     // The description becomes a commit subject and a results.tsv cell: one line.
     const description = parsed.data.description.replace(/\s+/g, ' ').trim().slice(0, 200);
-    return { content: 'Recorded; the engine will run it.', isError: false, failedEdit: false, finish: { description, rationale: parsed.data.rationale.trim() } };
+    return {
+      content: 'Recorded; the engine will run it.',
+      isError: false,
+      failedEdit: false,
+      finish: { description, rationale: parsed.data.rationale.trim() },
+    };
   }
 }
 

@@ -5,8 +5,24 @@
  * gives up on a transient outage (it waits and retries until stopped), and
  * never lets the API key into anything it returns or throws.
  */
-import Anthropic, { APIConnectionError, APIError, APIUserAbortError, AnthropicError, AuthenticationError, NotFoundError, PermissionDeniedError } from '@anthropic-ai/sdk';
-import type { ContentBlock, ContentBlockParam, Message, MessageCreateParamsBase, MessageParam, TextBlockParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
+import Anthropic, {
+  APIConnectionError,
+  APIError,
+  APIUserAbortError,
+  AnthropicError,
+  AuthenticationError,
+  NotFoundError,
+  PermissionDeniedError,
+} from '@anthropic-ai/sdk';
+import type {
+  ContentBlock,
+  ContentBlockParam,
+  Message,
+  MessageCreateParamsBase,
+  MessageParam,
+  TextBlockParam,
+  ToolResultBlockParam,
+} from '@anthropic-ai/sdk/resources/messages';
 import type { Usage } from '../../core/journal';
 import { ZERO_USAGE } from '../../core/journal';
 import { addUsage, costOf, pricesFor, type Prices } from '../../core/pricing';
@@ -68,7 +84,8 @@ export class ClaudeProposer implements Proposer {
     } catch (e) {
       throw new UserError((e as Error).message);
     }
-    this.client = opts.client ?? new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: opts.maxRetries ?? 4 });
+    this.client =
+      opts.client ?? new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: opts.maxRetries ?? 4 });
   }
 
   /** Checks the key and the model (GET /v1/models/{id}: free, no tokens), so a bad key fails at start, not after the baseline. */
@@ -79,17 +96,24 @@ export class ClaudeProposer implements Proposer {
       } catch (e) {
         // A gateway may not serve /v1/models: then a 1-token message decides (it costs a few tokens).
         if (!(e instanceof NotFoundError)) throw e;
-        await this.client.messages.create({ model: this.model, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] }, { signal });
+        await this.client.messages.create(
+          { model: this.model, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] },
+          { signal },
+        );
       }
     } catch (e) {
       if (e instanceof NotFoundError) {
         throw new UserError(`the API does not know model "${this.model}"; pick another with --model`);
       }
       if (e instanceof AuthenticationError || e instanceof PermissionDeniedError) {
-        throw new UserError(`ANTHROPIC_API_KEY was refused by the API (${e.status} ${e.type ?? 'error'}); check the key`);
+        throw new UserError(
+          `ANTHROPIC_API_KEY was refused by the API (${e.status} ${e.type ?? 'error'}); check the key`,
+        );
       }
       if (e instanceof APIError && e.status !== undefined) {
-        throw new UserError(`the Messages API refused a test request for model ${this.model} (${e.status} ${e.type ?? 'error'}): ${this.redact(e.apiMessage ?? e.message)}`);
+        throw new UserError(
+          `the Messages API refused a test request for model ${this.model} (${e.status} ${e.type ?? 'error'}): ${this.redact(e.apiMessage ?? e.message)}`,
+        );
       }
       throw new UserError(`could not reach the Messages API: ${this.redact((e as Error).message)}`);
     }
@@ -97,12 +121,25 @@ export class ClaudeProposer implements Proposer {
 
   /** The likely cost of the next proposal: the dearest of the last five, or a prompt-size guess before any. */
   estimateNextCost(ctx: ProposalContext): number {
-    const past = ctx.history.filter(r => r.proposer === this.name && r.cost_usd > 0).slice(-5).map(r => r.cost_usd);
+    const past = ctx.history
+      .filter(r => r.proposer === this.name && r.cost_usd > 0)
+      .slice(-5)
+      .map(r => r.cost_usd);
     if (past.length) return Math.max(...past);
-    const chars = systemText(ctx).length + userContent(ctx, { fix: null, logTail: null }).reduce((n, b) => n + b.text.length, 0);
+    const chars =
+      systemText(ctx).length + userContent(ctx, { fix: null, logTail: null }).reduce((n, b) => n + b.text.length, 0);
     const prompt = Math.ceil(chars / 4) + 2000;
     // A typical proposal: the prompt written to the cache once, read back on two more turns, ~1k output tokens a turn.
-    return costOf(this.model, { input_tokens: 0, output_tokens: 3000, cache_creation_input_tokens: prompt, cache_read_input_tokens: 2 * prompt }, this.opts.prices);
+    return costOf(
+      this.model,
+      {
+        input_tokens: 0,
+        output_tokens: 3000,
+        cache_creation_input_tokens: prompt,
+        cache_read_input_tokens: 2 * prompt,
+      },
+      this.opts.prices,
+    );
   }
 
   /** One experiment: a tool-use conversation that ends with finish_experiment, or ProposalAbandoned. */
@@ -112,27 +149,45 @@ export class ClaudeProposer implements Proposer {
     const fix = await this.loadFix(ctx);
     const last = ctx.history[ctx.history.length - 1];
     const logTail = last?.status === 'crash' ? readLogTail(last.log_path) : null;
-    const session = new EditSession(ctx.files, { workdir: ctx.workdir, python: this.opts.python, fix: fix ? { n: fix.offer.record.n, files: fix.files } : undefined });
+    const session = new EditSession(ctx.files, {
+      workdir: ctx.workdir,
+      python: this.opts.python,
+      fix: fix ? { n: fix.offer.record.n, files: fix.files } : undefined,
+    });
     const system: TextBlockParam[] = [{ type: 'text', text: systemText(ctx), cache_control: { type: 'ephemeral' } }];
-    const messages: MessageParam[] = [{ role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail }) }];
+    const messages: MessageParam[] = [
+      { role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail }) },
+    ];
     let usage: Usage = { ...ZERO_USAGE };
     let cost = 0;
     let turns = 0;
     let failed = 0;
     let lastError = '';
     let moving: { cache_control?: unknown } | null = null;
-    const meta = () => ({ model: this.model, ...(session.usedFix && fix ? { fix_of: fix.offer.root } : {}), turns, failed_edits: failed });
-    const abandon = (why: string) => new ProposalAbandoned(this.redact(`proposal abandoned: ${why}`), usage, cost, meta());
+    const meta = () => ({
+      model: this.model,
+      ...(session.usedFix && fix ? { fix_of: fix.offer.root } : {}),
+      turns,
+      failed_edits: failed,
+    });
+    const abandon = (why: string) =>
+      new ProposalAbandoned(this.redact(`proposal abandoned: ${why}`), usage, cost, meta());
     try {
       for (;;) {
-        if (turns >= maxTurns) throw abandon(`no finish_experiment after ${turns} tool turns${lastError ? `; the last error: ${lastError}` : ''}`);
+        if (turns >= maxTurns)
+          throw abandon(
+            `no finish_experiment after ${turns} tool turns${lastError ? `; the last error: ${lastError}` : ''}`,
+          );
         // The fourth breakpoint moves to the newest block, so each turn reads the prefix the last one wrote.
         if (moving) delete moving.cache_control;
         const content = messages[messages.length - 1].content as Array<{ cache_control?: unknown }>;
         moving = content[content.length - 1];
         moving.cache_control = { type: 'ephemeral' };
         // Room for adaptive thinking plus an edit; output is billed as generated, not as reserved.
-        const msg = await this.request({ model: this.model, max_tokens: this.opts.maxTokens ?? 16_384, system, tools: this.tools, messages }, ctx.signal);
+        const msg = await this.request(
+          { model: this.model, max_tokens: this.opts.maxTokens ?? 16_384, system, tools: this.tools, messages },
+          ctx.signal,
+        );
         const u = usageOf(msg);
         usage = addUsage(usage, u);
         cost += costOf(this.model, u, this.opts.prices);
@@ -144,18 +199,38 @@ export class ClaudeProposer implements Proposer {
         const uses = msg.content.filter(b => b.type === 'tool_use');
         if (uses.length === 0) {
           if (msg.stop_reason === 'refusal') throw abandon('the model declined to propose');
-          messages.push({ role: 'user', content: [{ type: 'text', text: 'Use str_replace_based_edit_tool to make your edit, then call finish_experiment; only finish_experiment ends your turn.' }] });
+          messages.push({
+            role: 'user',
+            content: [
+              {
+                type: 'text',
+                text: 'Use str_replace_based_edit_tool to make your edit, then call finish_experiment; only finish_experiment ends your turn.',
+              },
+            ],
+          });
           continue;
         }
         const results: ToolResultBlockParam[] = [];
         for (const use of uses) {
           const out = await session.handle(use.name, use.input);
           if (out.finish) {
-            return { description: out.finish.description, rationale: out.finish.rationale, files: session.changed(), usage, cost_usd: cost, meta: meta() };
+            return {
+              description: out.finish.description,
+              rationale: out.finish.rationale,
+              files: session.changed(),
+              usage,
+              cost_usd: cost,
+              meta: meta(),
+            };
           }
           if (out.failedEdit) failed++;
           if (out.isError) lastError = out.content;
-          results.push({ type: 'tool_result', tool_use_id: use.id, content: out.content, ...(out.isError ? { is_error: true } : {}) });
+          results.push({
+            type: 'tool_result',
+            tool_use_id: use.id,
+            content: out.content,
+            ...(out.isError ? { is_error: true } : {}),
+          });
         }
         if (failed > maxFailed) throw abandon(`${failed} failed edits; the last: ${lastError}`);
         messages.push({ role: 'user', content: results });
@@ -176,11 +251,13 @@ export class ClaudeProposer implements Proposer {
         return msg;
       } catch (e) {
         if (signal?.aborted || e instanceof APIUserAbortError) throw e;
-        if (!isTransient(e)) throw new Error(this.redact(describe(e)));
+        if (!isTransient(e)) throw new Error(this.redact(describe(e)), { cause: e });
         const cap = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 20));
         // Equal jitter: never less than half the step, so many engines don't retry in lockstep.
         const wait = Math.max(retryAfterMs(e), cap / 2 + Math.random() * (cap / 2));
-        this.onNote?.(`the Messages API is unavailable (${this.redact(describe(e))}); retrying in ${Math.round(wait / 1000)} s`);
+        this.onNote?.(
+          `the Messages API is unavailable (${this.redact(describe(e))}); retrying in ${Math.round(wait / 1000)} s`,
+        );
         await sleep(wait, signal);
       }
     }
@@ -215,7 +292,7 @@ function usageOf(msg: Message): Usage {
     input_tokens: msg.usage.input_tokens ?? 0,
     output_tokens: msg.usage.output_tokens ?? 0,
     cache_creation_input_tokens: msg.usage.cache_creation_input_tokens ?? 0,
-    cache_read_input_tokens: msg.usage.cache_read_input_tokens ?? 0
+    cache_read_input_tokens: msg.usage.cache_read_input_tokens ?? 0,
   };
 }
 
@@ -235,7 +312,14 @@ function toParam(b: ContentBlock): ContentBlockParam | null {
   }
 }
 
-const PERMANENT = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'request_too_large', 'billing_error']);
+const PERMANENT = new Set([
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'not_found_error',
+  'request_too_large',
+  'billing_error',
+]);
 
 /** Whether waiting and trying again can help. */
 export function isTransient(e: unknown): boolean {

@@ -38,7 +38,13 @@ export function createProposer(name: string, opts: ProposerOptions): Proposer {
       if (!apiKey) {
         throw new UserError('the claude proposer needs an API key: set ANTHROPIC_API_KEY, or use --proposer offline');
       }
-      return new ClaudeProposer({ apiKey, baseURL: opts.baseURL, model: opts.model, python: opts.python ?? 'python3', prices: opts.prices });
+      return new ClaudeProposer({
+        apiKey,
+        baseURL: opts.baseURL,
+        model: opts.model,
+        python: opts.python ?? 'python3',
+        prices: opts.prices,
+      });
     }
     default:
       throw new UserError(`unknown proposer "${name}"; available: ${PROPOSERS.join(', ')}`);

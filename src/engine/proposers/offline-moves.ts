@@ -115,7 +115,12 @@ export function stateKey(state: ConstantState): string {
   return JSON.stringify(
     Object.keys(state)
       .sort()
-      .map((file) => [file, Object.keys(state[file]).sort().map((name) => [name, state[file][name]])])
+      .map(file => [
+        file,
+        Object.keys(state[file])
+          .sort()
+          .map(name => [name, state[file][name]]),
+      ]),
   );
 }
 
@@ -145,7 +150,7 @@ export const OfflineChange = z.object({
   to: z.number(),
   direction: z.enum(['up', 'down']),
   level: z.number().int().nonnegative(),
-  jump: z.literal(true).optional()
+  jump: z.literal(true).optional(),
 });
 export type OfflineChange = z.infer<typeof OfflineChange>;
 
@@ -159,10 +164,10 @@ export const OfflineMeta = z
     kind: z.literal('offline'),
     constants: z.record(z.string(), z.record(z.string(), z.number())),
     change: OfflineChange.optional(),
-    changes: z.array(OfflineChange).min(2).optional()
+    changes: z.array(OfflineChange).min(2).optional(),
   })
-  .refine((m) => (m.change === undefined) !== (m.changes === undefined), {
-    message: 'exactly one of change and changes'
+  .refine(m => (m.change === undefined) !== (m.changes === undefined), {
+    message: 'exactly one of change and changes',
   });
 export type OfflineMeta = z.infer<typeof OfflineMeta>;
 
@@ -204,8 +209,8 @@ export function tunableConstants(files: Record<string, string>): Map<string, PyC
       continue; // only Python sources have constants this parser understands
     }
     const all = parseConstants(files[file]);
-    seeds = seeds.concat(all.filter((c) => SEED_NAME.test(c.name)).map((c) => c.name));
-    const tunable = all.filter((c) => !SEED_NAME.test(c.name));
+    seeds = seeds.concat(all.filter(c => SEED_NAME.test(c.name)).map(c => c.name));
+    const tunable = all.filter(c => !SEED_NAME.test(c.name));
     if (tunable.length > 0) {
       parsed.set(file, tunable);
     }

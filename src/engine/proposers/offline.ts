@@ -34,7 +34,7 @@ import {
   type Direction,
   type Move,
   type OfflineChange,
-  type Tunable
+  type Tunable,
 } from './offline-moves';
 
 // What a reader of the journal needs to understand this proposer's meta.
@@ -105,7 +105,7 @@ function learn(stats: Map<string, PairStats>, record: ExperimentRecord, meta: Of
       failures: (prev?.failures ?? 0) + (kept ? 0 : 1),
       crashesSinceKeep: kept ? 0 : (prev?.crashesSinceKeep ?? 0) + crash,
       everKept: (prev?.everKept ?? false) || kept,
-      coarseKeptIndex: kept && at === 0 ? index : (prev?.coarseKeptIndex ?? -1)
+      coarseKeptIndex: kept && at === 0 ? index : (prev?.coarseKeptIndex ?? -1),
     });
   }
 }
@@ -124,7 +124,7 @@ export class OfflineProposer implements Proposer {
     const parsed = tunableConstants(ctx.files);
     const current: ConstantState = {};
     for (const [file, constants] of parsed) {
-      current[file] = Object.fromEntries(constants.map((c) => [c.name, c.value]));
+      current[file] = Object.fromEntries(constants.map(c => [c.name, c.value]));
     }
     const currentKey = stateKey(current);
     const all = offlineRecords(ctx.history);
@@ -144,17 +144,19 @@ export class OfflineProposer implements Proposer {
     const stats = new Map<string, PairStats>();
     const nearMisses: { change: OfflineChange; delta: number }[] = [];
     // An interrupted experiment never produced a result, so its state may be tried again.
-    all.filter((r) => r.record.status !== 'interrupted').forEach(({ record, meta }, index) => {
-      tried.add(stateKey(meta.constants));
-      // The state it was made from was the best then, so it was tried too (the
-      // baseline among them: it has no meta of its own).
-      const parentKey = stateKey(parentState(meta));
-      tried.add(parentKey);
-      learn(stats, record, meta, index);
-      if (meta.change && record.status === 'discard' && record.delta !== null && parentKey === currentKey) {
-        nearMisses.push({ change: meta.change, delta: record.delta });
-      }
-    });
+    all
+      .filter(r => r.record.status !== 'interrupted')
+      .forEach(({ record, meta }, index) => {
+        tried.add(stateKey(meta.constants));
+        // The state it was made from was the best then, so it was tried too (the
+        // baseline among them: it has no meta of its own).
+        const parentKey = stateKey(parentState(meta));
+        tried.add(parentKey);
+        learn(stats, record, meta, index);
+        if (meta.change && record.status === 'discard' && record.delta !== null && parentKey === currentKey) {
+          nearMisses.push({ change: meta.change, delta: record.delta });
+        }
+      });
 
     // Other workers' experiments in flight: their states are taken, though they have no result yet.
     for (const pending of ctx.inFlight ?? []) {
@@ -169,11 +171,23 @@ export class OfflineProposer implements Proposer {
     for (const move of [...singleMoves(tunables), ...this.jumps(tunables, stats)]) {
       const state = withMoves(current, [move]);
       if (!tried.has(stateKey(state))) {
-        ranked.push({ move, state, prior: priorOf(move.t.constant.name), tie: rng(), ...this.rank(move, stats, ctx.metric, ctx.direction) });
+        ranked.push({
+          move,
+          state,
+          prior: priorOf(move.t.constant.name),
+          tie: rng(),
+          ...this.rank(move, stats, ctx.metric, ctx.direction),
+        });
       }
     }
     ranked.sort(
-      (a, b) => a.crashed - b.crashed || a.phase - b.phase || a.tier - b.tier || a.order - b.order || a.prior - b.prior || a.tie - b.tie
+      (a, b) =>
+        a.crashed - b.crashed ||
+        a.phase - b.phase ||
+        a.tier - b.tier ||
+        a.order - b.order ||
+        a.prior - b.prior ||
+        a.tie - b.tie,
     );
     const first = ranked[0] as Ranked | undefined;
     const manyFiles = parsed.size > 1;
@@ -188,13 +202,13 @@ export class OfflineProposer implements Proposer {
 
   /** A jump (the coarse step twice) in each direction whose coarse step ever improved the metric. */
   private jumps(tunables: Tunable[], stats: Map<string, PairStats>): Move[] {
-    return tunables.flatMap((t) =>
-      (['up', 'down'] as const).flatMap((direction) => {
+    return tunables.flatMap(t =>
+      (['up', 'down'] as const).flatMap(direction => {
         const s = stats.get(pairKey(t.file, t.constant.name, direction));
         const jump = s && s.coarseKeptIndex >= 0 ? jumpValue(t.constant.value, t.kind, direction) : null;
         const m = toMove(t, direction, 0, true, jump);
         return m ? [m] : [];
-      })
+      }),
     );
   }
 
@@ -205,7 +219,12 @@ export class OfflineProposer implements Proposer {
    * anything else still untried. Then the finest steps, and (after the pairs)
    * the jumps. A direction that crashed since its last keep goes after all of these.
    */
-  private rank(m: Move, stats: Map<string, PairStats>, metric: string, better: 'lower' | 'higher'): Omit<Ranked, 'move' | 'state' | 'tie' | 'prior'> {
+  private rank(
+    m: Move,
+    stats: Map<string, PairStats>,
+    metric: string,
+    better: 'lower' | 'higher',
+  ): Omit<Ranked, 'move' | 'state' | 'tie' | 'prior'> {
     const { t, direction, level } = m;
     const s = stats.get(pairKey(t.file, t.constant.name, direction));
     const crashed = s && s.crashesSinceKeep > 0 ? 1 : 0;
@@ -218,9 +237,20 @@ export class OfflineProposer implements Proposer {
     if (!s) {
       // The other way made things clearly worse: the slope says this way is the one to try.
       const other = stats.get(pairKey(t.file, t.constant.name, direction === 'up' ? 'down' : 'up'));
-      const worse = other?.lastStatus === 'fail' && other.lastDelta !== null ? (better === 'lower' ? other.lastDelta : -other.lastDelta) : 0;
+      const worse =
+        other?.lastStatus === 'fail' && other.lastDelta !== null
+          ? better === 'lower'
+            ? other.lastDelta
+            : -other.lastDelta
+          : 0;
       if (level === 0 && worse > 0) {
-        return { crashed, phase, tier: 1, order: -worse, why: `the opposite step made ${metric} worse by ${formatDelta(Math.abs(worse))}, so trying this way` };
+        return {
+          crashed,
+          phase,
+          tier: 1,
+          order: -worse,
+          why: `the opposite step made ${metric} worse by ${formatDelta(Math.abs(worse))}, so trying this way`,
+        };
       }
       return { crashed, phase, tier: level === 0 ? 1 : 3, order: level, why: 'untried direction' };
     }
@@ -252,9 +282,9 @@ export class OfflineProposer implements Proposer {
     tried: Set<string>,
     stats: Map<string, PairStats>,
     nearMisses: { change: OfflineChange; delta: number }[],
-    rng: () => number
+    rng: () => number,
   ): Proposal | null {
-    const byName = new Map(tunables.map((t) => [`${t.file}\0${t.constant.name}`, t]));
+    const byName = new Map(tunables.map(t => [`${t.file}\0${t.constant.name}`, t]));
     const seen = new Set<string>();
     const parts: Part[] = [];
     for (const { change: c, delta } of nearMisses) {
@@ -302,7 +332,7 @@ export class OfflineProposer implements Proposer {
     manyFiles: boolean,
     moves: Move[],
     state: ConstantState,
-    rationale: string
+    rationale: string,
   ): Proposal {
     const files: Record<string, string> = {};
     // Later literals first, so the offsets of earlier ones in the same file stay valid.
@@ -316,7 +346,7 @@ export class OfflineProposer implements Proposer {
       to: step.value,
       direction,
       level,
-      ...(jump ? { jump: true as const } : {})
+      ...(jump ? { jump: true as const } : {}),
     }));
     const meta: OfflineMeta =
       changes.length === 1
@@ -340,6 +370,11 @@ export class OfflineProposer implements Proposer {
 export function priorOf(name: string): number {
   // MATRIX_LR and LEARNING_RATE, not FINAL_LR_FRAC (a schedule shape, not the rate).
   if (/(^|_)(LEARNING_RATE|LR)$/.test(name)) return 0;
-  if (/(^|_)(BATCH|BATCH_SIZE|N_EMBD|EMBD|WIDTH|D_MODEL|HIDDEN|DIM|N_LAYER|N_LAYERS|LAYERS|DEPTH|SEQ_LEN|CONTEXT|BLOCK_SIZE)(_|$)/.test(name)) return 1;
+  if (
+    /(^|_)(BATCH|BATCH_SIZE|N_EMBD|EMBD|WIDTH|D_MODEL|HIDDEN|DIM|N_LAYER|N_LAYERS|LAYERS|DEPTH|SEQ_LEN|CONTEXT|BLOCK_SIZE)(_|$)/.test(
+      name,
+    )
+  )
+    return 1;
   return 2;
 }

@@ -30,9 +30,7 @@ const FLOAT = String.raw`(?:${POINT}|${DIGITS})[eE][+-]?${DIGITS}|${POINT}`;
 const INT = String.raw`0(?:_?0)*|[1-9](?:_?\d)*`;
 // The whole line must be name, `=`, one literal and at most a comment, so
 // annotated (`LR: float = 1`), computed (`2**19`) and chained assignments fail.
-const CONSTANT_LINE = new RegExp(
-  String.raw`^([A-Z][A-Z0-9_]*)([ \t]*=[ \t]*)(-?(?:${FLOAT}|${INT}))[ \t]*(?:#.*)?$`
-);
+const CONSTANT_LINE = new RegExp(String.raw`^([A-Z][A-Z0-9_]*)([ \t]*=[ \t]*)(-?(?:${FLOAT}|${INT}))[ \t]*(?:#.*)?$`);
 // Any module-level binding of a name: plain, annotated or augmented assignment.
 const ANY_ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=]*)?(?:\*\*|\/\/|>>|<<|[-+*/%&|^@])?=(?!=)/;
 

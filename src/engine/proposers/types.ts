@@ -86,7 +86,7 @@ export class ProposalAbandoned extends Error {
     message: string,
     readonly usage: Usage,
     readonly cost_usd: number,
-    readonly meta?: unknown
+    readonly meta?: unknown,
   ) {
     super(message);
     this.name = 'ProposalAbandoned';

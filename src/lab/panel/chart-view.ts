@@ -28,7 +28,12 @@ export class ChartView extends Widget {
   constructor(
     private readonly rendermime: IRenderMimeRegistry,
     private readonly trans: TranslationBundle,
-    private readonly source: () => { experiments: ExperimentRecord[]; metric: string; direction: 'lower' | 'higher'; model?: RunModel }
+    private readonly source: () => {
+      experiments: ExperimentRecord[];
+      metric: string;
+      direction: 'lower' | 'higher';
+      model?: RunModel;
+    },
   ) {
     super();
     this.addClass('jp-AutoresearchChart');
@@ -91,7 +96,7 @@ export class ChartView extends Widget {
         const line = document.createElement('div');
         line.textContent = text;
         return line;
-      })
+      }),
     );
     this.noiseLine.hidden = lines.length === 0;
   }

@@ -12,7 +12,7 @@ export class LiveView extends Widget {
 
   constructor(
     private readonly model: RunModel,
-    private readonly trans: TranslationBundle
+    private readonly trans: TranslationBundle,
   ) {
     super();
     this.addClass('jp-AutoresearchLive');
@@ -47,7 +47,7 @@ export class LiveView extends Widget {
         text.textContent = [who, start.description].filter(Boolean).join(' · ');
         row.append(head, badge, text);
         return row;
-      })
+      }),
     );
     this.updateLog();
   }

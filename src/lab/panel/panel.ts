@@ -86,7 +86,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       experiments: this.model.experiments,
       metric: this.model.metric,
       direction: this.model.direction,
-      model: this.model
+      model: this.model,
     }));
     const live = new LiveView(this.model, trans);
     this.list = new ExperimentList({
@@ -95,7 +95,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       scroller: () => content.node,
       fetchLog: n => this.fetchLog(n),
       metric: () => this.model.metric,
-      direction: () => this.model.direction
+      direction: () => this.model.direction,
     });
     for (const w of [this.bar.runStrip, this.notice, this.program, this.chart, live, this.list]) {
       content.addWidget(w);
@@ -114,7 +114,9 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
 
     // Replayed experiments wait until the replay is over and go in at once: adding them one by
     // one made each batch the newest, in view, and rendered (hundreds of outputs for nothing).
-    this.model.experimentAdded.connect((_, { record, live }) => (live ? this.list.add([record]) : this.replayed.push(record)));
+    this.model.experimentAdded.connect((_, { record, live }) =>
+      live ? this.list.add([record]) : this.replayed.push(record),
+    );
     this.model.changed.connect(this.onModelChanged, this);
     this.model.newBest.connect((_, record) => this.announceBest(record));
     this.tick = setInterval(() => this.updateStatus(), 1000);
@@ -154,7 +156,11 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     const specs = this.opts.services.kernelspecs;
     const fillKernels = () => this.bar.setKernelSpecs(specs.specs, this.opts.defaults().kernel);
     specs.specsChanged.connect(fillKernels, this); // `this`: disconnected when the panel is disposed
-    await Promise.all([this.program.load(), specs.ready.then(fillKernels).catch(() => fillKernels()), this.checkServer()]);
+    await Promise.all([
+      this.program.load(),
+      specs.ready.then(fillKernels).catch(() => fillKernels()),
+      this.checkServer(),
+    ]);
     await this.pollRuns(true);
   }
 
@@ -167,7 +173,13 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
         this.serverProblem = true;
       }
     } catch (error) {
-      this.showNotice(this.opts.trans.__('The server extension jupyterlab_autoresearch does not answer: %1', (error as Error).message), true);
+      this.showNotice(
+        this.opts.trans.__(
+          'The server extension jupyterlab_autoresearch does not answer: %1',
+          (error as Error).message,
+        ),
+        true,
+      );
       this.serverProblem = true;
     }
   }
@@ -189,7 +201,8 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     }
     this.tags = list.runs.map(r => r.tag);
     const running = list.engine?.tag ?? null;
-    const want = running ?? (this.model.tag && this.tags.includes(this.model.tag) ? this.model.tag : (this.tags[0] ?? null));
+    const want =
+      running ?? (this.model.tag && this.tags.includes(this.model.tag) ? this.model.tag : (this.tags[0] ?? null));
     if (want !== null && (want !== this.model.tag || !this.events)) {
       this.follow(want);
     } else {
@@ -211,7 +224,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     }
     this.events = new RunEvents(this.opts.services.serverSettings, this.path, tag, {
       onMessage: message => this.model.handle(message),
-      onConnection: connected => this.model.setConnected(connected)
+      onConnection: connected => this.model.setConnected(connected),
     });
   }
 
@@ -232,10 +245,20 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       // A journal line the server cannot read: the records before it are shown, the rest is not.
       this.showNotice(this.model.error, true);
     }
-    if (this.model.state === 'died' && this.model.caughtUp && this.diedNoticeFor !== this.model.tag && !this.serverProblem) {
+    if (
+      this.model.state === 'died' &&
+      this.model.caughtUp &&
+      this.diedNoticeFor !== this.model.tag &&
+      !this.serverProblem
+    ) {
       // The engine went away without ending the run (killed, machine restarted): offer the way on.
       this.diedNoticeFor = this.model.tag;
-      this.showNotice(this.opts.trans.__('Run %1 stopped without finishing (its engine is gone). Resume continues it where it left off.', this.model.tag ?? ''));
+      this.showNotice(
+        this.opts.trans.__(
+          'Run %1 stopped without finishing (its engine is gone). Resume continues it where it left off.',
+          this.model.tag ?? '',
+        ),
+      );
     }
     this.bar.setRuns(this.tags, this.model.tag);
     this.updateStatus();
@@ -296,8 +319,15 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       return; // the baseline is not news
     }
     Notification.success(
-      trans.__('Autoresearch %1: new best %2 %3 (#%4) — %5', PathExt.basename(this.path), this.model.metric, record.metric?.toFixed(4) ?? '', record.n, record.description),
-      { autoClose: 6000 }
+      trans.__(
+        'Autoresearch %1: new best %2 %3 (#%4) — %5',
+        PathExt.basename(this.path),
+        this.model.metric,
+        record.metric?.toFixed(4) ?? '',
+        record.n,
+        record.description,
+      ),
+      { autoClose: 6000 },
     );
   }
 

@@ -26,7 +26,7 @@ export class ProgramCell extends Panel {
     readonly filePath: string,
     rendermime: IRenderMimeRegistry,
     editorServices: IEditorServices,
-    private readonly trans: TranslationBundle
+    private readonly trans: TranslationBundle,
   ) {
     super();
     this.addClass('jp-AutoresearchProgram');
@@ -38,7 +38,7 @@ export class ProgramCell extends Panel {
       rendermime,
       contentFactory,
       placeholder: false,
-      emptyPlaceholder: trans.__('program.md is empty: double-click to write what the agent should try.')
+      emptyPlaceholder: trans.__('program.md is empty: double-click to write what the agent should try.'),
     }).initializeState();
     this.cell.addClass('jp-AutoresearchProgram-cell');
     this.cell.rendered = true;
@@ -111,7 +111,7 @@ export class ProgramCell extends Panel {
         chip.className = 'jp-AutoresearchProgram-setting';
         chip.textContent = `${key}: ${value}`;
         return chip;
-      })
+      }),
     );
     this.settingsLine.setHidden(entries.length === 0);
     this._loaded.emit(this.text);

@@ -47,7 +47,7 @@ export class RunEvents {
     private readonly settings: ServerConnection.ISettings,
     private readonly path: string,
     readonly tag: string,
-    private readonly handlers: IRunEventsHandlers
+    private readonly handlers: IRunEventsHandlers,
   ) {
     this.connect();
   }

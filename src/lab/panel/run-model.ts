@@ -4,7 +4,14 @@
  * state. The toolbar, chart, list and status bar all read it and redraw on `changed`.
  */
 import { Signal, type ISignal } from '@lumino/signaling';
-import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunEndRecord, RunRecord, RunStartRecord } from '../../core/journal';
+import type {
+  ExperimentRecord,
+  ExperimentStartRecord,
+  JournalRecord,
+  RunEndRecord,
+  RunRecord,
+  RunStartRecord,
+} from '../../core/journal';
 import { hasRepeats, noiseSummary, type NoiseSummary } from '../../core/noise-words';
 import type { EventMessage, IStateMessage } from './run-events';
 

@@ -39,7 +39,8 @@ export function describeBest(m: RunModel, trans: TranslationBundle): string {
   const noise = m.noise;
   if (noise?.best) {
     const { metric, se } = noise.best;
-    const best = se !== null ? trans.__('best %1 ± %2', metric.toFixed(4), fmtNoise(se)) : trans.__('best %1', metric.toFixed(4));
+    const best =
+      se !== null ? trans.__('best %1 ± %2', metric.toFixed(4), fmtNoise(se)) : trans.__('best %1', metric.toFixed(4));
     return `${best} · ${sigmaWords(noise)}`;
   }
   return m.best?.metric != null ? trans.__('best %1', m.best.metric.toFixed(4)) : '';
@@ -73,12 +74,27 @@ export function describeNoise(m: RunModel, trans: TranslationBundle): string[] {
  * Whether the run's training runs are sandboxed, as its last run found it: the words for the
  * strip and a tooltip; null before a run says (or for journals from before the run guard).
  */
-export function describeSandbox(m: RunModel, trans: TranslationBundle): { words: string; title: string; on: boolean } | null {
+export function describeSandbox(
+  m: RunModel,
+  trans: TranslationBundle,
+): { words: string; title: string; on: boolean } | null {
   const last = [...m.runs].reverse().find(r => r.sandbox !== undefined);
   if (!last) {
     return null;
   }
   return last.sandbox === 'on'
-    ? { words: trans.__('sandboxed'), title: trans.__('Training runs are in a bubblewrap sandbox: .git, .autoresearch and the read-only files cannot change, no secrets, no network unless program.md allows it.'), on: true }
-    : { words: trans.__('not sandboxed'), title: trans.__("Training runs have your rights (but no API key or server token): the first line of each run's log says why the sandbox is off."), on: false };
+    ? {
+        words: trans.__('sandboxed'),
+        title: trans.__(
+          'Training runs are in a bubblewrap sandbox: .git, .autoresearch and the read-only files cannot change, no secrets, no network unless program.md allows it.',
+        ),
+        on: true,
+      }
+    : {
+        words: trans.__('not sandboxed'),
+        title: trans.__(
+          "Training runs have your rights (but no API key or server token): the first line of each run's log says why the sandbox is off.",
+        ),
+        on: false,
+      };
 }

@@ -19,7 +19,11 @@ export type ToolbarAction = 'start' | 'stop' | 'resume' | 'export' | 'select-run
 /** The settings the toolbar shows as fields (the settings give their initial values); the field wins. */
 const TOOLBAR_FIELDS = new Set<SettingKey>(['proposer', 'model', 'budget_s', 'kernel']);
 
-function control<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, title: string): HTMLElementTagNameMap[K] {
+function control<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  title: string,
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   node.className = className;
   node.title = title;
@@ -66,7 +70,7 @@ export class RunToolbar {
 
   constructor(
     private readonly trans: TranslationBundle,
-    onAction: (action: ToolbarAction) => void
+    onAction: (action: ToolbarAction) => void,
   ) {
     this.kernel.title = trans.__('The kernel whose environment runs train.py');
     this.proposer.title = trans.__('Who proposes the edits to train.py');
@@ -87,10 +91,30 @@ export class RunToolbar {
       b.addEventListener('click', () => onAction(action));
       return b;
     };
-    this.startButton = button('start', trans.__('Start'), trans.__('Start a new run with these settings'), 'jp-mod-accept');
-    this.stopButton = button('stop', trans.__('Stop'), trans.__('Stop the run after interrupting the experiment in flight'), 'jp-mod-warn');
-    this.resumeButton = button('resume', trans.__('Resume'), trans.__('Continue the run shown where it left off'), 'jp-mod-reject');
-    this.exportButton = button('export', trans.__('Export as notebook'), trans.__('Write the run as <tag>.ipynb in the workspace'), 'jp-mod-reject');
+    this.startButton = button(
+      'start',
+      trans.__('Start'),
+      trans.__('Start a new run with these settings'),
+      'jp-mod-accept',
+    );
+    this.stopButton = button(
+      'stop',
+      trans.__('Stop'),
+      trans.__('Stop the run after interrupting the experiment in flight'),
+      'jp-mod-warn',
+    );
+    this.resumeButton = button(
+      'resume',
+      trans.__('Resume'),
+      trans.__('Continue the run shown where it left off'),
+      'jp-mod-reject',
+    );
+    this.exportButton = button(
+      'export',
+      trans.__('Export as notebook'),
+      trans.__('Write the run as <tag>.ipynb in the workspace'),
+      'jp-mod-reject',
+    );
     this.runs.addEventListener('change', () => onAction('select-run'));
     this.proposer.addEventListener('change', () => this.syncModelField());
     this.state.className = 'jp-AutoresearchRunStrip-state';
@@ -114,7 +138,7 @@ export class RunToolbar {
       ['autoresearch-model', item('', this.model, 'jp-AutoresearchToolbar-modelItem')],
       ['autoresearch-budget', item(trans.__('Budget (s)'), this.budget, 'jp-AutoresearchToolbar-budgetItem')],
       ['autoresearch-buttons', buttons],
-      ['autoresearch-runs', item(trans.__('Run'), this.runs, 'jp-AutoresearchToolbar-runsItem')]
+      ['autoresearch-runs', item(trans.__('Run'), this.runs, 'jp-AutoresearchToolbar-runsItem')],
     ];
   }
 

@@ -22,7 +22,7 @@ export function deltaQuality(delta: number | null, direction: 'lower' | 'higher'
   if (delta === 0) {
     return 'same';
   }
-  return (delta < 0) === (direction === 'lower') ? 'better' : 'worse';
+  return delta < 0 === (direction === 'lower') ? 'better' : 'worse';
 }
 
 function fmtSeconds(s: number): string {
@@ -66,7 +66,9 @@ function header(d: ExperimentBundleData, trans: TranslationBundle): HTMLElement 
     delta.title = trans.__('vs the best before: %1', fmtMetric(d.best_before));
     head.appendChild(delta);
   } else if (d.best_before !== null) {
-    head.appendChild(el('span', 'jp-AutoresearchExperiment-best', trans.__('best before %1', fmtMetric(d.best_before))));
+    head.appendChild(
+      el('span', 'jp-AutoresearchExperiment-best', trans.__('best before %1', fmtMetric(d.best_before))),
+    );
   }
   if (d.worker !== undefined) {
     head.appendChild(el('span', 'jp-AutoresearchExperiment-worker', trans.__('worker %1', d.worker)));
@@ -92,7 +94,7 @@ function resources(d: ExperimentBundleData, trans: TranslationBundle): HTMLEleme
     ['memory', trans.__('memory'), `${d.memory_gb.toFixed(1)} GB`],
     ['time', trans.__('run time'), fmtSeconds(d.timings.run_s)],
     ['cost', trans.__('cost'), d.cost_usd > 0 ? `$${d.cost_usd.toFixed(4)}` : '—'],
-    ['commit', trans.__('commit'), d.commit ? d.commit.slice(0, 7) : '—']
+    ['commit', trans.__('commit'), d.commit ? d.commit.slice(0, 7) : '—'],
   ];
   for (const [key, label, value] of rows) {
     const item = el('span', 'jp-AutoresearchExperiment-resource');
@@ -104,7 +106,11 @@ function resources(d: ExperimentBundleData, trans: TranslationBundle): HTMLEleme
   return list;
 }
 
-function diffSection(d: ExperimentBundleData, trans: TranslationBundle, highlight: LineHighlighter | null): HTMLElement {
+function diffSection(
+  d: ExperimentBundleData,
+  trans: TranslationBundle,
+  highlight: LineHighlighter | null,
+): HTMLElement {
   const details = el('details', 'jp-AutoresearchExperiment-diff');
   // Kept experiments open their diff: they are the ones that changed the branch.
   details.open = d.status === 'keep';
@@ -131,7 +137,11 @@ function diffSection(d: ExperimentBundleData, trans: TranslationBundle, highligh
 }
 
 /** The experiment's output, as a detached element. */
-export function renderExperiment(d: ExperimentBundleData, trans: TranslationBundle, highlight: LineHighlighter | null = null): HTMLElement {
+export function renderExperiment(
+  d: ExperimentBundleData,
+  trans: TranslationBundle,
+  highlight: LineHighlighter | null = null,
+): HTMLElement {
   const root = el('div', `jp-AutoresearchExperiment jp-mod-${d.status}`);
   root.appendChild(header(d, trans));
   if (d.rationale) {

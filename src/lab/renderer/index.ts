@@ -46,7 +46,7 @@ export const rendererFactory: IRenderMime.IRendererFactory = {
   safe: true,
   mimeTypes: [EXPERIMENT_MIME],
   defaultRank: 0,
-  createRenderer: options => new ExperimentRenderer({ translator: options.translator })
+  createRenderer: options => new ExperimentRenderer({ translator: options.translator }),
 };
 
 const extension: IRenderMime.IExtension = {
@@ -55,7 +55,7 @@ const extension: IRenderMime.IExtension = {
   rendererFactory,
   // Ranked ahead of text/html (rank 50), so the bundle's static HTML fallback is not what shows.
   rank: 0,
-  dataType: 'json'
+  dataType: 'json',
 };
 
 export default extension;

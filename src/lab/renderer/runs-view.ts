@@ -34,7 +34,9 @@ export function noiseSections(d: ExperimentBundleData, trans: TranslationBundle)
     const p = el('div', 'jp-AutoresearchExperiment-sameAs');
     p.dataset.sameAs = String(d.same_as);
     p.appendChild(el('span', 'jp-AutoresearchExperiment-label', trans.__('Reused: ')));
-    p.appendChild(document.createTextNode(trans.__('same code as #%1: its result is reported, nothing ran again', d.same_as)));
+    p.appendChild(
+      document.createTextNode(trans.__('same code as #%1: its result is reported, nothing ran again', d.same_as)),
+    );
     out.push(p);
   }
   const noise = verdictWords(d);
@@ -52,20 +54,39 @@ export function noiseSections(d: ExperimentBundleData, trans: TranslationBundle)
 
 function runsList(d: ExperimentBundleData, trans: TranslationBundle): HTMLElement {
   const box = el('div', 'jp-AutoresearchExperiment-runs');
-  box.appendChild(el('span', 'jp-AutoresearchExperiment-label', trans._n('%1 run: ', '%1 runs: ', d.runs!.length, d.runs!.length)));
+  box.appendChild(
+    el('span', 'jp-AutoresearchExperiment-label', trans._n('%1 run: ', '%1 runs: ', d.runs!.length, d.runs!.length)),
+  );
   if (d.verdict && d.status === 'keep') {
     const confirmed = d.verdict.confirmed;
-    const badge = el('span', `jp-AutoresearchExperiment-confirmed jp-mod-${confirmed ? 'yes' : 'no'}`, confirmed ? trans.__('confirmed') : trans.__('not confirmed'));
-    badge.title = confirmed ? trans.__('kept after repeat runs reproduced the gain') : trans.__('kept on a single run (strict rule)');
+    const badge = el(
+      'span',
+      `jp-AutoresearchExperiment-confirmed jp-mod-${confirmed ? 'yes' : 'no'}`,
+      confirmed ? trans.__('confirmed') : trans.__('not confirmed'),
+    );
+    badge.title = confirmed
+      ? trans.__('kept after repeat runs reproduced the gain')
+      : trans.__('kept on a single run (strict rule)');
     box.appendChild(badge);
   }
   for (const run of d.runs!) {
-    const item = el('span', `jp-AutoresearchExperiment-run${run.own === false ? ' jp-mod-reused' : ''}${run.metric === null ? ' jp-mod-crashed' : ''}`);
+    const item = el(
+      'span',
+      `jp-AutoresearchExperiment-run${run.own === false ? ' jp-mod-reused' : ''}${run.metric === null ? ' jp-mod-crashed' : ''}`,
+    );
     item.dataset.k = String(run.k);
-    item.appendChild(el('span', 'jp-AutoresearchExperiment-runMetric', run.metric === null ? trans.__('crashed') : fmtMetric(run.metric)));
+    item.appendChild(
+      el(
+        'span',
+        'jp-AutoresearchExperiment-runMetric',
+        run.metric === null ? trans.__('crashed') : fmtMetric(run.metric),
+      ),
+    );
     item.appendChild(el('span', 'jp-AutoresearchExperiment-runSeed', trans.__('seed %1', run.seed)));
     item.title =
-      run.own === false ? trans.__('run %1 of this code, made by an earlier experiment', run.k) : trans.__('run %1 of this code, %2 s', run.k, run.run_s.toFixed(1));
+      run.own === false
+        ? trans.__('run %1 of this code, made by an earlier experiment', run.k)
+        : trans.__('run %1 of this code, %2 s', run.k, run.run_s.toFixed(1));
     box.appendChild(item);
   }
   return box;

@@ -10,11 +10,15 @@ import { ExperimentRecord } from '../../core/journal';
 export const ExperimentBundleSchema = ExperimentRecord.omit({ type: true, proposal_meta: true }).extend({
   metric_name: z.string(),
   direction: z.enum(['lower', 'higher']),
-  log_tail: z.string().nullable()
+  log_tail: z.string().nullable(),
 });
 
 /** The data as an experiment, or the reasons it is not one, in words. */
-export function parseExperimentData(data: unknown): { ok: true; data: ExperimentBundleData } | { ok: false; error: string } {
+export function parseExperimentData(
+  data: unknown,
+): { ok: true; data: ExperimentBundleData } | { ok: false; error: string } {
   const parsed = ExperimentBundleSchema.safeParse(data);
-  return parsed.success ? { ok: true, data: parsed.data as ExperimentBundleData } : { ok: false, error: z.prettifyError(parsed.error) };
+  return parsed.success
+    ? { ok: true, data: parsed.data as ExperimentBundleData }
+    : { ok: false, error: z.prettifyError(parsed.error) };
 }
