@@ -7,7 +7,9 @@
 // The bundle is also copied into the Python package (engine/autoresearch.cjs) so an
 // editable install and the wheel find it at the same place, beside engine/run-options.json:
 // the run options the server accepts and the engine flags they become, which the server
-// (validate.py, supervisor.py) reads since it cannot import src/core/run-options.ts.
+// (validate.py, supervisor.py) reads since it cannot import src/core/run-options.ts; and
+// engine/layout.json, the `.autoresearch/` file names and the tag rule of src/core/layout.ts
+// (workspaces.py reads them).
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -24,11 +26,12 @@ const { values: opts } = parseArgs({
 });
 const packageCopy = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/autoresearch.cjs');
 const optionsFile = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/run-options.json');
+const layoutFile = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/layout.json');
 
-/** serverOptions() of src/core/run-options.ts, run from an in-memory bundle (Node cannot import .ts). */
-async function serverOptions() {
+/** A module of src/core, run from an in-memory bundle (Node cannot import .ts). */
+async function coreModule(file) {
   const out = await build({
-    entryPoints: [resolve(root, 'src/core/run-options.ts')],
+    entryPoints: [resolve(root, file)],
     bundle: true,
     write: false,
     format: 'esm',
@@ -36,8 +39,7 @@ async function serverOptions() {
     logLevel: 'warning',
   });
   const code = Buffer.from(out.outputFiles[0].contents).toString('base64');
-  const mod = await import(`data:text/javascript;base64,${code}`);
-  return mod.serverOptions();
+  return import(`data:text/javascript;base64,${code}`);
 }
 
 /** Resolves `X?raw` to file X loaded as a string (Vite's convention, which vitest also follows). */
@@ -81,6 +83,10 @@ if (result.errors.length === 0) {
     mkdirSync(dirname(packageCopy), { recursive: true });
     copyFileSync(opts.outfile, packageCopy);
     chmodSync(packageCopy, 0o755);
-    writeFileSync(optionsFile, JSON.stringify(await serverOptions(), null, 2) + '\n');
+    writeFileSync(
+      optionsFile,
+      JSON.stringify((await coreModule('src/core/run-options.ts')).serverOptions(), null, 2) + '\n',
+    );
+    writeFileSync(layoutFile, JSON.stringify((await coreModule('src/core/layout.ts')).layout(), null, 2) + '\n');
   }
 }

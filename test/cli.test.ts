@@ -22,9 +22,14 @@ import {
 const RUN = ['--tag', 't1', '--max-experiments', '2'];
 
 /** Asserts the run refused to start: one line on stderr, exit 1, nothing changed in the repository. */
-async function expectRefusal(dir: string, args: string[], message: RegExp): Promise<void> {
+async function expectRefusal(
+  dir: string,
+  args: string[],
+  message: RegExp,
+  env?: Record<string, string>,
+): Promise<void> {
   const before = fs.existsSync(path.join(dir, '.git')) ? git(dir, 'show-ref') : '';
-  const r = await cli(['run', dir, ...args]);
+  const r = await cli(['run', dir, ...args], { env });
   expect(r.code).toBe(1);
   expect(r.stderr).toMatch(message);
   expect(r.stderr.trim().split('\n')).toHaveLength(1);
@@ -80,6 +85,58 @@ describe('autoresearch run: setup errors name the fix and change nothing', () =>
   });
   it('resume with nothing to resume', async () => {
     await expectRefusal(makeWorkspace(), ['--tag', 't1', '--resume'], /no run to resume/);
+  });
+  // The proposers' declarations (src/core/run-options.ts) word these; the CLI names no proposer itself.
+  it('a proposer without its key, or an option that is not its own', async () => {
+    const noKey = { ANTHROPIC_API_KEY: '' };
+    await expectRefusal(
+      makeWorkspace(),
+      [...RUN, '--proposer', 'claude'],
+      /^autoresearch: the claude proposer needs an API key: set ANTHROPIC_API_KEY, or use --proposer offline\n$/,
+      noKey,
+    );
+    await expectRefusal(
+      makeWorkspace(),
+      [...RUN, '--model', 'claude-opus-4-8'],
+      /^autoresearch: --model applies to the claude proposer, not offline\n$/,
+      noKey,
+    );
+  });
+});
+
+describe('autoresearch state', () => {
+  it("rewrites a run's state.json from its journal, silently; a run that is not there is a one-line error", async () => {
+    const dir = makeWorkspace();
+    expect((await cli(['run', dir, '--tag', 't1', '--max-experiments', '0', '--noise-runs', '1'])).code).toBe(0);
+    const file = path.join(dir, '.autoresearch', 't1', 'state.json');
+    const journalFile = path.join(dir, '.autoresearch', 't1', 'journal.jsonl');
+    fs.rmSync(file, { force: true });
+
+    const r = await cli(['state', dir]); // the latest run, as status picks it
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);
+    const state = JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect(state).toMatchObject({
+      version: 1,
+      tag: 't1',
+      records: journal(dir, 't1').length,
+      journal_bytes: fs.statSync(journalFile).size,
+      status: 'stopped',
+      experiments: 1,
+      end: { reason: 'max-experiments' },
+    });
+
+    fs.writeFileSync(file, 'not json');
+    expect((await cli(['state', dir, '--tag', 't1'])).code).toBe(0);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(state);
+
+    for (const [where, args] of [
+      ['a tag with no run', [dir, '--tag', 'nope']],
+      ['a workspace with no run', [makeWorkspace()]],
+    ] as const) {
+      const bad = await cli(['state', ...args]);
+      expect(bad.code, where).toBe(1);
+      expect(bad.stderr, where).toMatch(/^autoresearch: [^\n]+\n$/);
+    }
   });
 });
 

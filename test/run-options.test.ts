@@ -16,6 +16,7 @@ import {
   runSettingDefaults,
   serverOptions,
   settingsSchema,
+  zodOf,
 } from '../src/core/run-options';
 import { buildProgram } from '../src/engine/cli';
 import { addRunOptions } from '../src/engine/run-flags';
@@ -129,6 +130,19 @@ describe('the run options, declared once', () => {
     const keys = (serverOptions() as { options: Array<{ key: string }> }).options.map(o => o.key);
     expect(keys).toEqual(expect.arrayContaining(['noise_runs', 'keep_sigma', 'confirm_runs', 'server_url']));
     expect(keys).not.toContain('token');
+  });
+
+  it("check a tag by the layout's one rule (src/core/layout.ts), as the engine and the server do", () => {
+    const tag = zodOf(RUN_OPTIONS.tag);
+    for (const good of ['dec1', 'nov30-gpu0', 'a.b_c', 'x'.repeat(100)]) {
+      expect(tag.safeParse(good).success, good).toBe(true);
+    }
+    for (const bad of ['', '.', '..', '.hidden', 'a..b', 'a.', 'x.lock', 'a/b', 'x'.repeat(101)]) {
+      expect(tag.safeParse(bad).success, bad).toBe(false);
+    }
+    expect(tag.safeParse('..').error?.issues[0].message).toMatch(
+      /^must be a name of letters, digits, .*not starting with '\.'/,
+    );
   });
 
   it('reach the built engine: a bad --noise-runs is refused before anything starts', () => {

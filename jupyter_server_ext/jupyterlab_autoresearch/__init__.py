@@ -4,19 +4,12 @@ The server extension answers the front end's REST calls; the experiment loop its
 a Node.js engine process (the bundled `engine/autoresearch.cjs`).
 """
 
-try:
-    from ._version import __version__
-except ImportError:  # a source tree that was never built or installed
-    import warnings
-
-    warnings.warn("Importing 'jupyterlab_autoresearch' outside a proper installation.", stacklevel=2)
-    __version__ = "dev"
-
 from .handlers import setup_route_handlers
 
 # For notebooks: `from jupyterlab_autoresearch import load, show`. Light to import: pandas and
 # IPython are imported only when called.
 from .notebook import load, show
+from .version import __version__
 
 __all__ = ["__version__", "load", "show"]
 

@@ -11,9 +11,7 @@ from pathlib import Path
 
 from . import procid
 from .confine import inside
-from .workspaces import STATE_DIR
-
-ENGINE_FILE = "engine.json"
+from .workspaces import STATE_DIR, engine_file_path
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,7 @@ def _whole(value) -> bool:
 
 def read_engine_info(ws: Path) -> EngineInfo | None:
     """The engine recorded for a workspace, alive or not; None when absent or unreadable."""
-    file = ws / STATE_DIR / ENGINE_FILE
+    file = engine_file_path(ws)
     if not inside(file, ws / STATE_DIR):
         return None  # a symlink out of the workspace is no engine.json of ours
     try:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import math
 import os
+import threading
 from collections import OrderedDict
 from pathlib import Path
 
 from .confine import OutsideError, open_inside
 
 # problem is the schema check tests and callers use by name; the schema lives in journal_schema.
-from .journal_schema import USAGE_KEYS, RecordProblem, parse, problem  # noqa: F401
+from .journal_schema import RecordProblem, parse, problem  # noqa: F401
 
 
 class JournalError(ValueError):
@@ -41,37 +41,59 @@ OUTSIDE = (
 )
 
 
-class JournalTail:
-    """Follows one journal file: each call returns the records appended since the last one."""
+class FileTail:
+    """The whole lines appended to a journal since the last call; a file replaced or cut short is read from its start again."""
 
     def __init__(self, path: Path, confine: Path | None = None):
         self.path = Path(path)
         # The folder the file must resolve inside (a workspace's .autoresearch), when served.
         self.confine = confine
         self.offset = 0
-        self.lines = 0
         self.restarts = 0
         self._inode: int | None = None
 
-    def read_new(self) -> list[dict]:
-        """Validated records from complete new lines; a line still without its newline waits."""
+    def read(self) -> bytes:
+        """The new complete lines (b"" while the file is absent); OutsideError when it resolves outside `confine`."""
         try:
             fd = open_inside(self.path, self.confine) if self.confine is not None else os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
-            return []
-        except OutsideError:
-            raise JournalError(self.path, None, OUTSIDE) from None
+            return b""
         with open(fd, "rb") as f:
             st = os.fstat(fd)
             if self._inode is not None and (st.st_ino != self._inode or st.st_size < self.offset):
                 # Replaced or cut below what was read: not an append, so start over.
-                self.offset, self.lines = 0, 0
+                self.offset = 0
                 self.restarts += 1
             self._inode = st.st_ino
             if st.st_size == self.offset:
-                return []
+                return b""
             f.seek(self.offset)
             data = f.read(st.st_size - self.offset)
+        # Whole lines only: a last line without its newline is a write in progress, or one cut
+        # short by a kill that the engine drops (truncates) before its next append.
+        data = data[: data.rfind(b"\n") + 1]
+        self.offset += len(data)
+        return data
+
+
+class JournalLines:
+    """A journal's bytes, fed as they come, as validated records: no file and no I/O (the event
+    stream's follower feeds it what the socket's side read)."""
+
+    def __init__(self, path: Path):
+        # Named in errors only.
+        self.path = Path(path)
+        self.pending = b""
+        self.lines = 0
+
+    def reset(self) -> None:
+        """The file was replaced: what follows is its first line."""
+        self.pending, self.lines = b"", 0
+
+    def feed(self, data: bytes) -> list[dict]:
+        """Records from the complete lines now held; a line still without its newline waits. A bad
+        line raises JournalError (with the good records before it) and stays, so it fails again."""
+        data = self.pending + data
         records: list[dict] = []
         start = 0
         # A last line without its newline is a write in progress or cut short by a kill: the
@@ -83,12 +105,13 @@ class JournalTail:
                 try:
                     records.append(self._parse(raw, line_no))
                 except JournalError as err:
+                    # Only past a good line: a corrupt one keeps failing, it is never skipped silently.
+                    self.pending = data[start:]
                     err.records = records
                     raise
-            # Only past a good line: a corrupt one keeps failing, it is never skipped silently.
-            self.offset += end + 1 - start
             self.lines = line_no
             start = end + 1
+        self.pending = data[start:]
         return records
 
     def _parse(self, raw: bytes, line_no: int) -> dict:
@@ -96,6 +119,36 @@ class JournalTail:
             return parse(raw)
         except RecordProblem as err:
             raise JournalError(self.path, line_no, str(err)) from None
+
+
+class JournalTail:
+    """Follows one journal file: each call returns the records appended since the last one."""
+
+    def __init__(self, path: Path, confine: Path | None = None):
+        self.path = Path(path)
+        self.file = FileTail(path, confine)
+        self.lines = JournalLines(path)
+
+    @property
+    def restarts(self) -> int:
+        return self.file.restarts
+
+    def read_new(self) -> list[dict]:
+        """Validated records from complete new lines; a line still without its newline waits."""
+        restarts = self.file.restarts
+        try:
+            data = self.file.read()
+        except OutsideError:
+            raise JournalError(self.path, None, OUTSIDE) from None
+        if self.file.restarts != restarts:
+            self.lines.reset()
+        try:
+            return self.lines.feed(data)
+        except JournalError:
+            # The bad line is read from the file again next time, so a repair made in place counts.
+            self.file.offset -= len(self.lines.pending)
+            self.lines.pending = b""
+            raise
 
 
 class _Cached:
@@ -106,12 +159,17 @@ class _Cached:
 
 _cache: OrderedDict[tuple[Path, Path | None], _Cached] = OrderedDict()
 CACHE_SIZE = 32
+_cache_lock = threading.Lock()
 
 
 def read_journal(path: Path, confine: Path | None = None) -> list[dict]:
     """Every record of a journal (empty if absent), reading only what was appended since last time;
     with `confine`, only a regular file that resolves inside that folder is read."""
-    path = Path(path)
+    with _cache_lock:  # requests read runs in threads too: one reader of a cached tail at a time
+        return _read_journal(Path(path), confine)
+
+
+def _read_journal(path: Path, confine: Path | None) -> list[dict]:
     key = (path, confine)
     entry = _cache.pop(key, None) or _Cached(path, confine)
     _cache[key] = entry  # most recently used last
@@ -130,72 +188,3 @@ def read_journal(path: Path, confine: Path | None = None) -> list[dict]:
     if error is not None:
         raise error
     return list(entry.records)
-
-
-def in_flight_all(records: list[dict]) -> list[dict]:
-    """Every experiment_start without an experiment record of its number: one per busy worker."""
-    done = {r["n"] for r in records if r["type"] == "experiment"}
-    return [r for r in records if r["type"] == "experiment_start" and r["n"] not in done]
-
-
-def run_counts(records: list[dict]) -> dict[int, int]:
-    """Training runs journaled per experiment number (an experiment in flight's next run is count + 1)."""
-    counts: dict[int, int] = {}
-    for r in records:
-        if r["type"] == "run":
-            counts[r["n"]] = counts.get(r["n"], 0) + 1
-    return counts
-
-
-def in_flight(records: list[dict]) -> dict | None:
-    """The latest experiment in flight (with several workers, see in_flight_all for each one's)."""
-    flights = in_flight_all(records)
-    return flights[-1] if flights else None
-
-
-def best_of(experiments: list[dict]) -> dict | None:
-    """The best experiment as the engine sees it: the last keep with a commit and a metric."""
-    best = None
-    for e in experiments:
-        if e["status"] == "keep" and e["commit"] and e["metric"] is not None:
-            best = e
-    return best
-
-
-def summarize(records: list[dict]) -> dict:
-    """Counts, best, baseline, cost and configuration of a run, from its records."""
-    exps = [r for r in records if r["type"] == "experiment"]
-    starts = [r for r in records if r["type"] == "run_start"]
-    counts: dict[str, int] = {}
-    for e in exps:
-        counts[e["status"]] = counts.get(e["status"], 0) + 1
-    best = best_of(exps)
-    baseline = next((e for e in exps if e["status"] == "keep"), None)
-    last = records[-1] if records else None
-    config = starts[-1]["config"] if starts else {}
-    # Each cost is finite; a sum of absurd ones may not be, and JSON has no Infinity.
-    cost = sum(e["cost_usd"] for e in exps)
-    return {
-        "branch": starts[-1]["branch"] if starts else None,
-        "proposer": starts[-1]["proposer"] if starts else None,
-        "metric": config.get("metric"),
-        "direction": config.get("direction"),
-        "budget_s": config.get("budget_s"),
-        # Experiments at once; journals of one worker (and older ones) have no such key.
-        "workers": config.get("workers", 1),
-        "started": starts[0]["ts"] if starts else None,
-        "updated": last["ts"] if last else None,
-        "experiments": len(exps),
-        "counts": counts,
-        "best": {"n": best["n"], "metric": best["metric"], "commit": best["commit"]} if best else None,
-        "baseline": baseline["metric"] if baseline else None,
-        "cost_usd": round(cost, 6) if math.isfinite(cost) else None,
-        "tokens": sum(int(e["usage"].get(k, 0)) for e in exps for k in USAGE_KEYS),
-        "end": (
-            {"reason": last["reason"], "message": last["message"], "ts": last["ts"]}
-            if last and last["type"] == "run_end"
-            else None
-        ),
-        # What a client has seen so far, for the event stream's `since`.
-        "records": len(records),
-    }

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import subprocess
+import warnings
 from pathlib import Path
 from typing import Any
 
+from .engine_info import is_engine_process, read_engine_info
+from .errors import DomainError
 from .journal import read_journal
 from .node import engine_path, find_node
+from .run_state import load_state
+from .workspaces import JOURNAL_FILE as JOURNAL
 from .workspaces import STATE_DIR, run_tags
-
-JOURNAL = "journal.jsonl"
 
 
 def _locate(path: str | Path, tag: str | None) -> tuple[Path | None, str | None, Path]:
@@ -81,16 +84,36 @@ def load(path: str | Path, tag: str | None = None):
     metrics, `se` is the mean's standard error, `sigma` one run's noise and `confirmed` whether
     repeat runs reproduced a keep (`run_list` has each run's seed and log).
 
+    The DataFrame's `attrs` hold the engine's view of the run (its `.autoresearch/<tag>/state.json`):
+    `attrs["best"]` is the best as the engine estimates it ({n, commit, metric: the mean over all
+    runs of that code, runs, stderr}) and `attrs["run_state"]` the whole state; both None for a
+    journal outside a workspace, or (with a warning saying why) when the state cannot be had.
+
     `path` is a workspace folder (the latest run, or `tag`), a run folder or a journal file.
     """
-    _, _, journal = _locate(path, tag)
+    workspace, chosen, journal = _locate(path, tag)
     rows = _read_experiments(journal)
     try:
         import pandas as pd
     except ImportError:
         return rows
     columns = list(dict.fromkeys(k for row in rows for k in row))
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    state = _run_state(workspace, chosen) if workspace is not None else None
+    frame.attrs["run_state"] = state
+    frame.attrs["best"] = state["best"] if state else None
+    return frame
+
+
+def _run_state(workspace: Path, tag: str) -> dict | None:
+    """The run's state.json, as the server reads it (rewritten when stale and no engine works on it)."""
+    info = read_engine_info(workspace)
+    live = info is not None and info.tag == tag and is_engine_process(info, workspace)
+    try:
+        return load_state(workspace, tag, live, where="this machine")
+    except DomainError as err:
+        warnings.warn(f"no best for run {tag}: {err.message}", stacklevel=3)
+        return None
 
 
 def _joined(data: dict[str, Any]) -> dict[str, Any]:

@@ -42,3 +42,22 @@ def engine_flags(opts: dict) -> list[str]:
         else:
             flags += [option["flag"], str(value)]
     return flags
+
+
+@functools.cache
+def proposers() -> dict[str, dict]:
+    """Each proposer the engine has, by name: label, description, has_model, needs_key, key_env
+    (the environment variables holding its credentials) and options (src/core/run-options.ts's
+    PROPOSER_INFO, which the build writes beside the options)."""
+    try:
+        declared = json.loads(OPTIONS_FILE.read_text())["proposers"]
+    except (OSError, ValueError, KeyError) as err:
+        raise MissingOptions(
+            f"the engine's proposer list in {OPTIONS_FILE} is missing or broken ({err}); this installation is broken"
+        ) from None
+    return dict(declared)
+
+
+def secret_env() -> tuple[str, ...]:
+    """The environment variables that hold some proposer's credentials: never relayed to a client."""
+    return tuple(dict.fromkeys(name for info in proposers().values() for name in info.get("key_env", [])))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import json
 import os
 import signal
 import subprocess
@@ -15,49 +14,13 @@ from pathlib import Path
 from tornado.ioloop import IOLoop, PeriodicCallback
 
 from . import procid
-from .confine import OutsideError, open_inside, read_from, write_inside
+from .confine import OutsideError, open_inside, write_inside
+from .engine_commands import engine_command, usable_engine
 from .engine_info import EngineInfo, is_engine_process, read_engine_info
-from .node import engine_path, find_node
+from .engine_output import failure_message, run_started
+from .errors import BadRequest, EngineFailed, EngineRunning, FileInTheWay, NoEngine, Unavailable
 from .run_options import MissingOptions, engine_flags
-from .workspaces import STATE_DIR, STOP_FILE, engine_log_path, free_tag, journal_path, run_tags
-
-
-def server_url(ip: str, port: int, base_url: str, https: bool = False) -> str:
-    """This server's URL as an engine on the same host reaches it: loopback unless it listens on one address only."""
-    if ip in ("", "0.0.0.0", "localhost", "127.0.0.1"):
-        host = "127.0.0.1"
-    elif ip in ("::", "::1"):
-        host = "[::1]"
-    else:
-        host = f"[{ip}]" if ":" in ip else ip
-    path = base_url if base_url.startswith("/") else f"/{base_url}"
-    return f"{'https' if https else 'http'}://{host}:{port}{path if path.endswith('/') else path + '/'}"
-
-
-class SupervisorError(Exception):
-    """A refusal with the HTTP status that fits it and a one-line message for the user."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _scrub(text: str) -> str:
-    # The engine never prints the API key, but a message relayed to the browser must not carry it.
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        secret = os.environ.get(name)
-        if secret and len(secret) >= 8:
-            text = text.replace(secret, "[redacted]")
-    return text
-
-
-def _read_from(file: Path, folder: Path, offset: int) -> bytes:
-    """What a file inside `folder` holds past `offset`; nothing when it cannot be read (or is a symlink out)."""
-    try:
-        return read_from(file, folder, offset)
-    except OSError:
-        return b""
+from .workspaces import STATE_DIR, STOP_FILE, engine_file_path, engine_log_path, free_tag, journal_path, run_tags
 
 
 @dataclass
@@ -96,7 +59,7 @@ class Supervisor:
                     self.failures[ws] = {
                         "tag": child.tag,
                         "exit_code": code,
-                        "message": self._failure(child.log, child.log_offset, code),
+                        "message": failure_message(child.log, child.log_offset, code),
                         "started": child.started,
                     }
 
@@ -127,27 +90,22 @@ class Supervisor:
         running = self.engine(ws)
         if running is not None:
             then = "wait until it has stopped" if self.stopping(ws) else "stop it first"
-            raise SupervisorError(
-                409, f"an engine is already running on {self._rel(ws)} (pid {running.pid}, run {running.tag}); {then}"
+            raise EngineRunning(
+                f"an engine is already running on {self._rel(ws)} (pid {running.pid}, run {running.tag}); {then}"
             )
-        node = await asyncio.to_thread(find_node)
-        if not node.ok:
-            raise SupervisorError(503, node.message or "Node.js is not usable")
-        bundle = engine_path()
-        if not bundle.is_file():
-            raise SupervisorError(503, f"the engine bundle {bundle} is missing; this installation is broken")
+        node, bundle = await asyncio.to_thread(usable_engine)
         tag = opts.get("tag")
         if tag is None and opts.get("resume"):
             tags = run_tags(ws)
             if not tags:
-                raise SupervisorError(400, f"there is no run to resume in {self._rel(ws)}; start one first")
+                raise BadRequest(f"there is no run to resume in {self._rel(ws)}; start one first")
             tag = tags[0]
         elif tag is None:
             tag = await asyncio.to_thread(free_tag, ws)
         try:
-            argv = [node.path, str(bundle), "run", str(ws), *self._flags({**opts, "tag": tag})]
+            argv = [node, str(bundle), "run", str(ws), *self._flags({**opts, "tag": tag})]
         except MissingOptions as err:
-            raise SupervisorError(503, str(err)) from None
+            raise Unavailable(str(err)) from None
         log_file = engine_log_path(ws, tag)
         log_file.parent.mkdir(parents=True, exist_ok=True)
         journal = journal_path(ws, tag)
@@ -162,8 +120,8 @@ class Supervisor:
                 if isinstance(err, OutsideError)
                 else err.strerror
             )
-            raise SupervisorError(
-                409, f"cannot write the engine's log {self._rel(log_file)}: {why}; remove what is in its place"
+            raise FileInTheWay(
+                f"cannot write the engine's log {self._rel(log_file)}: {why}; remove what is in its place"
             ) from None
         with out:
             out.write(f"--- {started} started by the Jupyter server: {' '.join(argv[2:])}\n".encode())
@@ -183,22 +141,25 @@ class Supervisor:
                     env=self._env(opts),
                 )
             except OSError as err:
-                raise SupervisorError(500, f"could not start the engine: {err.strerror or err}") from None
+                raise EngineFailed(f"could not start the engine: {err.strerror or err}") from None
         self.children[ws] = Child(proc, tag, started, log_file, log_offset)
         self.failures.pop(ws, None)
         self._ensure_reaper()
         # Most refusals (front matter, dirty tree, existing branch) come within a second: relay them.
         deadline = time.monotonic() + self.start_wait_s
         while time.monotonic() < deadline:
-            if proc.poll() is not None or self._run_started(journal, journal_size, proc.pid):
+            if proc.poll() is not None or run_started(journal, journal_size, proc.pid):
                 break
             await asyncio.sleep(0.1)
         code = proc.poll()
         if code is not None and code != 0:
             self.children.pop(ws, None)
-            message = self._failure(log_file, log_offset, code)
-            status = 409 if "already running" in message else 500 if code == 2 else 400
-            raise SupervisorError(status, message)
+            message = failure_message(log_file, log_offset, code)
+            # Refused because another engine (one started from a shell, say) holds the
+            # workspace: what the workspace's state says, not what the message's words do.
+            if self.engine(ws) is not None:
+                raise EngineRunning(message)
+            raise (EngineFailed if code == 2 else BadRequest)(message)
         return {"pid": proc.pid, "tag": tag, "log": self._rel(log_file), "exit_code": code}
 
     @staticmethod
@@ -218,33 +179,11 @@ class Supervisor:
             env["JUPYTER_TOKEN"] = opts.get("jupyter_token") or ""
         return env
 
-    @staticmethod
-    def _run_started(journal: Path, offset: int, pid: int) -> bool:
-        """Whether the engine `pid` has written its run_start record (its checks all passed)."""
-        for line in _read_from(journal, journal.parent.parent, offset).split(b"\n")[:-1]:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and record.get("type") == "run_start" and record.get("pid") == pid:
-                return True
-        return False
-
-    @staticmethod
-    def _failure(log_file: Path, offset: int, code: int) -> str:
-        """The engine's one-line error from its log (the `autoresearch: …` line), else a fallback."""
-        lines = _read_from(log_file, log_file.parent, offset).decode(errors="replace").splitlines()
-        errors = [ln for ln in lines if ln.startswith("autoresearch: ")]
-        if errors:
-            return _scrub(errors[-1][len("autoresearch: ") :])
-        tail = [ln for ln in lines if ln.strip()]
-        return _scrub(tail[-1] if tail else f"the engine exited with code {code} and printed nothing")
-
     def stop(self, ws: Path) -> dict:
         """SIGTERM to the engine now; SIGKILL to its group after the grace if it still runs. Does not wait."""
         info = self.engine(ws)
         if info is None:
-            raise SupervisorError(404, f"no engine is running on {self._rel(ws)}")
+            raise NoEngine(f"no engine is running on {self._rel(ws)}")
         # The engine records a stop (not a signal) when this file is there as SIGTERM arrives.
         # Whatever is in its place goes first: a symlink left there is removed, never written through.
         stop_file = ws / STATE_DIR / STOP_FILE
@@ -262,7 +201,7 @@ class Supervisor:
         # own group, which the engine kills itself. An engine started from a shell shares the
         # shell's group, which must not be signalled at all.
         if not self._signal(ws, info, signal.SIGTERM):
-            raise SupervisorError(404, f"no engine is running on {self._rel(ws)} (it has just ended)")
+            raise NoEngine(f"no engine is running on {self._rel(ws)} (it has just ended)")
         if ws not in self._escalations:
             self._escalations[ws] = IOLoop.current().call_later(self.stop_grace_s, self._escalate, ws, info.pid)
         return {"pid": info.pid, "tag": info.tag, "signal": "SIGTERM", "grace_s": self.stop_grace_s}
@@ -311,7 +250,7 @@ class Supervisor:
                 self.log.warning(
                     "autoresearch: not killing process group %s named in %s: it is not the training run recorded there",
                     pgid,
-                    self._rel(ws / STATE_DIR / "engine.json"),
+                    self._rel(engine_file_path(ws)),
                 )
         self._forget_stop_request(ws)
         IOLoop.current().call_later(0.5, self.reap)
@@ -339,38 +278,14 @@ class Supervisor:
         args = ["init", str(ws), "--template", template]
         if budget_s is not None:
             args += ["--budget", str(budget_s)]
-        return await self._engine_command(args)
+        try:
+            return await asyncio.to_thread(engine_command, args, self.root)
+        except BadRequest as err:
+            raise BadRequest(err.message, "path") from None  # the folder given is what it refused
 
     async def export_run(self, ws: Path, tag: str) -> str:
         """Runs the engine's `export` (writes <ws>/<tag>.ipynb); returns its one-line report."""
-        return await self._engine_command(["export", str(ws), "--tag", tag])
-
-    async def _engine_command(self, args: list[str], timeout_s: float = 120) -> str:
-        """A short engine command (not a run): its stdout, or its last stderr line as the error."""
-        node = await asyncio.to_thread(find_node)
-        if not node.ok:
-            raise SupervisorError(503, node.message or "Node.js is not usable")
-        name = f"autoresearch {args[0]}"
-        proc = await asyncio.create_subprocess_exec(
-            node.path,
-            str(engine_path()),
-            *args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=self.root,
-        )
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-            raise SupervisorError(500, f"{name} did not finish within {timeout_s:g} s") from None
-        if proc.returncode != 0:
-            lines = [ln for ln in err.decode(errors="replace").splitlines() if ln.strip()]
-            message = lines[-1] if lines else f"{name} exited with code {proc.returncode}"
-            raise SupervisorError(400 if proc.returncode == 1 else 500, _scrub(message.removeprefix("autoresearch: ")))
-        return out.decode(errors="replace").strip()
+        return await asyncio.to_thread(engine_command, ["export", str(ws), "--tag", tag], self.root)
 
     def _rel(self, path: Path) -> str:
         try:

@@ -11,8 +11,8 @@ from typing import Any
 
 from tornado import web
 
-from .run_options import MissingOptions, run_options
-from .workspaces import valid_tag
+from .run_options import MissingOptions, proposers, run_options
+from .workspaces import TAG_RULE, valid_tag
 
 # Caps on what a client may send. The largest genuine body is a few short fields; a text field
 # becomes one command-line argument of the engine (Linux refuses one over 128 KiB with E2BIG)
@@ -103,9 +103,7 @@ def query_count(name: str, raw: str) -> int:
 def tag(name: str, value: Any) -> str:
     """A run tag the engine accepts."""
     if not isinstance(value, str) or not valid_tag(value):
-        raise ApiError(
-            400, f"{name} may only use letters, digits, '.', '_' and '-' (up to 100), got {show(value)}", name
-        )
+        raise ApiError(400, f"{name} may only use {TAG_RULE}, got {show(value)}", name)
     return value
 
 
@@ -170,7 +168,12 @@ def run_fields() -> Fields:
     for option in options:
         if option["server"] == "body":
             kind = option["kind"]
-            check = one_of(*option["choices"]) if kind == "choice" else KIND_CHECKS[kind]
+            if kind != "choice":
+                check = KIND_CHECKS[kind]
+            elif option["key"] == "proposer":
+                check = one_of(*proposers())  # each proposer declares itself (run-options.json's proposers)
+            else:
+                check = one_of(*option["choices"])
             fields[option["key"]] = (at_most(check, option["max"]) if "max" in option else check, False)
     return fields
 

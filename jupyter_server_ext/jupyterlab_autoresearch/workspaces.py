@@ -3,16 +3,40 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
 from .confine import inside
 
-STATE_DIR = ".autoresearch"
-STOP_FILE = "stop-requested"
-# The engine's own tag rule (src/engine/loop.ts); checked here too so a bad tag never reaches argv.
-TAG_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+LAYOUT_FILE = Path(__file__).resolve().parent / "engine" / "layout.json"
+
+
+def _layout() -> dict:
+    """The engine's file names and tag rule, as the build writes them from src/core/layout.ts."""
+    try:
+        return json.loads(LAYOUT_FILE.read_text())
+    except (OSError, ValueError) as err:
+        raise RuntimeError(
+            f"the engine's layout {LAYOUT_FILE} is missing or broken ({err}); this installation is broken "
+            "(in a checkout: node scripts/build-engine.mjs)"
+        ) from None
+
+
+LAYOUT = _layout()
+STATE_DIR: str = LAYOUT["state_dir"]
+STOP_FILE: str = LAYOUT["stop_file"]
+ENGINE_FILE: str = LAYOUT["engine_file"]
+JOURNAL_FILE: str = LAYOUT["journal_file"]
+STATE_FILE: str = LAYOUT["state_file"]
+LOGS_DIR: str = LAYOUT["logs_dir"]
+LOG_DIGITS: int = LAYOUT["log_digits"]
+# The engine's own tag rule; checked here too so a bad tag never reaches argv.
+TAG_RE = re.compile(LAYOUT["tag_pattern"])
+TAG_MAX: int = LAYOUT["tag_max"]
+TAG_RULE: str = LAYOUT["tag_rule"]
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # Folders never worth walking into when looking for workspaces.
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
@@ -43,24 +67,35 @@ def api_path(root: str | Path, target: Path) -> str:
 
 
 def valid_tag(tag: str) -> bool:
-    """Whether a run tag is one the engine accepts (letters, digits, '.', '_', '-')."""
-    return 0 < len(tag) <= 100 and set(tag) <= TAG_CHARS and tag not in (".", "..")
+    """Whether a run tag is one the engine accepts (TAG_RULE, in words)."""
+    return isinstance(tag, str) and 0 < len(tag) <= TAG_MAX and TAG_RE.fullmatch(tag) is not None
 
 
 def journal_path(ws: Path, tag: str) -> Path:
     """`.autoresearch/<tag>/journal.jsonl`, as the engine's runPaths names it."""
-    return ws / STATE_DIR / tag / "journal.jsonl"
+    return ws / STATE_DIR / tag / JOURNAL_FILE
+
+
+def state_path(ws: Path, tag: str) -> Path:
+    """`.autoresearch/<tag>/state.json`: what the engine derived from the journal (src/core/run-state.ts)."""
+    return ws / STATE_DIR / tag / STATE_FILE
+
+
+def engine_file_path(ws: Path) -> Path:
+    """`.autoresearch/engine.json`: the engine that holds (or held) the workspace."""
+    return ws / STATE_DIR / ENGINE_FILE
 
 
 def log_path(ws: Path, tag: str, n: int, run: int = 1) -> Path:
     """`.autoresearch/<tag>/logs/NNNN.log`: experiment n's training output; its i-th run's
     `NNNN-i.log` when the noise-aware rule runs it again (as the engine's runPaths names them)."""
-    return ws / STATE_DIR / tag / "logs" / (f"{n:04d}.log" if run <= 1 else f"{n:04d}-{run}.log")
+    number = f"{n:0{LOG_DIGITS}d}"
+    return ws / STATE_DIR / tag / LOGS_DIR / (f"{number}.log" if run <= 1 else f"{number}-{run}.log")
 
 
 def engine_log_path(ws: Path, tag: str) -> Path:
     """Where the engine's own stdout and stderr go when this server starts it."""
-    return ws / STATE_DIR / f"engine-{tag}.log"
+    return ws / STATE_DIR / LAYOUT["engine_log"].replace("{tag}", tag)
 
 
 def run_tags(ws: Path) -> list[str]:
@@ -74,6 +109,9 @@ def run_tags(ws: Path) -> list[str]:
     except OSError:
         return []
     for entry in entries:
+        # A folder no tag can name (hidden, say) is no run, as the engine's latestTag has it.
+        if not valid_tag(entry.name):
+            continue
         journal = journal_path(ws, entry.name)
         try:
             if inside(journal, state):

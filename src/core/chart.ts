@@ -8,8 +8,9 @@
  * also drawn as a small dot, and the best carries a band of ±2 standard errors of its mean,
  * so a reader sees what the keep rule saw. Journals from before repeats get neither.
  */
-import type { ExperimentRecord } from './journal';
+import type { ExperimentRecord, JournalRecord } from './journal';
 import type { Direction } from './keep';
+import { bestTimeline } from './measurements';
 
 export const VEGALITE_MIME = 'application/vnd.vegalite.v5+json';
 
@@ -63,32 +64,30 @@ export function shortLabel(text: string, max = LABEL_CHARS): string {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
-/** The rows the chart plots, in experiment order, with the running best (and its band) filled in. */
-export function chartRows(records: ExperimentRecord[]): ChartRow[] {
+/** The experiment records of a list that may hold a journal's other records too. */
+function experimentsIn(records: readonly JournalRecord[]): ExperimentRecord[] {
+  return records.filter((r): r is ExperimentRecord => r.type === 'experiment');
+}
+
+/**
+ * The rows the chart plots, in experiment order, with the running best (and its band) filled in.
+ * The best after each experiment is bestTimeline's (the rule the engine and state.json's best_path
+ * follow): given a whole journal its estimates use every run; experiment records alone say the same.
+ */
+export function chartRows(records: readonly JournalRecord[]): ChartRow[] {
   const rows: ChartRow[] = [];
-  let best: number | null = null;
-  let bestCommit: string | null = null;
-  let bestRuns = 1;
+  const bestAfter = new Map(bestTimeline(records).map(b => [b.n, b.best]));
   let sigma: number | null = null;
-  for (const r of [...records].sort((a, b) => a.n - b.n)) {
+  for (const r of experimentsIn(records).sort((a, b) => a.n - b.n)) {
     if (r.status === 'rejected' || r.status === 'interrupted') {
       continue;
     }
-    const v = r.verdict;
-    if (v) {
-      sigma = v.sigma;
+    if (r.verdict) {
+      sigma = r.verdict.sigma;
     }
-    // The engine's rule (bestOf): the best is the last kept result, so the line follows keeps only.
-    if (r.status === 'keep' && r.metric !== null) {
-      best = r.metric;
-      bestCommit = r.commit;
-      bestRuns = Math.max(1, r.runs?.filter(run => run.metric !== null).length ?? 1);
-    } else if (v && r.best_before !== null && v.best_runs > 0 && r.parent_commit === bestCommit) {
-      // Judging this experiment may have re-measured the best: its mean and run count moved.
-      // Only against the best it was built on: with workers, a decision may predate a later keep.
-      best = r.best_before;
-      bestRuns = v.best_runs;
-    }
+    const estimate = bestAfter.get(r.n) ?? null;
+    const best = estimate?.metric ?? null;
+    const bestRuns = estimate?.runs ?? 1;
     const value = r.status === 'crash' ? null : r.metric;
     if (r.status !== 'crash' && value === null) {
       continue;
@@ -118,9 +117,9 @@ export function chartRows(records: ExperimentRecord[]): ChartRow[] {
 }
 
 /** Every run of the experiments measured more than once (one run is its own mean: no dot). */
-export function chartRuns(records: ExperimentRecord[]): RunPoint[] {
+export function chartRuns(records: readonly JournalRecord[]): RunPoint[] {
   const points: RunPoint[] = [];
-  for (const r of [...records].sort((a, b) => a.n - b.n)) {
+  for (const r of experimentsIn(records).sort((a, b) => a.n - b.n)) {
     const measured = (r.runs ?? []).filter(run => run.metric !== null);
     if (measured.length < 2 || (r.status !== 'keep' && r.status !== 'discard')) {
       continue;
@@ -140,7 +139,7 @@ export function chartRuns(records: ExperimentRecord[]): RunPoint[] {
 }
 
 /** The Vega-Lite v5 spec of a run's progress. */
-export function progressChart(records: ExperimentRecord[], opts: ChartOptions): Record<string, unknown> {
+export function progressChart(records: readonly JournalRecord[], opts: ChartOptions): Record<string, unknown> {
   const rows = chartRows(records);
   const runs = chartRuns(records);
   const x = { field: 'n', type: 'quantitative', title: 'experiment', axis: { tickMinStep: 1, format: 'd' } };

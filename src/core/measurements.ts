@@ -4,7 +4,7 @@
  * to code already measured is recognised. Journals from before repeats (no run records) count
  * each experiment's metric as one run of its commit.
  */
-import type { ExperimentRecord, JournalRecord, RunRecord } from './journal';
+import type { ExperimentRecord, JournalRecord, RunRecord, Verdict } from './journal';
 import { mean, pooledSigma } from './noise';
 
 /** The key runs of an experiment pool under: its state, or its commit in an older journal. */
@@ -19,28 +19,40 @@ export class Measurements {
   /** The experiment that first decided each state (keep, discard or crash). */
   private readonly decidedBy = new Map<string, ExperimentRecord>();
 
+  /** Experiments whose runs are journaled as run records (their metric is not counted again). */
+  private readonly withRuns = new Set<number>();
+
   /** From a journal's records, in order. */
-  static of(records: JournalRecord[]): Measurements {
+  static of(records: readonly JournalRecord[]): Measurements {
     const m = new Measurements();
-    const withRuns = new Set(records.filter(r => r.type === 'run').map(r => r.n));
     for (const r of records) {
-      if (r.type === 'run') {
-        m.addRun(r);
-      } else if (r.type === 'experiment') {
-        const key = stateKey(r);
-        if (
-          !withRuns.has(r.n) &&
-          r.same_as === undefined &&
-          key &&
-          r.metric !== null &&
-          (r.status === 'keep' || r.status === 'discard')
-        ) {
-          m.add(key, r.metric);
-        }
-        m.decided(r);
-      }
+      if (r.type === 'run') m.withRuns.add(r.n);
     }
+    for (const r of records) m.feed(r);
     return m;
+  }
+
+  /**
+   * Counts one record, in journal order: a run, or an experiment's decision (and, for a journal
+   * from before run records, its metric as one run). An experiment's runs come before it.
+   */
+  feed(r: JournalRecord): void {
+    if (r.type === 'run') {
+      this.withRuns.add(r.n);
+      this.addRun(r);
+    } else if (r.type === 'experiment') {
+      const key = stateKey(r);
+      if (
+        !this.withRuns.has(r.n) &&
+        r.same_as === undefined &&
+        key &&
+        r.metric !== null &&
+        (r.status === 'keep' || r.status === 'discard')
+      ) {
+        this.add(key, r.metric);
+      }
+      this.decided(r);
+    }
   }
 
   /** Counts a run record (a crashed run counts towards AUTORESEARCH_RUN, not towards the metric). */
@@ -105,21 +117,96 @@ export interface BestEstimate {
   n: number;
 }
 
-/** The best: the last kept experiment, estimated by the mean of every run of its code. */
-export function bestEstimate(history: ExperimentRecord[], m: Measurements): BestEstimate | null {
+/** Whether an experiment can be the best: kept, with its commit, a metric and code its runs pool under. */
+function couldBeBest(r: ExperimentRecord): boolean {
+  return r.status === 'keep' && r.commit !== null && r.metric !== null && stateKey(r) !== null;
+}
+
+/** A best candidate estimated by the mean of every run of its code so far. */
+function estimateOf(r: ExperimentRecord, m: Measurements): BestEstimate {
+  const key = stateKey(r) as string;
+  const values = m.values(key);
+  return {
+    commit: r.commit as string,
+    state: key,
+    metric: values.length ? mean(values) : (r.metric as number),
+    runs: Math.max(1, values.length),
+    n: r.n,
+  };
+}
+
+/**
+ * The best: the last kept experiment, estimated by the mean of every run of its code. The one
+ * rule for what "best" means; bestTimeline below applies it after each experiment.
+ */
+export function bestEstimate(history: readonly ExperimentRecord[], m: Measurements): BestEstimate | null {
   for (let i = history.length - 1; i >= 0; i--) {
-    const r = history[i];
-    const key = stateKey(r);
-    if (r.status === 'keep' && r.commit && r.metric !== null && key) {
-      const values = m.values(key);
-      return {
-        commit: r.commit,
-        state: key,
-        metric: values.length ? mean(values) : r.metric,
-        runs: Math.max(1, values.length),
-        n: r.n,
-      };
-    }
+    if (couldBeBest(history[i])) return estimateOf(history[i], m);
   }
   return null;
+}
+
+/** The best after one experiment record: `n` is the experiment that landed, `best` what stood then. */
+export interface BestAfter {
+  n: number;
+  best: BestEstimate | null;
+}
+
+/**
+ * The best (bestEstimate's rule) after each experiment record, in the order given (journal order).
+ * With run records the estimate is the mean of every run of the best's code measured so far, so a
+ * re-measure of the best moves it. Experiment records alone (a panel's or an export's list, an
+ * old journal) say the same through what each records: a keep's metric is the mean of its runs,
+ * and a decision that re-measured the best it was built on carries the new mean in best_before.
+ */
+export function bestTimeline(records: readonly JournalRecord[]): BestAfter[] {
+  const out: BestAfter[] = [];
+  const withRuns = records.some(r => r.type === 'run');
+  const m = new Measurements();
+  let last = null as ExperimentRecord | null;
+  let best = null as BestEstimate | null;
+  for (const r of records) {
+    if (withRuns) m.feed(r);
+    if (r.type !== 'experiment') continue;
+    if (couldBeBest(r)) last = r;
+    if (withRuns) {
+      best = last && estimateOf(last, m);
+    } else if (last === r) {
+      const runs = r.runs?.filter(run => run.metric !== null).length ?? 0;
+      best = { ...estimateOf(r, m), metric: r.metric as number, runs: Math.max(1, runs) };
+    } else if (best !== null && remeasured(r, best)) {
+      best = { ...best, metric: r.best_before as number, runs: (r.verdict as Verdict).best_runs };
+    }
+    out.push({ n: r.n, best });
+  }
+  return out;
+}
+
+/**
+ * Whether judging an experiment re-measured the best (its record then carries the best's new mean
+ * and runs). Only against the best it was built on: with workers, a decision may predate a later keep.
+ */
+function remeasured(r: ExperimentRecord, best: BestEstimate): boolean {
+  return (
+    r.verdict !== undefined && r.best_before !== null && r.verdict.best_runs > 0 && r.parent_commit === best.commit
+  );
+}
+
+/** One step of the best line: the best's estimate after experiment n, where it changed. */
+export interface BestPoint {
+  n: number;
+  metric: number;
+}
+
+/** The best's estimate after each experiment at which it (its code or its estimate) changed, in journal order. */
+export function bestPath(timeline: readonly BestAfter[]): BestPoint[] {
+  const path: BestPoint[] = [];
+  let before: BestEstimate | null = null;
+  for (const { n, best } of timeline) {
+    if (best && (!before || best.commit !== before.commit || best.metric !== before.metric)) {
+      path.push({ n, metric: best.metric });
+    }
+    before = best;
+  }
+  return path;
 }

@@ -5,10 +5,10 @@
  * Journals from before repeats carry none of these fields; every helper then says nothing,
  * so old runs render exactly as they did.
  */
-import type { ExperimentRecord, JournalRecord, RunRef } from './journal';
+import type { ExperimentRecord, JournalRecord, RunConfig, RunRef } from './journal';
 import type { Direction } from './keep';
 import { bestEstimate, Measurements } from './measurements';
-import { fmtNoise } from './noise';
+import { fmtNoise, noiseRuleOf } from './noise';
 import { trustReport, type TrustCost, type TrustReport } from './trust';
 
 type Exp = Pick<ExperimentRecord, 'runs' | 'verdict' | 'same_as' | 'metric'>;
@@ -143,4 +143,18 @@ export function perMilliWords(c: TrustCost): string {
 /** Per proposer (the baseline left out: it proposes nothing): `claude: 1.2 accelerator-min …`. */
 export function perProposerWords(t: TrustReport): string[] {
   return t.byProposer.filter(p => p.proposer !== 'baseline').map(p => `${p.proposer}: ${perMilliWords(p)}`);
+}
+
+/**
+ * σ and the rule in one line, as `autoresearch status` prints it after `noise:` and state.json
+ * holds it: `σ 0.0041 per run (12 df); a keep must beat the best by 2 standard errors …`.
+ * `config` is the run's (the last run_start's), undefined before one.
+ */
+export function noiseLineWords(sigma: number | null, df: number, config: RunConfig | undefined): string {
+  const rule = config ? noiseRuleOf(config) : null;
+  if (!rule || rule.noiseRuns <= 1) return 'not measured (noise_runs 1: the strict rule keeps any improvement)';
+  if (sigma === null) return `not measured yet (the baseline runs ${rule.noiseRuns} times first)`;
+  if (sigma === 0)
+    return `σ 0 over ${df} repeat${df === 1 ? '' : 's'}: a deterministic metric, any improvement is kept`;
+  return `σ ${fmtNoise(sigma)} per run (${df} df); a keep must beat the best by ${rule.keepSigma} standard errors of the difference, reproduced on ≥ 2 runs (up to ${1 + rule.confirmRuns})`;
 }

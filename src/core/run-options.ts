@@ -8,7 +8,19 @@
  * Data and zod only: the browser imports this file too.
  */
 import { z } from 'zod';
+import { TAG_MAX, TAG_PATTERN, TAG_RULE_WORDS, validTag } from './layout';
 import { DEFAULT_CONFIRM_RUNS, DEFAULT_KEEP_SIGMA, DEFAULT_NOISE_RUNS } from './noise';
+import {
+  INFO,
+  KEYLESS_PROPOSER,
+  orList,
+  PROPOSER_NAMES,
+  PROPOSER_PREFERENCE,
+  proposersWith,
+  DECLARED,
+  type ProposerInfo,
+  type ProposerName,
+} from './proposers';
 import { SANDBOX_MODES } from './sandbox';
 
 /**
@@ -24,22 +36,26 @@ export const RULES: Record<OptionKind, string> = {
   'positive-int': 'a whole number above 0',
   count: 'a whole number of 0 or more',
   text: 'a non-empty one-line string',
-  tag: "a name of letters, digits, '.', '_' and '-' (up to 100)",
+  // The tag rule is the layout's (src/core/layout.ts), which the server reads too.
+  tag: `a name of ${TAG_RULE_WORDS}`,
   choice: 'one of the choices',
   switch: 'true or false',
 };
 
-/**
- * The proposers and what each takes: hasModel, whether --model (and the toolbar's model field)
- * applies. The engine's table (src/engine/proposers) builds them; the toolbar, which cannot
- * import the engine, lists them from here.
- */
-export const PROPOSER_INFO = {
-  offline: { label: 'offline (no key)', hasModel: false },
-  claude: { label: 'Claude', hasModel: true },
-} as const;
-export type ProposerName = keyof typeof PROPOSER_INFO;
-export const PROPOSER_NAMES = Object.keys(PROPOSER_INFO) as ProposerName[];
+// The proposers' declaration lives in ./proposers; these names are imported from here too.
+export {
+  KEYLESS_PROPOSER,
+  orList,
+  PROPOSER_NAMES,
+  PROPOSER_PREFERENCE,
+  proposerKeyEnv,
+  proposersWith,
+  type ProposerInfo,
+  type ProposerName,
+} from './proposers';
+
+const quoted = (names: readonly string[]) => names.map(n => `'${n}'`);
+const defaultWhen = (n: ProposerName) => (INFO[n].needsKey ? `${n} (the default when ${INFO[n].keyEnv[0]} is set)` : n);
 
 /**
  * The longest budget or timeout, in seconds: a run's deadline is a Node timer, and Node fires a
@@ -108,12 +124,11 @@ export const RUN_OPTIONS = {
     kind: 'choice',
     choices: PROPOSER_NAMES,
     server: 'body',
-    help: 'who proposes experiments: claude (the default when ANTHROPIC_API_KEY is set) or offline',
+    help: `who proposes experiments: ${orList(PROPOSER_PREFERENCE.map(defaultWhen))}`,
     setting: {
       title: 'Proposer',
-      default: 'offline',
-      description:
-        "Who proposes the edits to train.py: 'offline' mutates numeric hyperparameters and needs no network or key; 'claude' asks an Anthropic model.",
+      default: KEYLESS_PROPOSER,
+      description: `Who proposes the edits to train.py: ${PROPOSER_NAMES.map(n => `'${n}' ${INFO[n].description}`).join('; ')}.`,
     },
   },
   model: {
@@ -121,11 +136,11 @@ export const RUN_OPTIONS = {
     kind: 'text',
     frontMatter: true,
     server: 'body',
-    help: "the claude proposer's model",
+    help: `the ${orList(proposersWith('model'))} proposer's model`,
     setting: {
       title: 'Model',
       default: '',
-      description: "Model name for the 'claude' proposer; empty means program.md's model, else the engine's default.",
+      description: `Model name for the ${orList(quoted(proposersWith('model')))} proposer; empty means program.md's model, else the engine's default.`,
     },
   },
   max_dollars: {
@@ -146,7 +161,7 @@ export const RUN_OPTIONS = {
     kind: 'switch',
     default: true,
     server: 'body',
-    help: 'propose only after each experiment ends, instead of drafting while it trains (claude)',
+    help: `propose only after each experiment ends, instead of drafting while it trains (${orList(proposersWith('pipeline'))})`,
   },
   max_experiments: {
     flag: '--max-experiments <n>',
@@ -227,7 +242,12 @@ export const RUN_OPTIONS = {
     server: 'body',
     help: 'continue the run of --tag (default: the latest run)',
   },
-  seed: { flag: '--seed <n>', kind: 'count', default: 0, help: 'seed for the offline proposer' },
+  seed: {
+    flag: '--seed <n>',
+    kind: 'count',
+    default: 0,
+    help: `seed for the ${orList(proposersWith('seed'))} proposer`,
+  },
   python: {
     flag: '--python <path>',
     kind: 'text',
@@ -273,6 +293,9 @@ export const RUN_OPTIONS = {
   token: { flag: '--token <t>', kind: 'text', help: 'token for --server-url (default: $JUPYTER_TOKEN)' },
 } as const satisfies Record<string, RunOptionSpec>;
 
+/** Each proposer's declaration; a name in its options that is no run option does not compile. */
+export const PROPOSER_INFO: Readonly<Record<ProposerName, ProposerInfo>> = DECLARED;
+
 type Options = typeof RUN_OPTIONS;
 export type RunOptionKey = keyof Options;
 type ValueOf<S> = S extends { kind: 'choice'; choices: readonly (infer C)[] }
@@ -300,7 +323,6 @@ export function runOptionList(): Array<RunOptionSpec & { key: RunOptionKey }> {
   return (Object.entries(RUN_OPTIONS) as Array<[RunOptionKey, RunOptionSpec]>).map(([key, spec]) => ({ key, ...spec }));
 }
 
-const TAG = /^(?!\.{1,2}$)[\w.-]{1,100}$/;
 const ONE_LINE = /^[^\0\n\r]*\S[^\0\n\r]*$/;
 
 /** What a value of the option must be, as every side words it: RULES, and the maximum where there is one. */
@@ -327,7 +349,7 @@ export function zodOf(spec: RunOptionSpec): z.ZodType {
     case 'text':
       return z.string({ error }).regex(ONE_LINE, { error });
     case 'tag':
-      return z.string({ error }).regex(TAG, { error });
+      return z.string({ error }).refine(validTag, { error });
     case 'choice':
       return z.enum(spec.choices as [string, ...string[]], { error });
     case 'switch':
@@ -349,7 +371,7 @@ const JSON_TYPES: Record<OptionKind, object> = {
   'positive-int': { type: 'integer', minimum: 1 },
   count: { type: 'integer', minimum: 0 },
   text: { type: 'string' },
-  tag: { type: 'string', pattern: TAG.source },
+  tag: { type: 'string', pattern: `^(?:${TAG_PATTERN})$`, minLength: 1, maxLength: TAG_MAX },
   choice: { type: 'string' },
   switch: { type: 'boolean' },
 };
@@ -411,7 +433,19 @@ export function serverOptions(): object {
       ...(o.choices && { choices: [...o.choices] }),
       ...(o.max !== undefined && { max: o.max }),
     }));
-  return { comment: 'Generated from src/core/run-options.ts by scripts/build-engine.mjs; do not edit.', options };
+  // The server's proposer choices and the credentials it scrubs from what it relays come from here.
+  const proposers = Object.fromEntries(
+    PROPOSER_NAMES.map(n => {
+      const p = INFO[n];
+      const about = { label: p.label, description: p.description, has_model: p.hasModel, needs_key: p.needsKey };
+      return [n, { ...about, key_env: [...p.keyEnv], options: [...p.options] }];
+    }),
+  );
+  return {
+    comment: 'Generated from src/core/run-options.ts by scripts/build-engine.mjs; do not edit.',
+    options,
+    proposers,
+  };
 }
 
 /** The options among `values` that are also front matter keys: a run's overrides of program.md. */

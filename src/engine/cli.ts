@@ -1,9 +1,17 @@
-/** The `autoresearch` command: init, run, status, results, stop, export. */
+/** The `autoresearch` command: init, run, status, state, results, stop, export. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { RunConfig } from '../core/journal';
-import { frontMatterValues, PROPOSER_INFO, PROPOSER_NAMES, RUN_OPTIONS } from '../core/run-options';
+import { STOP_FILE } from '../core/layout';
+import {
+  frontMatterValues,
+  orList,
+  PROPOSER_INFO,
+  proposerKeyEnv,
+  proposersWith,
+  RUN_OPTIONS,
+} from '../core/run-options';
 import { isEngineAlive, readEngineInfo } from './engine-lock';
 import { KernelExecutor } from './executor/kernel';
 import { SubprocessExecutor } from './executor/subprocess';
@@ -12,12 +20,11 @@ import { exportNotebook } from './export';
 import { initWorkspace } from './init';
 import { Loop } from './loop';
 import { createProposer, defaultProposer } from './proposers';
-import { ClaudeProposer } from './proposers/claude';
 import { resolvePython } from './python';
 import { resultsText, statusText } from './report';
 import { addRunOptions, flagOf, type RunFlags } from './run-flags';
-import { fmtMetric } from './terminal';
-import { TerminalReporter } from './terminal';
+import { writeStateFromJournal } from './state-file';
+import { fmtMetric, TerminalReporter } from './terminal';
 import { ENGINE_VERSION } from './version';
 import { loadProgram, STATE_DIR, UserError } from './workspace';
 
@@ -74,7 +81,7 @@ function createExecutor(o: RunFlags): Executor {
 
 /** The file `autoresearch stop` writes so the engine records the end as a stop, not a signal. */
 export function stopRequestFile(dir: string): string {
-  return path.join(dir, STATE_DIR, 'stop-requested');
+  return path.join(dir, STATE_DIR, STOP_FILE);
 }
 
 async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
@@ -101,8 +108,9 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
   const python = resolvePython(o.python);
   const proposerName = o.proposer ?? defaultProposer();
   if (o.model !== undefined && !PROPOSER_INFO[proposerName].hasModel) {
-    const withModel = PROPOSER_NAMES.filter(p => PROPOSER_INFO[p].hasModel).join(', ');
-    throw new UserError(`--model applies to the ${withModel} proposer, not ${proposerName}`);
+    throw new UserError(
+      `${flagOf('model')} applies to the ${orList(proposersWith('model'))} proposer, not ${proposerName}`,
+    );
   }
   // program.md's front matter may set the model, a spending cap and prices; flags win over it.
   const { config } = loadProgram(dir, overrides);
@@ -115,11 +123,18 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
   // One executor per worker (each kernel executor starts its own kernel); all of them are disposed at the end.
   const executors: Executor[] = [createExecutor(o)];
   const executor = executors[0];
-  const proposer = createProposer(proposerName, { seed, python, model: config.model, prices: config.prices });
+  const reporter = new TerminalReporter(process.stdout);
+  const proposer = createProposer(proposerName, {
+    seed,
+    python,
+    model: config.model,
+    prices: config.prices,
+    onNote: text => reporter.print(text),
+  });
   // The proposer holds its key now; training runs inherit this environment and must not see it (a print would log it).
-  delete process.env.ANTHROPIC_API_KEY;
-  delete process.env.ANTHROPIC_AUTH_TOKEN;
-  delete process.env.JUPYTER_TOKEN;
+  for (const name of [...proposerKeyEnv(), 'JUPYTER_TOKEN']) {
+    delete process.env[name];
+  }
   const loop = new Loop({
     dir,
     tag: o.tag,
@@ -140,12 +155,8 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
       return e;
     },
   });
-  const reporter = new TerminalReporter(process.stdout);
-  if (proposer instanceof ClaudeProposer) {
-    // A refused key should stop the run now, not after the baseline has trained.
-    await proposer.check(controller.signal);
-    proposer.onNote = text => reporter.print(text);
-  }
+  // A refused key should stop the run now, not after the baseline has trained.
+  await proposer.check?.(controller.signal);
   reporter.attach(loop);
   // Notes (results.tsv rebuilt, a budget ignored, a keep that moved the branch) are one line each, above the live line.
   loop.on('note', (text: string) => reporter.print(text));
@@ -220,6 +231,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--tag <tag>', 'run (default: the latest)')
     .action((dir: string, o: { tag?: string }) => {
       process.stdout.write(statusText(abs(dir), o.tag) + '\n');
+    });
+
+  program
+    .command('state')
+    .description(
+      "rewrite a run's .autoresearch/<tag>/state.json from its journal (the engine writes it as it goes; this is for older runs and journals it did not finish)",
+    )
+    .argument('<dir>', 'workspace')
+    .option('--tag <tag>', 'run (default: the latest)')
+    .action((dir: string, o: { tag?: string }) => {
+      writeStateFromJournal(abs(dir), o.tag);
     });
 
   program

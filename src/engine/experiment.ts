@@ -14,6 +14,7 @@ import type { Executor, RunKernel } from './executor/types';
 import { countDiffLines, type Repo } from './git';
 import { stateOf, type Ledger } from './ledger';
 import type { LogCapture } from './log-capture';
+import type { Phase } from './loop-events';
 import type { Best } from './loop-records';
 import { measure } from './measure';
 import type { Proposal } from './proposers/types';
@@ -39,7 +40,7 @@ export interface ExperimentEnv {
   worker?: number;
   /** Called with the live log capture as each run starts (for the terminal's live line). */
   onRunStart?: (log: LogCapture, startedAt: number, diff: string, purpose: RunPurpose) => void;
-  onPhase?: (phase: string) => void;
+  onPhase?: (phase: Phase) => void;
   onSpawn?: (pgids: number[] | null) => void;
   onKernel?: (kernel: RunKernel) => void;
   /** Extra environment for the run (a worker's CUDA_VISIBLE_DEVICES). */

@@ -6,10 +6,24 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { JournalLineError, JournalRecord, parseJournal } from '../core/journal';
+import { deriveRunState } from '../core/run-state';
 import { UserError } from './workspace';
 
+/** Where the run's state.json goes (runPaths(dir, tag).state) and the tag it names. */
+export interface StateTarget {
+  file: string;
+  tag: string;
+}
+
 export class JournalStore {
-  constructor(readonly file: string) {}
+  /** The records appended so far (read once, on the first append), for state.json without re-reading. */
+  private kept: JournalRecord[] | null = null;
+
+  /** With `state`, every append rewrites state.json from the journal's records (src/core/run-state.ts). */
+  constructor(
+    readonly file: string,
+    private readonly state?: StateTarget,
+  ) {}
 
   /**
    * Reads and validates every record; an absent journal is empty. A journal that cannot be read
@@ -24,6 +38,10 @@ export class JournalStore {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw new UserError(`cannot read the journal ${this.file}: ${(e as Error).message}`);
     }
+    return this.parse(text);
+  }
+
+  private parse(text: string): JournalRecord[] {
     try {
       return parseJournal(text);
     } catch (e) {
@@ -32,18 +50,38 @@ export class JournalStore {
     }
   }
 
-  /** Validates and durably appends one record. */
+  /** Validates and durably appends one record, then brings state.json up to date with it. */
   append(record: JournalRecord): void {
     const valid = JournalRecord.parse(record);
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
     this.repairTornTail();
+    // Read before the write: what is on disk now, without the record (a torn tail just dropped).
+    if (this.state && this.kept === null) this.kept = this.read();
     const fd = fs.openSync(this.file, 'a');
+    let bytes: number;
     try {
       fs.writeSync(fd, JSON.stringify(valid) + '\n');
       fs.fsyncSync(fd);
+      bytes = fs.fstatSync(fd).size;
     } finally {
       fs.closeSync(fd);
     }
+    if (this.state && this.kept) {
+      this.kept.push(valid);
+      writeState(this.state, this.kept, bytes);
+    }
+  }
+
+  /** Rewrites state.json from the journal as it is on disk (for `autoresearch state`). */
+  rewriteState(target: StateTarget): void {
+    let buf: Buffer;
+    try {
+      buf = fs.readFileSync(this.file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      buf = Buffer.alloc(0);
+    }
+    writeState(target, this.parse(buf.toString('utf8')), buf.length);
   }
 
   /** A record cut short by a kill has no newline; drop it so the next one starts on its own line. */
@@ -69,4 +107,14 @@ export class JournalStore {
       fs.closeSync(fd);
     }
   }
+}
+
+/**
+ * state.json, atomically: a reader sees the old file or the new one, never half of one. No fsync:
+ * the journal is the durable record, and `autoresearch state` rebuilds this from it.
+ */
+function writeState(target: StateTarget, records: JournalRecord[], bytes: number): void {
+  const tmp = `${target.file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(deriveRunState(records, bytes, target.tag)) + '\n');
+  fs.renameSync(tmp, target.file);
 }

@@ -5,6 +5,7 @@
  */
 import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunEndRecord } from '../core/journal';
 import { bestEstimate, type Measurements } from '../core/measurements';
+import { inFlightStarts } from '../core/run-state';
 import type { ProposalAbandoned } from './proposers/types';
 
 export interface Best {
@@ -21,19 +22,9 @@ export function bestOf(history: ExperimentRecord[], m: Measurements): Best | nul
   return b && { commit: b.commit, state: b.state, metric: b.metric };
 }
 
-/**
- * The experiment_start records with no experiment record of the same number:
- * those left in flight (one with a single worker, up to one per worker with several), in order.
- */
+/** The experiments left in flight, by n: state.json's rule (inFlightStarts in src/core/run-state.ts). */
 export function findInFlight(records: JournalRecord[]): ExperimentStartRecord[] {
-  const done = new Set(records.filter(r => r.type === 'experiment').map(r => r.n));
-  const open = new Map<number, ExperimentStartRecord>();
-  for (const r of records) {
-    if (r.type === 'experiment_start' && !done.has(r.n)) {
-      open.set(r.n, r);
-    }
-  }
-  return [...open.values()].sort((a, b) => a.n - b.n);
+  return inFlightStarts(records);
 }
 
 /** The record of an experiment that never finished (the engine stopped or failed under it). */

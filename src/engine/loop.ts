@@ -9,11 +9,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ExperimentStartRecord, JournalRecord, RunConfig, RunEndRecord, RunStartRecord } from '../core/journal';
 import { experimentsOf } from '../core/journal';
+import { RECOVER_PATCH } from '../core/layout';
 import { Measurements } from '../core/measurements';
 import { acquireEngineLock, assertNoOtherEngine, releaseEngineLock } from './engine-lock';
 import type { Executor } from './executor/types';
 import { repositoryGone, type Repo } from './git';
 import { JournalStore } from './journal-store';
+import type { LoopEvents } from './loop-events';
 import { bestOf, findInFlight, interruptedRecord } from './loop-records';
 import { runPool } from './pool';
 import type { Proposer } from './proposers/types';
@@ -23,6 +25,7 @@ import { ResultsFile } from './results-file';
 import { continuations, type Continuation } from './resume';
 import { ENGINE_VERSION } from './version';
 import {
+  checkTag,
   checkWorkspace,
   defaultTag,
   hashFiles,
@@ -35,6 +38,7 @@ import {
 import { checkWorkerFiles, deviceEnvs, removeWorktrees, worktreesRoot } from './worktrees';
 
 export { bestOf, type Best } from './loop-records';
+export type { LoopEvents, Phase } from './loop-events';
 
 export interface LoopOptions {
   dir: string;
@@ -62,11 +66,8 @@ export interface LoopOptions {
   executorFor?: (worker: number) => Executor;
 }
 
-/**
- * Events: 'phase' (n, phase, description[, worker]), 'run-start' (n, log, startedAt, budgetS[, worker]),
- * 'experiment' (record), 'note' (text). The worker argument comes with several workers only.
- */
-export class Loop extends EventEmitter {
+/** Emits LoopEvents (src/engine/loop-events.ts): phase, run-start, experiment, note. */
+export class Loop extends EventEmitter<LoopEvents> {
   tag = '';
   branch = '';
   config!: RunConfig;
@@ -81,12 +82,11 @@ export class Loop extends EventEmitter {
     const { program, config } = loadProgram(dir, this.opts.overrides);
     this.config = config;
     this.tag = this.opts.tag ?? (this.opts.resume ? (latestTag(dir) ?? defaultTag()) : defaultTag());
-    if (!/^[\w.-]+$/.test(this.tag)) {
-      throw new UserError(`tag "${this.tag}" may only use letters, digits, ".", "_" and "-"`);
-    }
+    checkTag(this.tag);
     this.branch = `autoresearch/${this.tag}`;
     const paths = runPaths(dir, this.tag);
-    const journal = new JournalStore(paths.journal);
+    // Every append also rewrites state.json, what the server and the panel read of the run.
+    const journal = new JournalStore(paths.journal, { file: paths.state, tag: this.tag });
     const python = await locatePython(this.opts.python).catch(e => {
       throw new UserError((e as Error).message);
     });
@@ -150,7 +150,7 @@ export class Loop extends EventEmitter {
           logHeadBytes: this.opts.logHeadBytes,
           logTailBytes: this.opts.logTailBytes,
           results,
-          emit: (event, ...args) => this.emit(event, ...args),
+          emit: (event, ...args) => this.emit(event, ...(args as never)),
         },
         journal.read(),
       );
@@ -172,7 +172,7 @@ export class Loop extends EventEmitter {
     const rel = (p: string) => path.relative(dir, p);
     let best = '';
     if (patch) {
-      const file = path.join(runPaths(dir, this.tag).root, 'recover.patch');
+      const file = path.join(runPaths(dir, this.tag).root, RECOVER_PATCH);
       fs.writeFileSync(file, patch.text);
       best = `, and ${rel(file)} holds the kept edits (the best, ${patch.best.slice(0, 7)}, is \`git apply ${rel(file)}\` on commit ${patch.base.slice(0, 7)})`;
     }

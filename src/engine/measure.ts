@@ -13,6 +13,7 @@ import type { Executor, RunIsolation, RunKernel } from './executor/types';
 import { repositoryGone, type Repo } from './git';
 import { seedFor, type Ledger } from './ledger';
 import { LogCapture } from './log-capture';
+import type { Phase } from './loop-events';
 import { pathWithPython } from './python';
 import type { Best } from './loop-records';
 import { changedReadonly, UserError } from './workspace';
@@ -42,7 +43,7 @@ export interface MeasureEnv {
   runEnv?: Record<string, string>;
   /** The sandbox and what it protects. */
   isolation?: RunIsolation;
-  onPhase?: (phase: string) => void;
+  onPhase?: (phase: Phase) => void;
   onRunStart?: (log: LogCapture, startedAt: number, purpose: RunPurpose, i: number) => void;
   onSpawn?: (pgids: number[] | null) => void;
   onKernel?: (kernel: RunKernel) => void;

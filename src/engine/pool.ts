@@ -24,6 +24,7 @@ import type { Executor } from './executor/types';
 import { rejudge, runExperiment } from './experiment';
 import { Repo } from './git';
 import type { JournalStore } from './journal-store';
+import type { EmitLoopEvent, LaneEvents, LoopEvents } from './loop-events';
 import { Ledger, noiseFacts } from './ledger';
 import { abandonedRecord, bestOf, interruptedRecord, stopReason, type Best } from './loop-records';
 import { EventCount, Mutex } from './mutex';
@@ -68,7 +69,7 @@ export interface PoolOptions {
   logTailBytes?: number;
   /** results.tsv, checked against the journals before each row. */
   results: ResultsFile;
-  emit: (event: string, ...args: unknown[]) => void;
+  emit: EmitLoopEvent;
 }
 
 /** Where one worker works: the workspace folder itself (one worker), or its worktree. */
@@ -391,8 +392,9 @@ class Pool {
   }
 
   /** Events name the worker only when there are several. */
-  private emitFor(lane: Lane, event: string, ...args: unknown[]): void {
-    this.o.emit(event, ...args, ...(this.several ? [lane.k] : []));
+  private emitFor<K extends keyof LaneEvents>(lane: Lane, event: K, ...args: LaneEvents[K]): void {
+    const full = [...args, ...(this.several ? [lane.k] : [])] as unknown as LoopEvents[K];
+    this.o.emit(event, ...full);
   }
 
   private start(

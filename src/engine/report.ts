@@ -3,12 +3,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { experimentsOf, type JournalRecord, type RunConfig } from '../core/journal';
 import { Measurements } from '../core/measurements';
-import { fmtNoise, noiseRuleOf } from '../core/noise';
+import { fmtNoise } from '../core/noise';
+import { noiseLineWords } from '../core/noise-words';
+import { deriveRunState } from '../core/run-state';
 import { sandboxOf } from '../core/sandbox';
 import { describeTrust, trustReport } from '../core/trust';
 import { isEngineAlive, readEngineInfo } from './engine-lock';
 import { JournalStore } from './journal-store';
-import { bestOf, findInFlight } from './loop-records';
 import {
   experimentHead,
   experimentLine,
@@ -18,10 +19,11 @@ import {
   fmtSpread,
   SPREAD_WIDTH,
 } from './terminal';
-import { latestTag, runPaths, UserError } from './workspace';
+import { checkTag, latestTag, runPaths, UserError } from './workspace';
 
 /** The tag to report on: the one given, else the most recent run's. */
 export function pickTag(dir: string, tag?: string): string {
+  if (tag !== undefined) checkTag(tag);
   const chosen = tag ?? latestTag(dir);
   if (!chosen || !fs.existsSync(runPaths(dir, chosen).journal)) {
     throw new UserError(
@@ -36,54 +38,42 @@ function load(dir: string, tag?: string): { tag: string; records: JournalRecord[
   return { tag: t, records: new JournalStore(runPaths(dir, t).journal).read() };
 }
 
-/** A few lines on where the run stands. */
+/** A few lines on where the run stands: state.json's reading of the journal (src/core/run-state.ts), in words. */
 export function statusText(dir: string, tag?: string): string {
   const { tag: t, records } = load(dir, tag);
-  const exps = experimentsOf(records);
+  const s = deriveRunState(records, 0, t);
   const engine = readEngineInfo(dir);
   const running = engine && engine.tag === t && isEngineAlive(engine);
-  const last = records[records.length - 1];
   const state = running
     ? `running (engine pid ${engine.pid})`
-    : last?.type === 'run_end'
-      ? `stopped (${last.reason}${last.message ? `: ${last.message}` : ''})`
+    : s.end
+      ? `stopped (${s.end.reason}${s.end.message ? `: ${s.end.message}` : ''})`
       : 'not running, ended without a clean stop; continue with --resume';
-  const counts = new Map<string, number>();
-  exps.forEach(e => counts.set(e.status, (counts.get(e.status) ?? 0) + 1));
-  const { m, sigma, noise, trust, config } = noiseOf(records);
-  const best = bestOf(exps, m);
-  const bestRuns = best ? m.values(best.state).length : 0;
-  const baseline = exps.find(e => e.status === 'keep');
-  const cost = exps.reduce((s, e) => s + e.cost_usd, 0);
-  const tokens = exps.reduce(
-    (s, e) =>
-      s +
-      e.usage.input_tokens +
-      e.usage.cache_creation_input_tokens +
-      e.usage.cache_read_input_tokens +
-      e.usage.output_tokens,
-    0,
-  );
+  const counts = Object.entries(s.counts);
+  const { trust, config } = noiseOf(records);
+  const { best, baseline } = s;
+  const bestRuns = best?.runs ?? 0;
   const lines = [
     `run:         ${t} (branch autoresearch/${t})`,
     `state:       ${state}`,
-    `experiments: ${exps.length}${counts.size ? ' — ' + [...counts].map(([k, v]) => `${v} ${k}`).join(', ') : ''}`,
+    `experiments: ${s.experiments}${counts.length ? ' — ' + counts.map(([k, v]) => `${v} ${k}`).join(', ') : ''}`,
     `baseline:    ${fmtMetric(baseline?.metric ?? null)}`,
-    `best:        ${fmtMetric(best?.metric ?? null)}${best && sigma ? ` ± ${fmtNoise(sigma / Math.sqrt(Math.max(1, bestRuns)))}` : ''}${bestRuns > 1 ? ` (${bestRuns} runs)` : ''}${best && baseline?.metric != null ? ` (${fmtDelta(best.metric - baseline.metric)} vs baseline) at ${best.commit.slice(0, 7)}` : ''}`,
-    `noise:       ${noise}`,
-    `cost:        $${cost.toFixed(4)} (${tokens} tokens)`,
+    `best:        ${fmtMetric(best?.metric ?? null)}${best && s.sigma && best.stderr !== null ? ` ± ${fmtNoise(best.stderr)}` : ''}${bestRuns > 1 ? ` (${bestRuns} runs)` : ''}${best && baseline?.metric != null ? ` (${fmtDelta(best.metric - baseline.metric)} vs baseline) at ${best.commit.slice(0, 7)}` : ''}`,
+    `noise:       ${s.noise}`,
+    `cost:        $${(s.cost_usd ?? Infinity).toFixed(4)} (${s.tokens} tokens)`,
     `sandbox:     ${sandboxLine(records, config)}`,
     ...trust.map((l, i) => `${i ? '             ' : 'trust:       '}${l}`),
   ];
   if (running) {
     // One line per experiment in flight: one per worker when there are several.
-    for (const start of findInFlight(records)) {
-      const who = start.worker !== undefined ? `worker ${start.worker}: ` : '';
+    for (const f of s.in_flight) {
+      const who = f.worker !== null ? `worker ${f.worker}: ` : '';
       lines.push(
-        `in flight:   ${who}#${start.n} ${start.description} (for ${Math.round((Date.now() - Date.parse(start.ts)) / 1000)} s)`,
+        `in flight:   ${who}#${f.n} ${f.description} (for ${Math.round((Date.now() - Date.parse(f.ts)) / 1000)} s)`,
       );
     }
   }
+  const exps = experimentsOf(records);
   if (exps.length) {
     lines.push(`last:        ${experimentLine(exps[exps.length - 1])}`);
   }
@@ -141,33 +131,15 @@ export function resultsText(dir: string, opts: { tag?: string; tsv?: boolean; js
   ].join('\n');
 }
 
-/** What status and results say of the noise: the measurements, σ, the rule in words and the trust cost. */
-function noiseOf(records: JournalRecord[]): {
-  m: Measurements;
-  sigma: number | null;
-  noise: string;
-  trust: string[];
-  config: RunConfig | undefined;
-} {
-  const m = Measurements.of(records);
-  const { sigma, df } = m.sigma();
+/** What status and results say of the noise: σ and the rule in words, the trust cost, the run's config. */
+function noiseOf(records: JournalRecord[]): { noise: string; trust: string[]; config: RunConfig | undefined } {
+  const { sigma, df } = Measurements.of(records).sigma();
   const config = [...records].reverse().find(r => r.type === 'run_start')?.config;
   return {
-    m,
-    sigma,
-    noise: noiseLine(sigma, df, config ? noiseRuleOf(config) : null),
+    noise: noiseLineWords(sigma, df, config),
     trust: describeTrust(trustReport(records, config?.direction ?? 'lower')),
     config,
   };
-}
-
-/** σ and the rule in one line: `σ 0.0041 (12 df); a keep must beat the best by 2σ of the difference`. */
-function noiseLine(sigma: number | null, df: number, rule: ReturnType<typeof noiseRuleOf> | null): string {
-  if (!rule || rule.noiseRuns <= 1) return 'not measured (noise_runs 1: the strict rule keeps any improvement)';
-  if (sigma === null) return `not measured yet (the baseline runs ${rule.noiseRuns} times first)`;
-  if (sigma === 0)
-    return `σ 0 over ${df} repeat${df === 1 ? '' : 's'}: a deterministic metric, any improvement is kept`;
-  return `σ ${fmtNoise(sigma)} per run (${df} df); a keep must beat the best by ${rule.keepSigma} standard errors of the difference, reproduced on ≥ 2 runs (up to ${1 + rule.confirmRuns})`;
 }
 
 function fmtCost(usd: number): string {

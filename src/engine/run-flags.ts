@@ -2,13 +2,15 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import {
   type OptionKind,
+  orList,
+  PROPOSER_NAMES,
   ruleOf,
   RUN_OPTIONS,
   runOptionList,
   type RunOptionKey,
   type RunOptionValues,
 } from '../core/run-options';
-import { DEFAULT_MODEL } from './proposers/claude';
+import { PROPOSER_REGISTRY } from './proposers';
 
 /** The flags given, by the declaration's keys (budget_s, not commander's budget). */
 export type RunFlags = Partial<RunOptionValues>;
@@ -19,10 +21,6 @@ const NUMBER_TESTS: Partial<Record<OptionKind, (n: number) => boolean>> = {
   'positive-int': n => Number.isInteger(n) && n >= 1,
   count: n => Number.isInteger(n) && n >= 0,
 };
-
-function orList(words: readonly string[]): string {
-  return words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}` : words.join('');
-}
 
 /** commander's check of an argument: numbers are parsed and bounded, choices must be one of them. */
 function parserFor(
@@ -52,6 +50,15 @@ function parserFor(
   return undefined;
 }
 
+/** 'claude-sonnet-5-5', or 'a: m1; b: m2' once several proposers have a model. */
+function defaultModels(): string {
+  const models = PROPOSER_NAMES.flatMap(name => {
+    const model = PROPOSER_REGISTRY[name].defaultModel;
+    return model ? [[name, model]] : [];
+  });
+  return models.length === 1 ? models[0][1] : models.map(([name, model]) => `${name}: ${model}`).join('; ');
+}
+
 /** The flag that sets an option, for messages: '--kernel-id'. */
 export function flagOf(key: RunOptionKey): string {
   return RUN_OPTIONS[key].flag.split(' ')[0];
@@ -65,8 +72,8 @@ export function flagOf(key: RunOptionKey): string {
 export function addRunOptions(cmd: Command): (parsed: Record<string, unknown>) => RunFlags {
   const keyOf = new Map<string, RunOptionKey>();
   for (const spec of runOptionList()) {
-    // The model id lives with the claude proposer, which the browser-safe declaration cannot import.
-    const help = spec.key === 'model' ? `${spec.help} (default: ${DEFAULT_MODEL})` : spec.help;
+    // The default model lives with its proposer's code, which the browser-safe declaration cannot import.
+    const help = spec.key === 'model' ? `${spec.help} (default: ${defaultModels()})` : spec.help;
     const option = new Option(spec.flag, help);
     const parse = parserFor(spec.kind, spec.choices, spec.max);
     if (parse) {

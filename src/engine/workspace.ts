@@ -7,31 +7,50 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunConfig, RunStartRecord } from '../core/journal';
+import {
+  ENGINE_FILE,
+  JOURNAL_FILE,
+  LOGS_DIR,
+  runLogName,
+  STATE_DIR,
+  STATE_FILE,
+  TAG_RULE_WORDS,
+  validTag,
+} from '../core/layout';
 import { engineOwnedRoot, parseProgram, resolveConfig, type ParsedProgram } from '../core/program';
 import { Repo } from './git';
 
 /** An error meant for the user: the CLI prints its message alone, without a stack. */
 export class UserError extends Error {}
 
-export const STATE_DIR = '.autoresearch';
+export { STATE_DIR } from '../core/layout';
 
-/** Where a run's files live. */
+/** Refuses a tag the engine (and the server, which shares src/core/layout.ts's rule) would not accept. */
+export function checkTag(tag: string): string {
+  if (!validTag(tag)) {
+    throw new UserError(`tag "${tag}" may only use ${TAG_RULE_WORDS}`);
+  }
+  return tag;
+}
+
+/** Where a run's files live (the names are src/core/layout.ts's). */
 export function runPaths(dir: string, tag: string) {
   const root = path.join(dir, STATE_DIR, tag);
   return {
     root,
-    journal: path.join(root, 'journal.jsonl'),
-    logs: path.join(root, 'logs'),
-    log: (n: number) => path.join(root, 'logs', `${String(n).padStart(4, '0')}.log`),
+    journal: path.join(root, JOURNAL_FILE),
+    /** What the journal says, derived (src/core/run-state.ts), rewritten after every append. */
+    state: path.join(root, STATE_FILE),
+    logs: path.join(root, LOGS_DIR),
+    log: (n: number) => path.join(root, LOGS_DIR, runLogName(n)),
     /** The i-th run of experiment n (repeats and re-measures of the best): the first is log(n). */
-    runLog: (n: number, i: number) =>
-      path.join(root, 'logs', `${String(n).padStart(4, '0')}${i > 1 ? `-${i}` : ''}.log`),
+    runLog: (n: number, i: number) => path.join(root, LOGS_DIR, runLogName(n, i)),
   };
 }
 
 /** The file naming the engine that is running on a workspace (pid and tag). */
 export function enginePidFile(dir: string): string {
-  return path.join(dir, STATE_DIR, 'engine.json');
+  return path.join(dir, STATE_DIR, ENGINE_FILE);
 }
 
 /** Reads program.md and resolves the run's configuration. */
@@ -224,7 +243,9 @@ export function latestTag(dir: string): string | null {
   }
   let best: { tag: string; mtime: number } | null = null;
   for (const tag of fs.readdirSync(root)) {
-    const journal = path.join(root, tag, 'journal.jsonl');
+    // A folder no tag can name (hidden, say) is no run.
+    if (!validTag(tag)) continue;
+    const journal = path.join(root, tag, JOURNAL_FILE);
     if (fs.existsSync(journal)) {
       const mtime = fs.statSync(journal).mtimeMs;
       if (!best || mtime > best.mtime) {

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunConfig } from '../core/journal';
+import { WORKTREES_DIR } from '../core/layout';
 import type { Executor } from './executor/types';
 import { Repo } from './git';
 import type { Mutex } from './mutex';
@@ -21,7 +22,7 @@ export interface Worktree {
 
 /** Where a run's worktrees live. */
 export function worktreesRoot(dir: string, tag: string): string {
-  return path.join(runPaths(dir, tag).root, 'worktrees');
+  return path.join(runPaths(dir, tag).root, WORKTREES_DIR);
 }
 
 /**

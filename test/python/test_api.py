@@ -205,6 +205,11 @@ async def test_start_experiments_stream_conflict_and_stop(workspace, supervisor,
         m["type"] == "state" and m["state"] == "running" and m["pid"] == started["pid"] and m["engine_tag"] == "t1"
         for m in messages
     )
+    # The engine's state.json as it writes it, each one matching the records sent before it.
+    run_states = [(i, m["run_state"]) for i, m in enumerate(messages) if m["type"] == "run_state"]
+    assert run_states and all(s["status"] == "running" and s["tag"] == "t1" for _, s in run_states)
+    for i, s in run_states:
+        assert s["records"] == sum(len(m["records"]) for m in messages[:i] if m["type"] == "records")
 
     code, page = await api("experiments", path="ws", tag="t1", limit=2)
     assert code == 200 and page["total"] >= 3 and len(page["experiments"]) == 2

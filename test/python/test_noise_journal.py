@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from jupyterlab_autoresearch import load
-from jupyterlab_autoresearch.journal import JournalError, in_flight_all, problem, read_journal, run_counts, summarize
+from jupyterlab_autoresearch.journal import JournalError, problem, read_journal
 from jupyterlab_autoresearch.notebook import notebook_outputs
+from jupyterlab_autoresearch.run_state import load_state
 from jupyterlab_autoresearch.workspaces import log_path
 
 EXPERIMENT_MIME = "application/vnd.autoresearch.experiment+json"
@@ -183,17 +184,23 @@ def test_run_records_and_the_new_experiment_fields_are_valid():
     assert problem({**exp, "same_as": "x"}) == 'experiment.same_as is string "x", expected integer'
 
 
-def test_the_server_counts_experiments_not_runs(tmp_path):
-    records = read_journal(write_journal(tmp_path, noisy_records()))
-    s = summarize(records)
+def test_the_server_counts_experiments_not_runs(tmp_path, engine_bundle):
+    """The server reads what the engine makes of the journal (`autoresearch state` writes state.json)."""
+    journal = write_journal(tmp_path, noisy_records())
+    s = load_state(tmp_path, "t", live=False)
+    assert (tmp_path / ".autoresearch" / "t" / "state.json").is_file()
+    assert s["journal_bytes"] == journal.stat().st_size and s["records"] == len(noisy_records())
     assert s["experiments"] == 3
-    assert s["counts"] == {"keep": 2, "discard": 1}
+    assert {k: v for k, v in s["counts"].items() if v} == {"keep": 2, "discard": 1}
     assert s["best"]["n"] == 1
-    assert s["best"]["metric"] == pytest.approx(0.982)
-    assert [f["n"] for f in in_flight_all(records)] == [3]
-    assert run_counts(records) == {0: 3, 1: 2, 2: 3, 3: 1}
+    # The engine's estimate: the mean of all 3 runs of #1's code (2 its own, 1 a re-measure
+    # while judging #2), not the 0.982 of its own 2 that "the last keep" used to give.
+    assert s["best"]["metric"] == pytest.approx((0.98 + 0.984 + 0.983) / 3)
+    assert s["status"] == "died"  # running (no run_end) and no engine: killed
     # Experiment 3's second run is the one training now: its log is the second one.
-    assert log_path(tmp_path, "t", 3, run_counts(records)[3] + 1).name == "0003-2.log"
+    (flight,) = s["in_flight"]
+    assert flight["n"] == 3 and flight["runs"] == 1
+    assert log_path(tmp_path, "t", 3, flight["runs"] + 1).name == "0003-2.log"
     assert log_path(tmp_path, "t", 3).name == "0003.log"
 
 
@@ -246,6 +253,8 @@ def test_load_as_a_dataframe(tmp_path):
         assert column in df.columns
     assert list(df["runs"]) == [3, 2, 2]
     assert list(df["run_metrics"].iloc[1]) == [0.98, 0.984]
+    # The best as the engine estimates it (all 3 runs of #1's code), from state.json.
+    assert df.attrs["best"]["n"] == 1 and df.attrs["best"]["metric"] == pytest.approx((0.98 + 0.984 + 0.983) / 3)
 
 
 def test_show_renders_what_the_export_does(tmp_path, engine_bundle):
@@ -292,6 +301,11 @@ async def test_the_stream_follows_each_run_of_the_experiment_in_flight(workspace
     log = seen[-1]
     # Experiment 3 has one run journaled: what is being written is its second run's log.
     assert log["n"] == 3 and log["path"].endswith("logs/0003-2.log") and log["lines"] == ["second run"] and log["reset"]
+    # What the engine makes of the journal comes once, after the replay (state.json rewritten by
+    # `autoresearch state`: no engine wrote it), with the best's estimate and the dead run's status.
+    (state,) = [m["run_state"] for m in seen if m["type"] == "run_state"]
+    assert state["records"] == len(records) and state["status"] == "died"
+    assert state["best"]["n"] == 1 and state["in_flight"][0]["n"] == 3
 
     # The second run ends and the third starts: the log follows it, from a fresh start.
     (logs / "0003-3.log").write_text("third run\n")
@@ -303,5 +317,6 @@ async def test_the_stream_follows_each_run_of_the_experiment_in_flight(workspace
         what="the third run's log",
     )
     assert message["lines"] == ["third run"] and message["reset"]
+    assert [m["run_state"]["records"] for m in seen if m["type"] == "run_state"] == [len(records), len(records) + 1]
     assert any(m["type"] == "records" and m["records"][0]["type"] == "run" for m in seen[1:])
     socket.close()

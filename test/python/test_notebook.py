@@ -175,3 +175,11 @@ def test_show_without_node_reads_an_exported_notebook(workspace, monkeypatch, tm
     finally:
         exported.unlink()
     assert from_file == with_node
+
+
+def test_load_gives_the_engine_s_best_and_state_in_attrs(workspace):
+    pytest.importorskip("pandas")
+    df = load(workspace)
+    state = json.loads((workspace / ".autoresearch" / "t1" / "state.json").read_text())
+    assert df.attrs["run_state"] == state and state["status"] == "stopped"
+    assert df.attrs["best"] == state["best"] and df.attrs["best"]["n"] in set(df["n"])

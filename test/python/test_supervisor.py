@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 
 from conftest import alive, git_status, journal, make_workspace, wait_for
-from jupyterlab_autoresearch import validate
+from jupyterlab_autoresearch import errors, validate
+from jupyterlab_autoresearch.engine_commands import scrub
 from jupyterlab_autoresearch.engine_info import read_engine_info
-from jupyterlab_autoresearch.journal import JournalError, JournalTail, in_flight, in_flight_all, problem, summarize
+from jupyterlab_autoresearch.journal import JournalError, JournalTail, problem
 from jupyterlab_autoresearch.node import engine_path
-from jupyterlab_autoresearch.run_options import run_options
+from jupyterlab_autoresearch.run_options import proposers, run_options
 from jupyterlab_autoresearch.supervisor import Supervisor
+from jupyterlab_autoresearch.validate import ApiError
+from jupyterlab_autoresearch.web_errors import HTTP_STATUS, api_error
 
 
 async def experiments(api, path, tag):
@@ -231,21 +234,7 @@ def test_journal_records_of_several_workers():
     assert problem({k: v for k, v in start.items() if k != "worker"}) is None  # one worker: no field
     assert "experiment_start.worker is 0" in problem({**start, "worker": 0})
     assert 'worker is "2"' in problem({**start, "worker": "2"})
-    # Each worker's experiment in flight, whatever finished after it.
-    other = {**start, "n": 2, "worker": 1, "description": "b"}
-    done = {"type": "experiment", "n": 3}
-    records = [start, other, {**other, "n": 3}, done]
-    assert [r["n"] for r in in_flight_all(records)] == [1, 2]
-    assert in_flight(records)["n"] == 2
-    run_start = {
-        "type": "run_start",
-        "config": {"budget_s": 1, "workers": 2},
-        "branch": "b",
-        "proposer": "offline",
-        "ts": "t",
-    }
-    assert summarize([run_start])["workers"] == 2
-    assert summarize([{**run_start, "config": {"budget_s": 1}}])["workers"] == 1
+    # Each worker's experiment in flight is the engine's to find (state.json, see test_run_state.py).
 
 
 def test_every_worker_s_training_run_is_found_for_the_sigkill(tmp_path):
@@ -271,3 +260,44 @@ def test_every_worker_s_training_run_is_found_for_the_sigkill(tmp_path):
     info = read_engine_info(tmp_path)
     assert info.run_groups() == [40, 41]
     assert info.identity == {"boot": "b", "start": "12"} and info.run_identities == {40: {"boot": "b", "start": "9"}}
+
+
+def test_a_bad_line_repaired_in_place_is_read_again(tmp_path):
+    file = tmp_path / "journal.jsonl"
+    start = {"type": "experiment_start", "ts": "t", "n": 0, "parent_commit": "abcdef0", "description": "baseline"}
+    file.write_text(json.dumps(start) + "\n" + json.dumps({**start, "n": "one"}) + "\n")
+    tail = JournalTail(file)
+    with pytest.raises(JournalError, match="line 2") as bad:
+        tail.read_new()
+    assert bad.value.records == [start]
+    inode = file.stat().st_ino
+    file.write_text(json.dumps(start) + "\n" + json.dumps({**start, "n": 1}) + "\n")  # rewritten in place
+    assert file.stat().st_ino == inode
+    assert tail.read_new() == [{**start, "n": 1}]
+
+
+def test_proposers_and_their_secrets_come_from_their_declarations(monkeypatch):
+    declared = proposers()
+    assert {"offline", "claude"} <= set(declared)
+    check, required = validate.run_fields()["proposer"]
+    assert not required and [check("proposer", name) for name in declared] == list(declared)
+    with pytest.raises(ApiError, match="proposer must be one of"):
+        check("proposer", "gpt")
+    # Every proposer's credential variables are scrubbed from what is relayed to a client.
+    names = [name for info in declared.values() for name in info["key_env"]]
+    assert "ANTHROPIC_API_KEY" in names
+    for i, name in enumerate(names):
+        monkeypatch.setenv(name, f"secret-value-{i}-0123456789")
+    text = " ".join(f"secret-value-{i}-0123456789" for i in range(len(names)))
+    assert scrub(text) == " ".join(["[redacted]"] * len(names))
+
+
+def test_domain_errors_have_their_http_status_in_one_table():
+    assert api_error(errors.EngineRunning("busy")).status_code == 409
+    assert api_error(errors.NoEngine("none")).status_code == 404
+    assert api_error(errors.Unavailable("no node")).status_code == 503
+    refused = api_error(errors.BadRequest("no such template", "path"))
+    assert (refused.status_code, refused.message, refused.field) == (400, "no such template", "path")
+    # Every kind the domain raises is in the table (a new one must be given its status there).
+    kinds = [k for k in vars(errors).values() if isinstance(k, type) and issubclass(k, errors.DomainError)]
+    assert set(kinds) == set(HTTP_STATUS)

@@ -1,52 +1,94 @@
-/** The proposers the engine knows, by name. */
+/**
+ * The proposers the engine knows, by name: how each is built and what it needs from the
+ * environment. What each is (its label, key, model and options) is declared with the run options,
+ * in src/core/run-options.ts's PROPOSER_INFO, which the server and the panel read too; the CLI
+ * names no proposer, it asks here.
+ */
 import type { Prices } from '../../core/pricing';
-import { PROPOSER_NAMES, type ProposerName } from '../../core/run-options';
-import { ClaudeProposer } from './claude';
+import {
+  KEYLESS_PROPOSER,
+  PROPOSER_INFO,
+  PROPOSER_NAMES,
+  PROPOSER_PREFERENCE,
+  type ProposerName,
+} from '../../core/run-options';
+import { UserError } from '../workspace';
+import { ClaudeProposer, DEFAULT_MODEL } from './claude';
 import { OfflineProposer } from './offline';
 import type { Proposer } from './types';
-import { UserError } from '../workspace';
 
-/** Their names and needs (an API key, a model) are declared with the run options, for the panel too. */
-export const PROPOSERS = PROPOSER_NAMES;
-
-export interface ProposerOptions {
+/** What building a proposer may use: the resolved run config's parts, each proposer taking those it needs. */
+export interface ProposerConfig {
   seed: number;
   /** The workspace's Python (the claude proposer syntax-checks each edit with it). */
   python?: string;
-  /** claude: the model id (default: DEFAULT_MODEL in ./claude). */
+  /** The model id, for a proposer with hasModel (default: its entry's defaultModel). */
   model?: string;
-  /** claude: the key; defaults to $ANTHROPIC_API_KEY. */
-  apiKey?: string;
-  /** claude: the API's address; defaults to $ANTHROPIC_BASE_URL, else the public API. */
-  baseURL?: string;
-  /** claude: price overrides by model id, $/MTok. */
+  /** Price overrides by model id, $/MTok. */
   prices?: Record<string, Prices>;
+  /** Where the proposer's notes go (waiting out an outage): the CLI prints them above its live line. */
+  onNote?: (text: string) => void;
 }
 
-/** The proposer used when none is named: claude when an API key is set, else offline. */
-export function defaultProposer(env: NodeJS.ProcessEnv = process.env): ProposerName {
-  return env.ANTHROPIC_API_KEY ? 'claude' : 'offline';
+export interface ProposerEntry {
+  /** Builds it; called only once check() found nothing missing. */
+  create(config: ProposerConfig, env: NodeJS.ProcessEnv): Proposer;
+  /** What the environment lacks for it (a key), as the message a user acts on; null when nothing. */
+  check(env: NodeJS.ProcessEnv): string | null;
+  /** The model used when none is given (hasModel proposers): `--model`'s help names it. */
+  defaultModel?: string;
 }
 
-/** Builds the named proposer. */
-export function createProposer(name: string, opts: ProposerOptions): Proposer {
-  switch (name) {
-    case 'offline':
-      return new OfflineProposer({ seed: opts.seed });
-    case 'claude': {
-      const apiKey = opts.apiKey ?? process.env.ANTHROPIC_API_KEY;
-      if (!apiKey) {
-        throw new UserError('the claude proposer needs an API key: set ANTHROPIC_API_KEY, or use --proposer offline');
-      }
-      return new ClaudeProposer({
-        apiKey,
-        baseURL: opts.baseURL,
-        model: opts.model,
-        python: opts.python ?? 'python3',
-        prices: opts.prices,
-      });
-    }
-    default:
-      throw new UserError(`unknown proposer "${name}"; available: ${PROPOSERS.join(', ')}`);
+/** "the claude proposer needs an API key: set ANTHROPIC_API_KEY, or use --proposer offline", or null. */
+function keyCheck(name: ProposerName, env: NodeJS.ProcessEnv): string | null {
+  const needed = PROPOSER_INFO[name].keyEnv[0];
+  if (!PROPOSER_INFO[name].needsKey || env[needed]) {
+    return null;
   }
+  return `the ${name} proposer needs an API key: set ${needed}, or use --proposer ${KEYLESS_PROPOSER}`;
+}
+
+/** One entry per declared proposer: a name missing here, or here and not declared, does not compile. */
+export const PROPOSER_REGISTRY: Readonly<Record<ProposerName, ProposerEntry>> = {
+  offline: {
+    create: config => new OfflineProposer({ seed: config.seed }),
+    check: () => null,
+  },
+  claude: {
+    create: (config, env) =>
+      new ClaudeProposer({
+        apiKey: env[PROPOSER_INFO.claude.keyEnv[0]] as string,
+        model: config.model,
+        python: config.python ?? 'python3',
+        prices: config.prices,
+        onNote: config.onNote,
+      }),
+    check: env => keyCheck('claude', env),
+    defaultModel: DEFAULT_MODEL,
+  },
+};
+
+function entryOf(name: string): ProposerEntry | undefined {
+  return (PROPOSER_NAMES as string[]).includes(name) ? PROPOSER_REGISTRY[name as ProposerName] : undefined;
+}
+
+/**
+ * The proposer used when none is named: the first in PROPOSER_PREFERENCE (those needing a key,
+ * then the rest) that the environment allows, so claude when ANTHROPIC_API_KEY is set, else offline.
+ */
+export function defaultProposer(env: NodeJS.ProcessEnv = process.env): ProposerName {
+  return PROPOSER_PREFERENCE.find(name => PROPOSER_REGISTRY[name].check(env) === null) ?? KEYLESS_PROPOSER;
+}
+
+/** Builds the named proposer, or says what it lacks (a UserError). */
+export function createProposer(name: string, config: ProposerConfig, env: NodeJS.ProcessEnv = process.env): Proposer {
+  const entry = entryOf(name);
+  if (!entry) {
+    throw new UserError(`unknown proposer "${name}"; available: ${PROPOSER_NAMES.join(', ')}`);
+  }
+  const missing = entry.check(env);
+  if (missing) {
+    throw new UserError(missing);
+  }
+  return entry.create(config, env);
 }

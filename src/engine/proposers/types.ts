@@ -75,6 +75,12 @@ export interface Proposer {
   estimateNextCost?(ctx: ProposalContext): number;
   /** True when proposing takes long enough to be worth drafting while the previous experiment trains. */
   readonly pipelined?: boolean;
+  /**
+   * Checks, before the run starts, that proposing can work (a key the API accepts, a model it
+   * knows), so a refusal stops the run now rather than after the baseline trained; throws a
+   * UserError that says what to fix. Absent for proposers that need nothing outside the engine.
+   */
+  check?(signal?: AbortSignal): Promise<void>;
 }
 
 /**

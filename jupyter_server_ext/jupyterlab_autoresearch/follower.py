@@ -1,0 +1,235 @@
+"""Following one run for the event stream, without a socket or a file: the transport (stream.py)
+reads the journal, the live log and state.json and feeds their bytes here; this returns the
+messages to send, {type: records|log|state|run_state|error}.
+
+What it follows comes from the engine's state.json (the one interpreter of the journal), taken
+only when it reflects exactly the records read so far: the log followed is its newest
+experiment in flight's current run's, and a `run_state` message (state.json as the engine wrote
+it, "running" turned into "died" without a live engine) always describes the records sent
+before it. Records themselves are only validated and counted here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .journal import JournalError, JournalLines
+
+# How much of a log already written a new subscriber gets: enough to show, bounded for a flood.
+LOG_BACKLOG = 64 * 1024
+LOG_CHUNK = 256 * 1024
+# Records per `records` message: a long replay goes in a few messages of bounded size.
+RECORDS_PER_MESSAGE = 500
+
+
+@dataclass(frozen=True)
+class LogWanted:
+    """The log to read for the follower: experiment n's run-th run's, from `offset` (at most
+    LOG_CHUNK bytes), or, with offset None (a log just picked), its last LOG_BACKLOG bytes."""
+
+    n: int
+    run: int
+    offset: int | None
+
+
+@dataclass(frozen=True)
+class LogBytes:
+    """What the transport read of the log wanted: `data` from file offset `at`; data None when
+    the file could not be read (a symlink out or a FIFO in its place), b"" when absent."""
+
+    data: bytes | None
+    at: int = 0
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """The engine, as the supervisor sees it, at this poll."""
+
+    live: bool  # an engine works on this run
+    pid: int | None
+    stopping: bool
+    engine_tag: str | None  # the run an engine works on in this workspace, this one or another
+
+
+class RunFollower:
+    """One subscriber's view of a run: feed it what was read, send what it returns."""
+
+    def __init__(
+        self,
+        tag: str,
+        since: int,
+        journal_name: str,
+        log_name: Callable[[int, int], str],
+        log_refused: Callable[[int], str],
+    ):
+        self.tag = tag
+        self.since = since
+        # How files are named in messages: paths as a client sees them.
+        self.log_name = log_name
+        self.log_refused = log_refused
+        self.lines = JournalLines(Path(journal_name))
+        self.count = 0  # records read, sent or not (those before `since` are not)
+        self.broken = False  # a bad journal line: said once, then reads stop
+        self.state: dict | None = None  # the last state.json that matched the records read
+        self.sent_run_state: dict | None = None
+        self.sent_liveness: dict | None = None
+        self.said: set[str] = set()  # error messages given, so each is given once
+        self.log_n: int | None = None
+        self.log_run = 1
+        self.log_offset: int | None = None
+        self.log_partial = b""
+        self.log_reset = False
+        self.log_skip_first = False
+
+    # --- what the transport asks -------------------------------------------------------------
+
+    @property
+    def wanted(self) -> LogWanted | None:
+        """The log to read now, if any."""
+        return None if self.log_n is None else LogWanted(self.log_n, self.log_run, self.log_offset)
+
+    # --- what the transport feeds ------------------------------------------------------------
+
+    def journal(self, data: bytes, log: LogBytes | None = None) -> list[dict]:
+        """New journal bytes (whole lines). `log` is what the log wanted held when read after the
+        journal: a record that ends that log comes after its last lines, which go out first."""
+        out: list[dict] = []
+        if self.broken:
+            return out
+        try:
+            records = self.lines.feed(data)
+        except JournalError as err:
+            # Said once, after the good records before it; the stream stays open so the client
+            # can show it, but reads stop.
+            self.broken = True
+            records, error = err.records, err.describe()
+        else:
+            error = None
+        batch: list[dict] = []
+        for record in records:
+            if record["type"] in ("experiment", "run") and record["n"] == self.log_n:
+                self._flush(batch, out)  # the last lines come after what came before them
+                out += self._log_lines(log, final=True)  # and before the record that ends them
+                log = None
+                self.log_n = None
+            if self.count >= self.since:
+                batch.append(record)
+            self.count += 1
+            if len(batch) >= RECORDS_PER_MESSAGE:
+                self._flush(batch, out)
+        self._flush(batch, out)
+        if error is not None:
+            out += self.error(error)
+        if log is not None and self.log_n is not None:
+            out += self._log_lines(log)
+        return out
+
+    def journal_unreadable(self, message: str) -> list[dict]:
+        """The journal cannot be read at all (it resolves outside the workspace): said once, reads stop."""
+        self.broken = True
+        return self.error(message)
+
+    def run_state(self, state: dict | None) -> list[dict]:
+        """state.json's content (liveness applied); taken only when it reflects the records read.
+        Switching to its newest experiment's log finishes the one followed before."""
+        if state is None or state.get("records") != self.count:
+            return []
+        self.state = state
+        out: list[dict] = []
+        if state != self.sent_run_state:
+            self.sent_run_state = state
+            out.append({"type": "run_state", "run_state": state})
+        newest = self._newest()
+        if newest is not None and (newest["n"], newest["runs"] + 1) != (self.log_n, self.log_run):
+            if self.log_n is not None:
+                out += self._log_lines(LogBytes(b"", self.log_offset or 0), final=True)
+            self._start_log(newest["n"], newest["runs"] + 1)
+        return out
+
+    def log(self, log: LogBytes) -> list[dict]:
+        """What the log wanted holds from where the follower is."""
+        return [] if self.log_n is None else self._log_lines(log)
+
+    def liveness(self, engine: Liveness) -> list[dict]:
+        """The `state` message, when it differs from the last one sent."""
+        status = self.state["status"] if self.state else None
+        state = "running" if engine.live else "stopped" if status == "stopped" else "died"
+        newest = self._newest()
+        message = {
+            "type": "state",
+            "tag": self.tag,
+            "state": state,
+            "pid": engine.pid if engine.live else None,
+            "stopping": engine.live and engine.stopping,
+            # A client following a finished run learns of a new one without polling.
+            "engine_tag": engine.engine_tag,
+            "records": self.count,
+            "in_flight": (
+                {"n": newest["n"], "description": newest.get("description"), "ts": newest.get("ts")} if newest else None
+            ),
+        }
+        if message == self.sent_liveness:
+            return []
+        self.sent_liveness = message
+        return [message]
+
+    def error(self, message: str) -> list[dict]:
+        """An error message, once."""
+        if message in self.said:
+            return []
+        self.said.add(message)
+        return [{"type": "error", "message": message}]
+
+    # --- inside ------------------------------------------------------------------------------
+
+    def _newest(self) -> dict | None:
+        flights = self.state["in_flight"] if self.state else []
+        return max(flights, key=lambda f: f["n"]) if flights else None
+
+    def _flush(self, batch: list[dict], out: list[dict]) -> None:
+        """Records read in one feed as one message (a replay of 2,000 is a few, not 2,000)."""
+        if batch:
+            out.append({"type": "records", "start": self.count - len(batch), "records": list(batch)})
+            batch.clear()
+
+    def _start_log(self, n: int, run: int) -> None:
+        self.log_n, self.log_run = n, run
+        self.log_offset = None  # its backlog first
+        self.log_partial = b""
+        self.log_reset = True
+
+    def _log_lines(self, log: LogBytes | None, final: bool = False) -> list[dict]:
+        """The log's new complete lines (and, when final, the unfinished last one)."""
+        n, run = self.log_n, self.log_run
+        if log is not None and log.data is None:
+            log = LogBytes(b"", self.log_offset or 0)
+            refused = self.error(self.log_refused(n))  # said once per log; the records keep coming
+        else:
+            refused = []
+        data = b"" if log is None else log.data
+        if self.log_offset is None:
+            # The backlog: read mid-line past its start, the cut line is not shown.
+            self.log_skip_first = log is not None and log.at > 0
+            self.log_offset = 0 if log is None else log.at
+        self.log_offset += len(data)
+        lines = (self.log_partial + data).split(b"\n")
+        self.log_partial = lines.pop()
+        if final and self.log_partial:
+            lines.append(self.log_partial)
+            self.log_partial = b""
+        if self.log_skip_first and lines:
+            lines = lines[1:]
+            self.log_skip_first = False
+        if not lines and not (self.log_reset and final):
+            return refused
+        message = {
+            "type": "log",
+            "n": n,
+            "path": self.log_name(n, run),
+            "reset": self.log_reset,
+            "lines": [ln.decode(errors="replace") for ln in lines],
+        }
+        self.log_reset = False
+        return [*refused, message]

@@ -1,0 +1,199 @@
+"""`.autoresearch/<tag>/state.json`: what the engine makes of a run's journal (best with its
+estimate, counts, cost, experiments in flight, status), read here instead of interpreting the
+journal a second time (src/core/run-state.ts is the one interpreter).
+
+The engine rewrites it after every journal append. When it is missing, or reflects another
+journal size than the file's and no engine works on the run (an old run, an engine killed
+between an append and the write, a journal written by hand), `autoresearch state` rewrites it
+once for that size. Blocking (a file read, perhaps a Node.js run): the server calls it in a thread.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from .confine import OutsideError, open_inside
+from .engine_commands import engine_command
+from .errors import DomainError, StateUnreadable, Unavailable
+from .node import SERVER_HOST
+from .workspaces import STATE_DIR, STATE_FILE, api_path, journal_path, state_path
+
+# Far above a real one (its lists are the experiments in flight and the best's changes).
+MAX_STATE_BYTES = 16 * 1024 * 1024
+STATUSES = ("running", "stopped")
+
+
+def journal_size(ws: Path, tag: str) -> int | None:
+    """The journal's byte size, None when it is absent (or not a file of the workspace's)."""
+    try:
+        fd = open_inside(journal_path(ws, tag), ws / STATE_DIR)
+    except OSError:
+        return None
+    with open(fd, "rb") as f:
+        return os.fstat(f.fileno()).st_size
+
+
+def _refuse_constant(token: str):
+    raise ValueError(f"{token} is not JSON")
+
+
+def _whole(value, low: int = 0) -> bool:
+    return type(value) is int and value >= low
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def shape_problem(state) -> str | None:
+    """What makes `state` no state.json of the engine's, in the fields the server uses or
+    serves (the folder is writable by training runs too), or None."""
+    if not isinstance(state, dict):
+        return "is not a JSON object"
+    checks = {
+        "version": state.get("version") == 1,
+        "journal_bytes": _whole(state.get("journal_bytes")),
+        "records": _whole(state.get("records")),
+        "status": state.get("status") in STATUSES,
+        "experiments": _whole(state.get("experiments")),
+        "counts": isinstance(state.get("counts"), dict) and all(_whole(v) for v in state["counts"].values()),
+        "in_flight": isinstance(state.get("in_flight"), list)
+        and all(
+            isinstance(f, dict)
+            and _whole(f.get("n"))
+            and _whole(f.get("runs"))
+            and (f.get("worker") is None or _whole(f.get("worker"), 1))
+            for f in state["in_flight"]
+        ),
+        "best": state.get("best") is None
+        or (
+            isinstance(state["best"], dict) and _whole(state["best"].get("n")) and _number(state["best"].get("metric"))
+        ),
+        "baseline": state.get("baseline") is None
+        or (isinstance(state["baseline"], dict) and _number(state["baseline"].get("metric"))),
+        "run": state.get("run") is None or isinstance(state["run"], dict),
+        "end": state.get("end") is None or isinstance(state["end"], dict),
+    }
+    bad = [key for key, ok in checks.items() if not ok]
+    return f"has a bad or missing {bad[0]!r}" if bad else None
+
+
+def read_state_file(ws: Path, tag: str) -> dict | None:
+    """state.json's content; None when absent; StateUnreadable when it is not the engine's."""
+    file = state_path(ws, tag)
+    shown = api_path(ws.parent, file) if file.is_relative_to(ws.parent) else str(file)
+    try:
+        fd = open_inside(file, ws / STATE_DIR)
+    except FileNotFoundError:
+        return None
+    except OutsideError:
+        raise StateUnreadable(
+            f"{shown} resolves outside the workspace's .autoresearch folder or is not a regular file; remove it"
+        ) from None
+    with open(fd, "rb") as f:
+        raw = f.read(MAX_STATE_BYTES + 1)
+    try:
+        if len(raw) > MAX_STATE_BYTES:
+            raise ValueError(f"it is over {MAX_STATE_BYTES // (1024 * 1024)} MiB")
+        state = json.loads(raw, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as err:
+        problem = f"is not JSON ({err})"
+    else:
+        problem = shape_problem(state)
+    if problem is not None:
+        raise StateUnreadable(f"{shown} {problem}; delete it and the engine's `autoresearch state` rewrites it")
+    return state
+
+
+# The journal size each run's state.json was last rewritten for, with the error if that failed:
+# `autoresearch state` runs once per size, not on every request of a run it cannot read.
+_refreshed: OrderedDict[Path, tuple[int, DomainError | None]] = OrderedDict()
+_refreshed_lock = threading.Lock()  # requests read states in threads
+REMEMBERED = 256
+
+
+def refresh(ws: Path, tag: str, size: int, have_state: bool, where: str = SERVER_HOST) -> None:
+    """Runs `autoresearch state` for the run, once for this journal size (again if the file it
+    wrote has gone since); raises what it said."""
+    key = state_path(ws, tag)
+    with _refreshed_lock:
+        done = _refreshed.get(key)
+    if done is not None and done[0] == size and (have_state or done[1] is not None):
+        if done[1] is not None:
+            raise done[1]
+        return
+    error: DomainError | None = None
+    try:
+        engine_command(["state", str(ws), "--tag", tag], ws, timeout_s=60, where=where)
+    except Unavailable:
+        raise  # not remembered: Node.js may be installed in a moment
+    except DomainError as err:
+        error = StateUnreadable(
+            f"the run {tag}'s {STATE_FILE} could not be rewritten from its journal by `autoresearch state`: "
+            f"{err.message}"
+        )
+    with _refreshed_lock:
+        _refreshed[key] = (size, error)
+        _refreshed.move_to_end(key)
+        while len(_refreshed) > REMEMBERED:
+            _refreshed.popitem(last=False)
+    if error is not None:
+        raise error
+
+
+def empty_state(tag: str) -> dict:
+    """A run with no journal yet (its engine has just started): nothing happened so far."""
+    return {
+        "version": 1,
+        "tag": tag,
+        "journal_bytes": 0,
+        "records": 0,
+        "status": "running",
+        "updated": None,
+        "run": None,
+        "experiments": 0,
+        "counts": {},
+        "best": None,
+        "baseline": None,
+        "best_path": [],
+        "in_flight": [],
+        "cost_usd": None,
+        "tokens": 0,
+        "sigma": None,
+        "noise": None,
+        "sandbox": None,
+        "end": None,
+    }
+
+
+def load_state(ws: Path, tag: str, live: bool, where: str = SERVER_HOST) -> dict:
+    """The run's state as the engine derives it, current with its journal unless an engine is
+    writing both (`live`: then it may trail by an append); "running" becomes "died" when not live."""
+    size = journal_size(ws, tag)
+    try:
+        state = read_state_file(ws, tag)
+    except StateUnreadable:
+        # A live engine rewrites it at its next append; else `autoresearch state` does now.
+        state = None
+    if not live and (state is None or state["journal_bytes"] != size) and size is not None:
+        refresh(ws, tag, size, state is not None, where)
+        state = read_state_file(ws, tag)
+        if state is None:
+            raise StateUnreadable(
+                f"`autoresearch state` wrote no {STATE_FILE} for run {tag}; run it by hand to see why"
+            )
+    if state is None:
+        state = empty_state(tag)
+    return with_liveness(state, live)
+
+
+def with_liveness(state: dict, live: bool) -> dict:
+    """The state with "running" turned into "died" when no live engine works on the run."""
+    if state["status"] == "running" and not live:
+        return {**state, "status": "died"}
+    return state

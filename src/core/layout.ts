@@ -1,0 +1,74 @@
+/**
+ * The engine's files in a workspace, `.autoresearch/`, and the rule for run tags: one source for
+ * the engine (src/engine/workspace.ts builds paths from these names) and for the server, which
+ * cannot import TypeScript: the build writes `layout()` to engine/layout.json beside the bundle,
+ * and workspaces.py reads its names and tag rule from there. Browser-safe (no node: imports).
+ */
+
+/** The engine's git-ignored folder in a workspace. */
+export const STATE_DIR = '.autoresearch';
+
+/** Directly in STATE_DIR. */
+export const ENGINE_FILE = 'engine.json';
+export const STOP_FILE = 'stop-requested';
+
+/** In STATE_DIR/<tag>/, one run's own files. */
+export const JOURNAL_FILE = 'journal.jsonl';
+export const STATE_FILE = 'state.json';
+export const LOGS_DIR = 'logs';
+export const WORKTREES_DIR = 'worktrees';
+export const RECOVER_PATCH = 'recover.patch';
+
+/** `engine-<tag>.log` in STATE_DIR: the engine's own output when the server started it. */
+export function engineLogName(tag: string): string {
+  return `engine-${tag}.log`;
+}
+
+/** Digits of the experiment number in a log's name. */
+export const LOG_DIGITS = 4;
+
+/** `NNNN.log`: experiment n's training output; its i-th run's `NNNN-i.log` when it ran again. */
+export function runLogName(n: number, i = 1): string {
+  return `${String(n).padStart(LOG_DIGITS, '0')}${i > 1 ? `-${i}` : ''}.log`;
+}
+
+/** The longest tag: it names a folder and a branch. */
+export const TAG_MAX = 100;
+
+/**
+ * A tag: letters, digits, '.', '_' and '-'; it names the folder STATE_DIR/<tag> and the branch
+ * autoresearch/<tag>, so it may not start with '.' (`.`, `..`, hidden folders), hold '..', or
+ * end in '.' or '.lock' (git refuses such branch names). The syntax means the same to
+ * JavaScript's RegExp and Python's re (matched whole: `^…$` here, re.fullmatch there).
+ */
+export const TAG_PATTERN = '(?!.*\\.\\.)(?!.*\\.$)(?!.*\\.lock$)[A-Za-z0-9_-][A-Za-z0-9._-]*';
+
+const TAG_RE = new RegExp(`^(?:${TAG_PATTERN})$`);
+
+/** What a tag may be, in words, for error messages on both sides. */
+export const TAG_RULE_WORDS = `letters, digits, '.', '_' and '-' (up to ${TAG_MAX}; not starting with '.', no '..', not ending in '.' or '.lock')`;
+
+/** Whether a run tag is one the engine accepts. */
+export function validTag(tag: string): boolean {
+  return tag.length > 0 && tag.length <= TAG_MAX && TAG_RE.test(tag);
+}
+
+/** The layout as engine/layout.json holds it for the server (snake_case, like run-options.json). */
+export function layout() {
+  return {
+    state_dir: STATE_DIR,
+    engine_file: ENGINE_FILE,
+    stop_file: STOP_FILE,
+    journal_file: JOURNAL_FILE,
+    state_file: STATE_FILE,
+    logs_dir: LOGS_DIR,
+    log_digits: LOG_DIGITS,
+    worktrees_dir: WORKTREES_DIR,
+    recover_patch: RECOVER_PATCH,
+    /** `{tag}` is replaced by the tag. */
+    engine_log: engineLogName('{tag}'),
+    tag_pattern: TAG_PATTERN,
+    tag_max: TAG_MAX,
+    tag_rule: TAG_RULE_WORDS,
+  };
+}

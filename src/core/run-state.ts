@@ -1,0 +1,191 @@
+/**
+ * `.autoresearch/<tag>/state.json`: what a run's journal says, derived once by the engine (after
+ * every append) so the server, `load()` and the panel read it instead of re-interpreting the
+ * journal each in their own way. deriveRunState is the one interpreter: the best (bestEstimate's
+ * rule and its estimate), the best line (bestTimeline), experiments in flight, counts, cost, σ
+ * and the noise line `autoresearch status` prints. Browser-safe: the panel may parse it too.
+ */
+import { z } from 'zod';
+import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunEndRecord, RunStartRecord } from './journal';
+import { bestPath, bestTimeline, Measurements } from './measurements';
+import { noiseLineWords } from './noise-words';
+
+export const RUN_STATE_VERSION = 1;
+
+export const RunStatus = z.enum(['running', 'stopped']);
+export type RunStatus = z.infer<typeof RunStatus>;
+
+const metric = z.number();
+
+export const RunStateFile = z.object({
+  version: z.literal(RUN_STATE_VERSION),
+  tag: z.string(),
+  /** The journal's size in bytes this state reflects: a reader compares it with the file. */
+  journal_bytes: z.number().int().nonnegative(),
+  /** Journal records it reflects. */
+  records: z.number().int().nonnegative(),
+  /** "running" while an engine writes it; "stopped" once the journal ends in run_end. */
+  status: RunStatus,
+  /** The last record's ts; null for an empty journal. */
+  updated: z.string().nullable(),
+  /** From the last run_start; null before one. */
+  run: z
+    .object({
+      branch: z.string(),
+      proposer: z.string(),
+      metric: z.string(),
+      direction: z.enum(['lower', 'higher']),
+      budget_s: z.number(),
+      workers: z.number().int().min(1),
+      /** The first run_start's ts. */
+      started: z.string(),
+    })
+    .nullable(),
+  experiments: z.number().int().nonnegative(),
+  /** Experiments by status, in the order each status first occurred. */
+  counts: z.record(z.string(), z.number().int().nonnegative()),
+  /** metric: the mean over every run of the best's code; stderr: σ/√runs when σ is known. */
+  best: z
+    .object({
+      n: z.number().int(),
+      commit: z.string(),
+      metric,
+      runs: z.number().int().min(1),
+      stderr: z.number().nullable(),
+    })
+    .nullable(),
+  /** The first keep. */
+  baseline: z.object({ n: z.number().int(), metric: metric.nullable() }).nullable(),
+  /** The best's estimate after each experiment at which it changed, in journal order: the chart's best line. */
+  best_path: z.array(z.object({ n: z.number().int(), metric })),
+  /** experiment_start records without an experiment record, by n; worker null with one worker. */
+  in_flight: z.array(
+    z.object({
+      n: z.number().int(),
+      worker: z.number().int().nullable(),
+      description: z.string(),
+      ts: z.string(),
+      parent_commit: z.string(),
+      /** Run records journaled for it so far. */
+      runs: z.number().int().nonnegative(),
+    }),
+  ),
+  cost_usd: z.number().nullable(),
+  tokens: z.number().int().nonnegative(),
+  /** Pooled σ of one run, or null before any code ran twice. */
+  sigma: z.number().nullable(),
+  /** The words `autoresearch status` prints on its noise: line. */
+  noise: z.string(),
+  /** The last training run's sandbox, or null. */
+  sandbox: z.enum(['on', 'off']).nullable(),
+  /** The run_end the journal ends with, or null. */
+  end: z.object({ reason: z.string(), message: z.string().nullable(), ts: z.string() }).nullable(),
+});
+export type RunStateFile = z.infer<typeof RunStateFile>;
+
+/**
+ * The experiment_start records with no experiment record of the same number, by n: those in
+ * flight (one with a single worker, up to one per worker with several), or left in flight by a
+ * dead engine.
+ */
+export function inFlightStarts(records: readonly JournalRecord[]): ExperimentStartRecord[] {
+  const done = new Set<number>();
+  for (const r of records) if (r.type === 'experiment') done.add(r.n);
+  const open = new Map<number, ExperimentStartRecord>();
+  for (const r of records) {
+    if (r.type === 'experiment_start' && !done.has(r.n)) open.set(r.n, r);
+  }
+  return [...open.values()].sort((a, b) => a.n - b.n);
+}
+
+/** Tokens an experiment's proposal used, every kind counted. */
+function tokensOf(e: ExperimentRecord): number {
+  const u = e.usage;
+  return u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens + u.output_tokens;
+}
+
+/**
+ * The state a journal's records describe; `journalBytes` is the size of the journal they were
+ * read from, `tag` the run's folder (by default the tag its run_start records). The status
+ * follows from the records alone: "stopped" when the journal ends in run_end, else "running"
+ * (a reader that finds no live engine on the tag says "died").
+ */
+export function deriveRunState(records: readonly JournalRecord[], journalBytes: number, tag?: string): RunStateFile {
+  const last = records.length ? records[records.length - 1] : undefined;
+  const end: RunEndRecord | null = last?.type === 'run_end' ? last : null;
+  let firstStart: RunStartRecord | undefined;
+  let lastStart: RunStartRecord | undefined;
+  const exps: ExperimentRecord[] = [];
+  const runsPer = new Map<number, number>();
+  let sandbox: 'on' | 'off' | null = null;
+  for (const r of records) {
+    if (r.type === 'run_start') {
+      firstStart ??= r;
+      lastStart = r;
+    } else if (r.type === 'experiment') {
+      exps.push(r);
+    } else if (r.type === 'run') {
+      runsPer.set(r.n, (runsPer.get(r.n) ?? 0) + 1);
+      if (r.sandbox !== undefined) sandbox = r.sandbox;
+    }
+  }
+  const counts: Record<string, number> = {};
+  let cost = 0;
+  let tokens = 0;
+  for (const e of exps) {
+    counts[e.status] = (counts[e.status] ?? 0) + 1;
+    cost += e.cost_usd;
+    tokens += tokensOf(e);
+  }
+  const { sigma, df } = Measurements.of(records).sigma();
+  const timeline = bestTimeline(records);
+  const best = timeline.length ? timeline[timeline.length - 1].best : null;
+  const baseline = exps.find(e => e.status === 'keep');
+  const config = lastStart?.config;
+  return {
+    version: RUN_STATE_VERSION,
+    tag: tag ?? lastStart?.tag ?? '',
+    journal_bytes: journalBytes,
+    records: records.length,
+    status: end ? 'stopped' : 'running',
+    updated: last?.ts ?? null,
+    run:
+      lastStart && firstStart && config
+        ? {
+            branch: lastStart.branch,
+            proposer: lastStart.proposer,
+            metric: config.metric,
+            direction: config.direction,
+            budget_s: config.budget_s,
+            workers: config.workers ?? 1,
+            started: firstStart.ts,
+          }
+        : null,
+    experiments: exps.length,
+    counts,
+    best: best && {
+      n: best.n,
+      commit: best.commit,
+      metric: best.metric,
+      runs: best.runs,
+      stderr: sigma !== null ? sigma / Math.sqrt(best.runs) : null,
+    },
+    baseline: baseline ? { n: baseline.n, metric: baseline.metric } : null,
+    best_path: bestPath(timeline),
+    in_flight: inFlightStarts(records).map(s => ({
+      n: s.n,
+      worker: s.worker ?? null,
+      description: s.description,
+      ts: s.ts,
+      parent_commit: s.parent_commit,
+      runs: runsPer.get(s.n) ?? 0,
+    })),
+    // Each cost is finite; a sum of absurd ones may not be, and JSON has no Infinity.
+    cost_usd: Number.isFinite(cost) ? Math.round(cost * 1e6) / 1e6 : null,
+    tokens,
+    sigma,
+    noise: noiseLineWords(sigma, df, config),
+    sandbox,
+    end: end && { reason: end.reason, message: end.message, ts: end.ts },
+  };
+}
