@@ -24,6 +24,17 @@ async function execute(page: Page, command: string, args: Record<string, unknown
   );
 }
 
+/** Whether a command is enabled for the panel of `path`. */
+async function enabled(page: Page, command: string, path: string): Promise<boolean> {
+  return page.evaluate(
+    ([id, p]) =>
+      (
+        window as unknown as { jupyterapp: { commands: { isEnabled(id: string, a: unknown): boolean } } }
+      ).jupyterapp.commands.isEnabled(id, { path: p }),
+    [command, path] as const,
+  );
+}
+
 async function readFile(page: Page, path: string): Promise<string> {
   return page.evaluate(async p => {
     const app = (
@@ -61,12 +72,16 @@ test('a run from the panel: edit program.md, start, reload mid-run, stop, export
   expect(await readFile(page, `${ws}/program.md`)).toMatch(/^---\nbudget_s: 3\n---\n/);
 
   await panel.locator('.jp-AutoresearchToolbar-proposer').selectOption('offline');
-  await panel.locator('button[data-command="start"]').click();
+  await panel.locator('button[data-command="autoresearch:start"]').click();
   await expect(panel).toHaveAttribute('data-state', 'running', { timeout: 30_000 });
   // The running experiment shows its live log.
   await expect(panel.locator('.jp-AutoresearchLive-item').first()).toBeVisible({ timeout: 30_000 });
   await expect(panel.locator('.jp-AutoresearchLive-log')).toContainText(/\S/, { timeout: 30_000 });
   await expect(panel.locator('.jp-AutoresearchRunStrip-state')).toHaveText(/#\d+ training/);
+  // The toolbar's buttons are the panel's commands, enabled as the run allows.
+  expect(await enabled(page, 'autoresearch:start', ws)).toBe(false);
+  expect(await enabled(page, 'autoresearch:stop', ws)).toBe(true);
+  await expect(panel.locator('button[data-command="autoresearch:start"]')).toBeDisabled();
 
   const items = panel.locator('.jp-AutoresearchExperimentList-item');
   await expect.poll(() => items.count(), { timeout: 120_000 }).toBeGreaterThanOrEqual(2);
@@ -108,7 +123,7 @@ test('a run from the panel: edit program.md, start, reload mid-run, stop, export
   await page.screenshot({ path: testInfo.outputPath('panel-dark.png') });
   await page.theme.setLightTheme();
 
-  await panel.locator('button[data-command="stop"]').click();
+  await panel.locator('button[data-command="autoresearch:stop"]').click();
   await expect(panel).toHaveAttribute('data-state', 'stopped', { timeout: 60_000 });
   const finished = Number(await panel.getAttribute('data-experiments'));
   expect(finished).toBeGreaterThanOrEqual(4);
@@ -116,7 +131,7 @@ test('a run from the panel: edit program.md, start, reload mid-run, stop, export
   // The engine read the edited program: it is committed on the run's branch, not lost by resets.
   expect(await readFile(page, `${ws}/program.md`)).toContain(EDIT);
 
-  await panel.locator('button[data-command="export"]').click();
+  await panel.locator('button[data-command="autoresearch:export"]').click();
   const notebook = page.locator('.jp-NotebookPanel');
   await expect(notebook).toBeVisible({ timeout: 30_000 });
   await expect(notebook.locator('.jp-AutoresearchExperiment')).toHaveCount(finished, { timeout: 30_000 });

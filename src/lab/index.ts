@@ -20,17 +20,23 @@ import { fetchStatus } from './api';
 import { addCommands, CommandIDs } from './commands';
 import { AutoresearchPanel, type IRunDefaults } from './panel/panel';
 import { setLineHighlighter } from './renderer/highlight';
+import { addRunCommands } from './run-commands';
 import { RunStatusItem } from './status-item';
+import { IAutoresearchTracker } from './tokens';
+
+export { IAutoresearchTracker } from './tokens';
+export { RunCommandIDs } from './run-commands';
 
 const PLUGIN_ID = 'jupyterlab-autoresearch:plugin';
 
 // The same defaults as schema/plugin.json's, which test/run-options.test.ts keeps equal to the declaration.
 const DEFAULTS: IRunDefaults = { ...runSettingDefaults(), openOnStart: true };
 
-const plugin: JupyterFrontEndPlugin<void> = {
+const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
   id: PLUGIN_ID,
   description: "Karpathy's autoresearch method inside JupyterLab.",
   autoStart: true,
+  provides: IAutoresearchTracker,
   requires: [IRenderMimeRegistry, IEditorServices],
   optional: [
     ISettingRegistry,
@@ -52,7 +58,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     restorer: ILayoutRestorer | null,
     browser: IDefaultFileBrowser | null,
     statusBar: IStatusBar | null,
-  ): void => {
+  ): IAutoresearchTracker => {
     const trans = (translator ?? nullTranslator).load('jupyterlab_autoresearch');
     let defaults: IRunDefaults = { ...DEFAULTS };
     const settingsLoaded = settingRegistry
@@ -74,10 +80,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
         rendermime,
         editorServices,
         trans,
+        commands: app.commands,
         defaults: () => defaults,
         openFile: file => app.commands.execute('docmanager:open', { path: file }),
       });
     addCommands({ app, trans, tracker, browser, createPanel });
+    addRunCommands(app.commands, tracker, trans);
 
     palette?.addItem({ command: CommandIDs.open, category: trans.__('Autoresearch'), args: { isPalette: true } });
     palette?.addItem({
@@ -131,6 +139,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       .catch(reason =>
         console.error(`autoresearch: the server extension jupyterlab_autoresearch appears to be missing.\n${reason}`),
       );
+    return tracker;
   },
 };
 

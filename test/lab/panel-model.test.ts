@@ -5,6 +5,8 @@ import { frontMatterEntries, frontMatterNumber, joinProgram, splitProgram } from
 import type { EventMessage } from '../../src/lab/panel/run-events';
 import { LIVE_LOG_LINES, RunModel } from '../../src/lab/panel/run-model';
 import { describeBest, describeNoise, describeSandbox, describeState } from '../../src/lab/panel/run-state';
+import { deriveRunState } from '../../src/core/run-state';
+import type { IRunStateFile } from '../../src/lab/panel/run-events';
 import { noisyJournal } from '../helpers/noisy-journal';
 import { nullTranslator } from '@jupyterlab/translation';
 
@@ -193,7 +195,8 @@ describe('RunModel with run records (the noise-aware engine)', () => {
     expect(model.inFlight.size).toBe(0);
     model.reset('t2');
     expect(model.runs).toEqual([]);
-    expect(model.noise).toBeNull();
+    expect(model.sigma).toBeNull();
+    expect(model.trust).toBeNull();
   });
 
   it('the status gives the best as mean ± se and σ; the line above the chart the trust cost', () => {
@@ -201,10 +204,9 @@ describe('RunModel with run records (the noise-aware engine)', () => {
     model.reset('t1');
     feed(model, [...noisyJournal().map(rec), state('stopped')]);
     // #2's code ran 3 times (0.980, 0.984, 0.983): σ pooled over #0, #2 and #3's runs.
-    const noise = model.noise!;
-    expect(noise.best).toMatchObject({ n: 2, runs: 3 });
-    expect(noise.best!.metric).toBeCloseTo(0.982333, 6);
-    expect(noise.df).toBe(2 + 2 + 2);
+    expect(model.best).toMatchObject({ n: 2, runs: 3 });
+    expect(model.best!.metric).toBeCloseTo(0.982333, 6);
+    expect(model.sigma!.df).toBe(2 + 2 + 2);
     expect(describeBest(model, trans)).toMatch(/^best 0\.9823 ± 0\.00\d\d · σ 0\.00\d\d \(6 df\)$/);
     const [head, trust] = describeNoise(model, trans);
     expect(head).toMatch(/^σ 0\.00\d\d \(6 df\) · best val_bpb 0\.982333 ± 0\.00\d\d \(3 runs\) \(#2\)$/);
@@ -219,9 +221,80 @@ describe('RunModel with run records (the noise-aware engine)', () => {
     const model = new RunModel();
     model.reset('t1');
     feed(model, [rec(runStart), rec(record(0, { status: 'keep', metric: 0.99 })), state('stopped')]);
-    expect(model.noise).toBeNull();
+    expect(model.sigma).toBeNull();
+    expect(model.trust).toBeNull();
+    expect(model.best).toEqual({ n: 0, metric: 0.99, runs: null, stderr: null });
     expect(describeBest(model, trans)).toBe('best 0.9900');
     expect(describeNoise(model, trans)).toEqual([]);
+  });
+});
+
+/** What the server sends after the replay and on every change: the engine's state file for these records. */
+const runState = (records: JournalRecord[], over: Partial<IRunStateFile> = {}): EventMessage => ({
+  type: 'run_state',
+  run_state: { ...deriveRunState(records, 0, 't1'), ...over },
+});
+
+describe('RunModel with the engine’s run_state', () => {
+  it('shows the best, σ, counts, cost and what is in flight as the state file says', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    const records = noisyJournal();
+    const firstRunOf2 = records.findIndex(r => r.type === 'run' && r.n === 2);
+    const replay = [...records.slice(0, firstRunOf2), start(2), records[firstRunOf2]];
+    feed(model, [...replay.map(rec), state('running')]);
+    const before = { best: model.best, sigma: model.sigma };
+    feed(model, [runState(replay)]);
+    const file = deriveRunState(replay, 0, 't1');
+    expect(model.runState?.best?.n).toBe(file.best?.n);
+    expect(model.best).toEqual({
+      n: file.best!.n,
+      metric: file.best!.metric,
+      runs: file.best!.runs,
+      stderr: file.best!.stderr,
+    });
+    // The same figures the records gave before it came (the engine reads its journal as the panel did)…
+    expect(model.best?.n).toBe(before.best?.n);
+    expect(model.sigma).toEqual({ sigma: file.sigma, df: null });
+    expect(model.sigma?.sigma).toBeCloseTo(before.sigma!.sigma!, 12);
+    expect(model.counts).toEqual(file.counts);
+    expect([...model.inFlight.keys()]).toEqual([2]);
+    expect(describeState(model, trans)).toBe('#2 training');
+    // …with σ's degrees of freedom left to the trust line, which the file does not carry.
+    expect(describeBest(model, trans)).toMatch(/^best \d\.\d{4}( ± \S+)? · σ \S+$/);
+    expect(describeNoise(model, trans)[1]).toMatch(/^trust: /);
+  });
+
+  it('takes the file’s word over the records, and announces a best when the file’s changes', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    const bests: number[] = [];
+    model.newBest.connect((_, b) => bests.push(b.n));
+    const replay = [runStart, record(0, { status: 'keep', metric: 0.9 })];
+    feed(model, [...replay.map(rec), state('running'), runState(replay)]);
+    // A keep the file has not counted as the best (a noise-aware engine may keep and still
+    // estimate another best): no news from the record, the file decides.
+    feed(model, [rec(start(1)), rec(record(1, { status: 'keep', metric: 0.8, cost_usd: 0.5 }))]);
+    expect(bests).toEqual([]);
+    expect(model.best?.n).toBe(0);
+    expect(model.costUsd).toBe(0);
+    expect(model.inFlight.size).toBe(0); // the file listed nothing in flight
+    feed(model, [
+      runState([...replay, start(1), record(1, { status: 'keep', metric: 0.8, cost_usd: 0.5 })], { cost_usd: 0.5 }),
+    ]);
+    expect(bests).toEqual([1]);
+    expect(model.best).toMatchObject({ n: 1, metric: 0.8 });
+    expect(model.costUsd).toBe(0.5);
+  });
+
+  it('lists nothing in flight for a run no engine works on', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    const replay = [runStart, start(0)];
+    feed(model, [...replay.map(rec), state('died'), runState(replay, { status: 'died' })]);
+    expect(model.runState?.in_flight).toHaveLength(1);
+    expect(model.inFlight.size).toBe(0);
+    expect(describeState(model, trans)).toBe('died (resumable)');
   });
 });
 

@@ -7,6 +7,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { JournalRecord } from '../../src/core/journal';
+import { deriveRunState } from '../../src/core/run-state';
 import { RunEvents, type EventMessage } from '../../src/lab/panel/run-events';
 import { waitFor } from '../helpers/workspace';
 
@@ -123,6 +124,72 @@ describe('RunEvents refused for good', () => {
     } finally {
       events.dispose();
       web.close();
+    }
+  });
+});
+
+describe('RunEvents while the server is away', () => {
+  it('keeps trying, further apart, and connects once the server answers', async () => {
+    const { freePort } = await import('../helpers/jupyter-server');
+    const port = await freePort();
+    const settings = ServerConnection.makeSettings({
+      baseUrl: `http://127.0.0.1:${port}/`,
+      wsUrl: `ws://127.0.0.1:${port}/`,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    });
+    const links: boolean[] = [];
+    const got: string[] = [];
+    const events = new RunEvents(settings, 'ws', 't1', {
+      onMessage: m => m.type === 'records' && got.push(...m.records.map(r => (r as { message: string }).message)),
+      onConnection: up => links.push(up),
+    });
+    try {
+      await new Promise(r => setTimeout(r, 2000));
+      const failures = links.length;
+      // Refused attempts, each followed by a longer wait: a handful in two seconds, not dozens.
+      expect(failures).toBeGreaterThanOrEqual(2);
+      expect(failures).toBeLessThanOrEqual(8);
+      expect(links.every(up => !up)).toBe(true);
+      server = new WebSocketServer({ host: '127.0.0.1', port });
+      server.on('connection', socket => socket.send(JSON.stringify({ type: 'records', start: 0, records: [end(0)] })));
+      await waitFor(() => got.length > 0, 15_000, 'the connection');
+      expect(links.at(-1)).toBe(true);
+      expect(got).toEqual(['0']);
+    } finally {
+      events.dispose();
+    }
+  });
+});
+
+describe('RunEvents and the run_state message', () => {
+  it('hands on a state file it can read and leaves out one it cannot', async () => {
+    const good = { ...deriveRunState([end(0)], 10, 't1'), status: 'died' };
+    server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    server.on('connection', socket => {
+      socket.send(JSON.stringify({ type: 'run_state', run_state: { ...good, best: { n: 'seven' } } }));
+      socket.send(JSON.stringify({ type: 'run_state', run_state: good }));
+    });
+    await new Promise(resolve => server!.on('listening', resolve));
+    const port = (server.address() as { port: number }).port;
+    const settings = ServerConnection.makeSettings({
+      baseUrl: `http://127.0.0.1:${port}/`,
+      wsUrl: `ws://127.0.0.1:${port}/`,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    });
+    const got: EventMessage[] = [];
+    const warn = console.warn;
+    const warnings: string[] = [];
+    console.warn = (m: string) => warnings.push(m);
+    const events = new RunEvents(settings, 'ws', 't1', { onMessage: m => got.push(m) });
+    try {
+      await waitFor(() => got.length > 0, 10_000, 'the state file');
+      expect(got).toEqual([{ type: 'run_state', run_state: good }]);
+      expect(warnings).toEqual([
+        expect.stringMatching(/^autoresearch: a run_state the panel cannot read was left out/),
+      ]);
+    } finally {
+      console.warn = warn;
+      events.dispose();
     }
   });
 });

@@ -2,9 +2,12 @@
 /** The toolbar's run options: its fields, then the settings for every other run option. */
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it, vi } from 'vitest';
-import { PROPOSER_NAMES, runSettingDefaults } from '../../src/core/run-options';
+import { CommandRegistry } from '@lumino/commands';
+import { PROPOSER_INFO, PROPOSER_NAMES, runSettingDefaults } from '../../src/core/run-options';
 import type { IRunDefaults } from '../../src/lab/panel/panel';
+import { RunModel } from '../../src/lab/panel/run-model';
 import { RunToolbar } from '../../src/lab/panel/run-toolbar';
+import { RunCommandIDs } from '../../src/lab/run-commands';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.
 vi.hoisted(() => {
@@ -15,8 +18,8 @@ vi.hoisted(() => {
 const trans = nullTranslator.load('jupyterlab_autoresearch');
 const defaults: IRunDefaults = { ...runSettingDefaults(), openOnStart: true };
 
-function toolbar(proposer: string, model = '', budget = '60'): RunToolbar {
-  const bar = new RunToolbar(trans, () => undefined);
+function toolbar(proposer: string, model = '', budget = '60', commands = new CommandRegistry()): RunToolbar {
+  const bar = new RunToolbar({ trans, model: new RunModel(), commands, args: () => ({ path: 'ws' }) });
   bar.proposer.value = proposer;
   bar.model.value = model;
   bar.budget.value = budget;
@@ -48,5 +51,59 @@ describe('RunToolbar.runOptions', () => {
       budget_s: 30,
     });
     expect(toolbar('claude', '', '30').runOptions(settings)).not.toHaveProperty('model');
+  });
+});
+
+describe('RunToolbar', () => {
+  it('labels the proposers and shows the model field as their declaration says', () => {
+    const bar = toolbar('offline');
+    const options = Array.from(bar.proposer.options);
+    expect(options.map(o => o.textContent)).toEqual(PROPOSER_NAMES.map(n => PROPOSER_INFO[n].label));
+    expect(options.map(o => o.title)).toEqual(PROPOSER_NAMES.map(n => PROPOSER_INFO[n].description));
+    const host = document.createElement('div');
+    host.append(bar.model);
+    for (const name of PROPOSER_NAMES) {
+      bar.proposer.value = name;
+      bar.syncModelField();
+      expect(host.classList.contains('jp-mod-hidden')).toBe(!PROPOSER_INFO[name].hasModel);
+    }
+  });
+
+  it('keeps a budget the user typed over program.md’s', () => {
+    const bar = toolbar('offline', '', '300');
+    bar.suggestBudget(3);
+    expect(bar.budget.value).toBe('3');
+    bar.budget.value = '45';
+    bar.budget.dispatchEvent(new Event('input'));
+    bar.suggestBudget(5);
+    expect(bar.budget.value).toBe('45');
+  });
+
+  it('runs its commands with its panel’s path, labelled and enabled as the commands are', async () => {
+    const commands = new CommandRegistry();
+    const calls: unknown[] = [];
+    let canStart = false;
+    commands.addCommand(RunCommandIDs.start, {
+      label: 'Start it',
+      caption: 'starts',
+      isEnabled: () => canStart,
+      execute: args => void calls.push(args),
+    });
+    commands.addCommand(RunCommandIDs.selectRun, { label: 'Show', execute: args => void calls.push(args) });
+    const bar = toolbar('offline', '', '60', commands);
+    const start = bar.buttons.get(RunCommandIDs.start)!;
+    expect(start.dataset.command).toBe('autoresearch:start');
+    expect(start.textContent).toBe('Start it');
+    expect(start.disabled).toBe(true);
+    canStart = true;
+    commands.notifyCommandChanged(RunCommandIDs.start);
+    expect(start.disabled).toBe(false);
+    start.click();
+    bar.setRuns(['t2', 't1'], 't2');
+    bar.runs.value = 't1';
+    bar.runs.dispatchEvent(new Event('change'));
+    await Promise.resolve();
+    expect(calls).toEqual([{ path: 'ws' }, { path: 'ws', tag: 't1' }]);
+    bar.dispose();
   });
 });

@@ -29,7 +29,7 @@ export class ChartView extends Widget {
     private readonly rendermime: IRenderMimeRegistry,
     private readonly trans: TranslationBundle,
     private readonly source: () => {
-      experiments: ExperimentRecord[];
+      experiments: readonly ExperimentRecord[];
       metric: string;
       direction: 'lower' | 'higher';
       model?: RunModel;

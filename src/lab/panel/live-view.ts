@@ -34,8 +34,7 @@ export class LiveView extends Widget {
         const row = document.createElement('div');
         row.className = 'jp-AutoresearchLive-item';
         row.dataset.n = String(start.n);
-        const worker = (start as { worker?: number }).worker;
-        const who = worker ? this.trans.__('worker %1', worker) : '';
+        const who = start.worker ? this.trans.__('worker %1', start.worker) : '';
         const head = document.createElement('span');
         head.className = 'jp-AutoresearchLive-number';
         head.textContent = `#${start.n}`;

@@ -1,13 +1,18 @@
 /**
  * The run's event stream: a WebSocket on `/autoresearch/events` that replays the journal from
  * `since` (in batches of records) and then follows it, with the running experiment's log lines. On a drop it reconnects
- * from the last record it got, so nothing is missed nor seen twice. A socket refused before it
+ * from the last record it got, so nothing is missed nor seen twice, backing off as JupyterLab's
+ * polls do (@lumino/polling's Poll) while the server does not answer. A socket refused before it
  * opened (a browser is never told the status) is followed by one REST request for the run: a
  * lasting refusal there (400 a bad path, 403 a link out, 409 a damaged journal) ends the retries
  * with its message.
  */
 import { ServerConnection } from '@jupyterlab/services';
+import type { IDisposable } from '@lumino/disposable';
+import { Poll } from '@lumino/polling';
 import type { JournalRecord } from '../../core/journal';
+import { z } from 'zod';
+import { RunStateFile } from '../../core/run-state';
 import { eventsUrl } from '../api';
 
 export interface IStateMessage {
@@ -22,10 +27,31 @@ export interface IStateMessage {
   in_flight: { n: number; description: string; ts: string } | null;
 }
 
+/**
+ * `.autoresearch/<tag>/state.json`, the engine's own reading of its journal (src/core/run-state.ts),
+ * as the server sends it: `status` already "died" when no engine works on the run. Checked on
+ * arrival like everything read from the network: one the panel cannot read is left out (with a
+ * warning), and the panel goes on from the records as with a server that sends none.
+ */
+const SentRunState = RunStateFile.extend({ status: z.enum([...RunStateFile.shape.status.options, 'died']) });
+export type IRunStateFile = z.infer<typeof SentRunState>;
+
+/** An experiment in flight: its start record, or the state file's entry for it. */
+export type IInFlight = Pick<RunStateFile['in_flight'][number], 'n' | 'description' | 'ts'> & {
+  /** null (or absent) with one worker. */
+  worker?: number | null;
+};
+
+export interface IRunStateMessage {
+  type: 'run_state';
+  run_state: IRunStateFile;
+}
+
 export type EventMessage =
   | { type: 'records'; start: number; records: JournalRecord[] }
   | { type: 'log'; n: number; path: string; reset: boolean; lines: string[] }
   | IStateMessage
+  | IRunStateMessage
   | { type: 'error'; message: string };
 
 export interface IRunEventsHandlers {
@@ -34,14 +60,17 @@ export interface IRunEventsHandlers {
   onConnection?(connected: boolean): void;
 }
 
-const RETRY_MS = [500, 1000, 2000, 5000, 10000];
+/**
+ * Reconnection as JupyterLab's own polls back off: each connection is one tick of a Poll; a tick
+ * ends when its socket closes, resolved if it had opened (reconnect soon), rejected if it never
+ * did (wait longer each time, up to `max`).
+ */
+const RECONNECT = { interval: 500, backoff: 2, max: 10_000 };
 
-export class RunEvents {
+export class RunEvents implements IDisposable {
   private socket: WebSocket | null = null;
   private since = 0;
-  private attempt = 0;
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private closed = false;
+  private readonly poll: Poll;
 
   constructor(
     private readonly settings: ServerConnection.ISettings,
@@ -49,68 +78,88 @@ export class RunEvents {
     readonly tag: string,
     private readonly handlers: IRunEventsHandlers,
   ) {
-    this.connect();
+    this.poll = new Poll({
+      auto: false,
+      factory: () => this.connect(),
+      frequency: RECONNECT,
+      // A hidden page still follows its run: the notifications and the status bar read it.
+      standby: 'never',
+      name: `autoresearch:events:${tag}`,
+    });
+    void this.poll.start();
+  }
+
+  get isDisposed(): boolean {
+    return this.poll.isDisposed;
   }
 
   /** Stops listening for good. */
   dispose(): void {
-    this.closed = true;
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
+    if (this.isDisposed) {
+      return;
     }
-    this.socket?.close();
+    this.poll.dispose();
+    const socket = this.socket;
     this.socket = null;
+    socket?.close();
   }
 
-  private connect(): void {
-    const url = eventsUrl(this.settings, this.path, this.tag, this.since);
-    const socket = new this.settings.WebSocket(url);
-    this.socket = socket;
-    let opened = false;
-    socket.onerror = () => undefined; // a close follows, which decides what comes next
-    socket.onopen = () => {
-      opened = true;
-      this.attempt = 0;
-      this.handlers.onConnection?.(true);
-    };
-    socket.onmessage = event => {
-      let message = JSON.parse(String(event.data)) as EventMessage;
-      if (message.type === 'records') {
-        // Records already had before a reconnect are dropped; `since` moves past the rest.
-        const skip = Math.max(0, this.since - message.start);
-        if (skip >= message.records.length) {
+  /** One connection: settles when its socket closes. */
+  private connect(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const url = eventsUrl(this.settings, this.path, this.tag, this.since);
+      const socket = new this.settings.WebSocket(url);
+      this.socket = socket;
+      let opened = false;
+      socket.onerror = () => undefined; // a close follows, which decides what comes next
+      socket.onopen = () => {
+        opened = true;
+        this.handlers.onConnection?.(true);
+      };
+      socket.onmessage = event => {
+        if (this.socket !== socket) {
           return;
         }
-        message = { type: 'records', start: message.start + skip, records: message.records.slice(skip) };
-        this.since = message.start + message.records.length;
-      }
-      this.handlers.onMessage(message);
-    };
-    socket.onclose = () => {
-      if (this.socket !== socket || this.closed) {
-        return;
-      }
-      this.socket = null;
-      this.handlers.onConnection?.(false);
-      const delay = RETRY_MS[Math.min(this.attempt, RETRY_MS.length - 1)];
-      this.attempt += 1;
-      const refused = opened ? Promise.resolve(null) : this.refusal();
-      void refused.then(message => {
-        if (this.closed) return;
-        if (message !== null) {
-          // The server will refuse every retry alike: say why once, instead of filling its log.
-          this.closed = true;
-          this.handlers.onMessage({ type: 'error', message });
-          return;
-        }
-        this.timer = setTimeout(() => {
-          this.timer = null;
-          if (!this.closed) {
-            this.connect();
+        let message = JSON.parse(String(event.data)) as EventMessage;
+        if (message.type === 'records') {
+          // Records already had before a reconnect are dropped; `since` moves past the rest.
+          const skip = Math.max(0, this.since - message.start);
+          if (skip >= message.records.length) {
+            return;
           }
-        }, delay);
-      });
-    };
+          message = { type: 'records', start: message.start + skip, records: message.records.slice(skip) };
+          this.since = message.start + message.records.length;
+        } else if (message.type === 'run_state') {
+          const sent = SentRunState.safeParse(message.run_state);
+          if (!sent.success) {
+            console.warn(`autoresearch: a run_state the panel cannot read was left out: ${sent.error.message}`);
+            return;
+          }
+          message = { type: 'run_state', run_state: sent.data };
+        }
+        this.handlers.onMessage(message);
+      };
+      socket.onclose = () => {
+        if (this.socket !== socket || this.isDisposed) {
+          resolve();
+          return;
+        }
+        this.socket = null;
+        this.handlers.onConnection?.(false);
+        if (opened) {
+          resolve();
+          return;
+        }
+        void this.refusal().then(message => {
+          if (message !== null && !this.isDisposed) {
+            // The server will refuse every retry alike: say why once, instead of filling its log.
+            this.dispose();
+            this.handlers.onMessage({ type: 'error', message });
+          }
+          reject(new Error(`the event stream of ${this.tag} did not open`));
+        });
+      };
+    });
   }
 
   /** The server's 4xx message for this run, or null when it answers otherwise (or not at all: a retry may work). */

@@ -1,86 +1,163 @@
 /**
- * What the panel knows about one run, built from the journal records the event stream replays
- * and then follows: the configuration, the experiments, what is in flight, the live log and the
- * state. The toolbar, chart, list and status bar all read it and redraw on `changed`.
+ * What the panel knows about one run: the journal records the event stream replays and then
+ * follows (the configuration, the experiments, the live log), the liveness the stream reports,
+ * and the engine's own reading of its journal (`run_state`: best, in flight, counts, cost, σ).
+ *
+ * It changes only through its methods, each of which emits a typed signal; the toolbar, chart,
+ * list, live view and status bar read it and redraw. A server from before `run_state` sends
+ * none: the model then reads those figures off the records as the panel always did
+ * (RecordFigures), so the panel works with either.
  */
 import { Signal, type ISignal } from '@lumino/signaling';
-import type {
-  ExperimentRecord,
-  ExperimentStartRecord,
-  JournalRecord,
-  RunEndRecord,
-  RunRecord,
-  RunStartRecord,
-} from '../../core/journal';
-import { hasRepeats, noiseSummary, type NoiseSummary } from '../../core/noise-words';
-import type { EventMessage, IStateMessage } from './run-events';
+import type { ExperimentRecord, JournalRecord, RunEndRecord, RunRecord, RunStartRecord } from '../../core/journal';
+import type { TrustReport } from '../../core/trust';
+import { RecordFigures } from './record-figures';
+import type { EventMessage, IInFlight, IRunStateFile, IStateMessage } from './run-events';
 
 /** How many lines of the running experiment's log the panel keeps. */
 export const LIVE_LOG_LINES = 400;
 
 export type RunState = 'none' | 'starting' | 'running' | 'stopped' | 'died';
 
+/** What a `changed` emission is about. */
+export type RunModelChange = 'reset' | 'records' | 'state' | 'run-state' | 'connection' | 'error' | 'action';
+
+/** The best so far: its estimate (the mean over its runs, once runs repeat) and that estimate's standard error. */
+export interface IBest {
+  n: number;
+  metric: number;
+  /** Runs of its code; null where the journal does not say (before repeats). */
+  runs: number | null;
+  stderr: number | null;
+}
+
+/** σ of one run; df is null where the source does not give it (the state file). */
+export interface ISigma {
+  sigma: number | null;
+  df: number | null;
+}
+
+export interface INewBest {
+  n: number;
+  metric: number;
+  description: string;
+}
+
+export interface IExperimentAdded {
+  record: ExperimentRecord;
+  /** It finished while the panel was watching (not replayed). */
+  live: boolean;
+}
+
 export class RunModel {
-  tag: string | null = null;
-  state: RunState = 'none';
-  stopping = false;
-  connected = false;
-  /** The run the workspace's engine works on, when one does: maybe another than this. */
-  engineTag: string | null = null;
-  runStart: RunStartRecord | null = null;
-  runEnd: RunEndRecord | null = null;
-  readonly experiments: ExperimentRecord[] = [];
-  /** Every training run, as the noise-aware engine journals them (none in older journals). */
-  readonly runs: RunRecord[] = [];
-  /** Experiments started and not finished, by number (one per worker). */
-  readonly inFlight = new Map<number, ExperimentStartRecord>();
-  /** The experiment whose log `liveLog` holds, and its last lines. */
-  liveLogN: number | null = null;
-  liveLog: string[] = [];
-  /** True once the stream has replayed the journal: later records are news (notifications). */
-  caughtUp = false;
-  best: ExperimentRecord | null = null;
-  costUsd = 0;
-  error: string | null = null;
+  private _tag: string | null = null;
+  private _state: RunState = 'none';
+  private _stopping = false;
+  private _connected = false;
+  private _engineTag: string | null = null;
+  private _runStart: RunStartRecord | null = null;
+  private _runEnd: RunEndRecord | null = null;
+  private readonly _experiments: ExperimentRecord[] = [];
+  private readonly _runs: RunRecord[] = [];
+  private readonly _inFlight = new Map<number, IInFlight>();
+  private _liveLogN: number | null = null;
+  private _liveLog: string[] = [];
+  private _caughtUp = false;
+  private _error: string | null = null;
+  private _runState: IRunStateFile | null = null;
+  /** What the records say (the trust report; best, σ, cost, counts without run_state). */
+  private figures = new RecordFigures(() => this.direction);
 
-  /** Runs and experiments in journal order: what σ, the best's mean and the trust report come from. */
-  private readonly measured: Array<RunRecord | ExperimentRecord> = [];
-  private noiseCache: { size: number; summary: NoiseSummary | null } | null = null;
-
-  private readonly _changed = new Signal<this, void>(this);
-  private readonly _experimentAdded = new Signal<this, { record: ExperimentRecord; live: boolean }>(this);
-  private readonly _newBest = new Signal<this, ExperimentRecord>(this);
+  private readonly _changed = new Signal<this, RunModelChange>(this);
+  private readonly _experimentAdded = new Signal<this, IExperimentAdded>(this);
+  private readonly _newBest = new Signal<this, INewBest>(this);
   private readonly _logChanged = new Signal<this, void>(this);
 
-  /** Anything changed: state, counts, in-flight experiments. */
-  get changed(): ISignal<this, void> {
+  /** Anything shown changed: state, counts, in-flight experiments, the best. */
+  get changed(): ISignal<this, RunModelChange> {
     return this._changed;
   }
-  /** One more finished experiment (live: it finished while the panel was watching). */
-  get experimentAdded(): ISignal<this, { record: ExperimentRecord; live: boolean }> {
+  /** One more finished experiment. */
+  get experimentAdded(): ISignal<this, IExperimentAdded> {
     return this._experimentAdded;
   }
-  /** A kept experiment improved the best while the panel was watching. */
-  get newBest(): ISignal<this, ExperimentRecord> {
+  /** The best improved while the panel was watching (the baseline is not news). */
+  get newBest(): ISignal<this, INewBest> {
     return this._newBest;
   }
+  /** The live log's lines or the experiment it follows changed. */
   get logChanged(): ISignal<this, void> {
     return this._logChanged;
   }
 
+  get tag(): string | null {
+    return this._tag;
+  }
+  get state(): RunState {
+    return this._state;
+  }
+  get stopping(): boolean {
+    return this._stopping;
+  }
+  /** Whether the event stream is up. */
+  get connected(): boolean {
+    return this._connected;
+  }
+  /** The run the workspace's engine works on, when one does: maybe another than this. */
+  get engineTag(): string | null {
+    return this._engineTag;
+  }
+  get runStart(): RunStartRecord | null {
+    return this._runStart;
+  }
+  get runEnd(): RunEndRecord | null {
+    return this._runEnd;
+  }
+  get experiments(): readonly ExperimentRecord[] {
+    return this._experiments;
+  }
+  /** Every training run, as the noise-aware engine journals them (none in older journals). */
+  get runs(): readonly RunRecord[] {
+    return this._runs;
+  }
+  /** Experiments started and not finished, by number (one per worker). */
+  get inFlight(): ReadonlyMap<number, IInFlight> {
+    return this._inFlight;
+  }
+  /** The experiment whose log `liveLog` holds. */
+  get liveLogN(): number | null {
+    return this._liveLogN;
+  }
+  /** Its last lines. */
+  get liveLog(): readonly string[] {
+    return this._liveLog;
+  }
+  /** True once the stream has replayed the journal: later records are news (notifications). */
+  get caughtUp(): boolean {
+    return this._caughtUp;
+  }
+  /** A journal line the server could not read. */
+  get error(): string | null {
+    return this._error;
+  }
+  /** The engine's state file as the server last sent it; null before one came (or from an older server). */
+  get runState(): IRunStateFile | null {
+    return this._runState;
+  }
+
   get metric(): string {
-    return this.runStart?.config.metric ?? 'val_bpb';
+    return this._runStart?.config.metric ?? 'val_bpb';
   }
   get direction(): 'lower' | 'higher' {
-    return this.runStart?.config.direction ?? 'lower';
+    return this._runStart?.config.direction ?? 'lower';
   }
   get budgetS(): number | null {
-    return this.runStart?.config.budget_s ?? null;
+    return this._runStart?.config.budget_s ?? null;
   }
   /** The experiment the stream follows the log of (the newest one in flight). */
-  get current(): ExperimentStartRecord | null {
-    let latest: ExperimentStartRecord | null = null;
-    for (const start of this.inFlight.values()) {
+  get current(): IInFlight | null {
+    let latest: IInFlight | null = null;
+    for (const start of this._inFlight.values()) {
       if (latest === null || start.n > latest.n) {
         latest = start;
       }
@@ -88,50 +165,82 @@ export class RunModel {
     return latest;
   }
 
-  /**
-   * σ, the best as mean ± se and what trust cost, or null for a run from before repeats (the
-   * panel then shows what it always did). Recomputed only when a run or experiment arrived.
-   */
-  get noise(): NoiseSummary | null {
-    if (this.noiseCache?.size !== this.measured.length) {
-      const summary = hasRepeats(this.measured) ? noiseSummary(this.measured, this.direction) : null;
-      this.noiseCache = { size: this.measured.length, summary };
+  /** The best so far, as the engine estimates it. */
+  get best(): IBest | null {
+    if (this._runState) {
+      const b = this._runState.best;
+      return b && { n: b.n, metric: b.metric, runs: b.runs, stderr: b.stderr };
     }
-    return this.noiseCache.summary;
+    return this.figures.best;
+  }
+  /** σ of one run, or null for a run that does not measure it (from before repeats). */
+  get sigma(): ISigma | null {
+    if (this._runState) {
+      return this._runState.sigma === null ? null : { sigma: this._runState.sigma, df: null };
+    }
+    return this.figures.sigma;
+  }
+  get costUsd(): number {
+    return this._runState ? (this._runState.cost_usd ?? 0) : this.figures.costUsd;
+  }
+  /** Experiments by status. */
+  get counts(): Readonly<Record<string, number>> {
+    return this._runState?.counts ?? this.figures.counts;
+  }
+  /** Whether the last training run was sandboxed; null before a run says (or for journals from before the run guard). */
+  get sandbox(): 'on' | 'off' | null {
+    return this._runState ? this._runState.sandbox : this.figures.sandbox;
+  }
+  /** What trust cost (runs on measurement and confirmation, per 0.001 gained), or null for a run from before repeats. */
+  get trust(): TrustReport | null {
+    return this.figures.trust;
   }
 
   /** Forgets everything: the panel is about to follow another run. */
   reset(tag: string | null, state: RunState = 'none'): void {
-    this.tag = tag;
-    this.state = state;
-    this.stopping = false;
-    this.engineTag = null;
-    this.runStart = null;
-    this.runEnd = null;
-    this.experiments.length = 0;
-    this.runs.length = 0;
-    this.measured.length = 0;
-    this.noiseCache = null;
-    this.inFlight.clear();
-    this.liveLogN = null;
-    this.liveLog = [];
-    this.caughtUp = false;
-    this.best = null;
-    this.costUsd = 0;
-    this.error = null;
-    this._changed.emit();
+    this._tag = tag;
+    this._state = state;
+    this._stopping = false;
+    this._engineTag = null;
+    this._runStart = null;
+    this._runEnd = null;
+    this._experiments.length = 0;
+    this._runs.length = 0;
+    this.figures = new RecordFigures(() => this.direction);
+    this._inFlight.clear();
+    this._liveLogN = null;
+    this._liveLog = [];
+    this._caughtUp = false;
+    this._error = null;
+    this._runState = null;
+    this._changed.emit('reset');
     this._logChanged.emit();
   }
 
+  /** A run was just started or resumed from this panel: 'starting' until the stream says more. */
+  markStarting(): void {
+    this._state = 'starting';
+    this._changed.emit('action');
+  }
+
+  /** A stop was just requested from this panel. */
+  markStopping(): void {
+    this._stopping = true;
+    this._changed.emit('action');
+  }
+
   setConnected(connected: boolean): void {
-    this.connected = connected;
-    this._changed.emit();
+    this._connected = connected;
+    this._changed.emit('connection');
   }
 
   handle(message: EventMessage): void {
     switch (message.type) {
       case 'records':
         message.records.forEach(record => this.addRecord(record));
+        if (this._caughtUp) {
+          this._changed.emit('records');
+        }
         break;
       case 'log':
         this.addLog(message.n, message.reset, message.lines);
@@ -139,87 +248,106 @@ export class RunModel {
       case 'state':
         this.setState(message);
         break;
+      case 'run_state':
+        this.setRunState(message.run_state);
+        break;
       case 'error':
-        this.error = message.message;
-        this._changed.emit();
+        this._error = message.message;
+        this._changed.emit('error');
         break;
     }
   }
 
   private addRecord(record: JournalRecord): void {
+    const legacy = this._runState === null;
     switch (record.type) {
       case 'run_start':
-        this.runStart = record;
-        this.runEnd = null;
+        this._runStart = record;
+        this._runEnd = null;
         break;
       case 'experiment_start':
-        this.inFlight.set(record.n, record);
+        if (legacy) {
+          this._inFlight.set(record.n, record);
+        }
         break;
       case 'run':
         // One training run of an experiment still in flight (or a re-measure of the best):
         // the experiment is not finished until its own record comes.
-        this.runs.push(record);
-        this.measured.push(record);
+        this._runs.push(record);
+        this.figures.addRun(record);
         break;
       case 'experiment':
-        this.measured.push(record);
-        this.addExperiment(record);
+        this.addExperiment(record, legacy);
         break;
       case 'run_end':
-        this.runEnd = record;
+        this._runEnd = record;
         // A run that ended has nothing in flight, whatever its last starts said.
-        this.inFlight.clear();
+        this._inFlight.clear();
         break;
-    }
-    if (this.caughtUp) {
-      this._changed.emit();
     }
   }
 
-  private addExperiment(record: ExperimentRecord): void {
-    this.inFlight.delete(record.n);
-    this.experiments.push(record);
-    this.costUsd += record.cost_usd;
-    const improved = record.status === 'keep' && record.metric !== null;
-    if (improved) {
-      // The engine's rule: the best is the last kept result.
-      this.best = record;
+  private addExperiment(record: ExperimentRecord, legacy: boolean): void {
+    this._experiments.push(record);
+    // Without the engine's state file the records say what is in flight and which is the best.
+    const improved = this.figures.addExperiment(record) && legacy;
+    if (legacy) {
+      this._inFlight.delete(record.n);
     }
-    if (this.liveLogN === record.n) {
-      this.liveLogN = null;
-      this.liveLog = [];
+    if (this._liveLogN === record.n) {
+      this._liveLogN = null;
+      this._liveLog = [];
       this._logChanged.emit();
     }
-    this._experimentAdded.emit({ record, live: this.caughtUp });
-    if (improved && this.caughtUp) {
-      this._newBest.emit(record);
+    this._experimentAdded.emit({ record, live: this._caughtUp });
+    if (improved && this._caughtUp && record.best_before !== null && record.metric !== null) {
+      this._newBest.emit({ n: record.n, metric: record.metric, description: record.description });
     }
   }
 
   private addLog(n: number, reset: boolean, lines: string[]): void {
-    if (reset || this.liveLogN !== n) {
-      this.liveLogN = n;
-      this.liveLog = [];
+    if (reset || this._liveLogN !== n) {
+      this._liveLogN = n;
+      this._liveLog = [];
     }
-    this.liveLog.push(...lines);
-    if (this.liveLog.length > LIVE_LOG_LINES) {
-      this.liveLog.splice(0, this.liveLog.length - LIVE_LOG_LINES);
+    this._liveLog.push(...lines);
+    if (this._liveLog.length > LIVE_LOG_LINES) {
+      this._liveLog.splice(0, this._liveLog.length - LIVE_LOG_LINES);
     }
     this._logChanged.emit();
   }
 
   private setState(message: IStateMessage): void {
-    this.state = message.state;
-    this.stopping = message.stopping;
-    this.engineTag = message.engine_tag ?? null;
-    const first = !this.caughtUp;
-    this.caughtUp = true;
+    this._state = message.state;
+    this._stopping = message.stopping;
+    this._engineTag = message.engine_tag ?? null;
+    const first = !this._caughtUp;
+    this._caughtUp = true;
     if (message.state !== 'running') {
-      this.inFlight.clear();
+      this._inFlight.clear();
     }
-    this._changed.emit();
+    this._changed.emit('state');
     if (first) {
       this._logChanged.emit();
     }
+  }
+
+  private setRunState(next: IRunStateFile): void {
+    const before = this._runState;
+    this._runState = next;
+    // A run no engine works on has nothing in flight, whatever its last starts said.
+    const live = next.status === 'running' && this._state !== 'stopped' && this._state !== 'died';
+    this._inFlight.clear();
+    for (const f of live ? next.in_flight : []) {
+      this._inFlight.set(f.n, f);
+    }
+    const best = next.best;
+    // News only against an earlier state file: the first one (after the replay) sets the scene.
+    if (before?.best && best && best.n !== before.best.n && this._caughtUp) {
+      const description = this._experiments.find(e => e.n === best.n)?.description ?? '';
+      this._newBest.emit({ n: best.n, metric: best.metric, description });
+    }
+    this._changed.emit('run-state');
+    this._logChanged.emit();
   }
 }

@@ -1,7 +1,7 @@
 /** The run's state in words, for the panel's strip and the status bar; no DOM, so testable anywhere. */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { fmtNoise } from '../../core/noise';
-import { bestWords, perMilliWords, perProposerWords, sigmaWords, trustRunsWords } from '../../core/noise-words';
+import { bestWords, perMilliWords, perProposerWords, trustRunsWords } from '../../core/noise-words';
 import type { RunModel } from './run-model';
 
 /** The run's state in a few words: "#12 training", "proposing #13", "stopped (stop)". */
@@ -31,19 +31,33 @@ export function describeState(m: RunModel, trans: TranslationBundle): string {
   }
 }
 
+/** `σ 0.0040 (4 df)`, or `σ 0.0040` where the source gives no degrees of freedom; null for a run that does not measure σ. */
+export function describeSigma(m: RunModel, trans: TranslationBundle): string | null {
+  const s = m.sigma;
+  if (!s) {
+    return null;
+  }
+  if (s.sigma === null) {
+    return trans.__('σ not measured yet');
+  }
+  return s.df !== null ? trans.__('σ %1 (%2 df)', fmtNoise(s.sigma), s.df) : trans.__('σ %1', fmtNoise(s.sigma));
+}
+
 /**
  * The best and the noise for the status bar: `best 0.9823 ± 0.0023 · σ 0.0040 (4 df)`; a run
  * from before repeats keeps its `best 0.9900`. Empty before a best exists.
  */
 export function describeBest(m: RunModel, trans: TranslationBundle): string {
-  const noise = m.noise;
-  if (noise?.best) {
-    const { metric, se } = noise.best;
-    const best =
-      se !== null ? trans.__('best %1 ± %2', metric.toFixed(4), fmtNoise(se)) : trans.__('best %1', metric.toFixed(4));
-    return `${best} · ${sigmaWords(noise)}`;
+  const b = m.best;
+  if (!b) {
+    return '';
   }
-  return m.best?.metric != null ? trans.__('best %1', m.best.metric.toFixed(4)) : '';
+  const best =
+    b.stderr !== null
+      ? trans.__('best %1 ± %2', b.metric.toFixed(4), fmtNoise(b.stderr))
+      : trans.__('best %1', b.metric.toFixed(4));
+  const sigma = describeSigma(m, trans);
+  return sigma ? `${best} · ${sigma}` : best;
 }
 
 /**
@@ -52,15 +66,15 @@ export function describeBest(m: RunModel, trans: TranslationBundle): string {
  * minutes and dollars per 0.001 gained, by proposer). Empty for a run from before repeats.
  */
 export function describeNoise(m: RunModel, trans: TranslationBundle): string[] {
-  const noise = m.noise;
-  if (!noise) {
+  const t = m.trust;
+  if (!t) {
     return [];
   }
-  const head = [sigmaWords(noise)];
-  if (noise.best) {
-    head.push(trans.__('best %1 %2 (#%3)', m.metric, bestWords(noise.best), noise.best.n));
+  const head = [describeSigma(m, trans) ?? trans.__('σ not measured yet')];
+  const b = m.best;
+  if (b && b.runs !== null) {
+    head.push(trans.__('best %1 %2 (#%3)', m.metric, bestWords({ ...b, se: b.stderr, runs: b.runs }), b.n));
   }
-  const t = noise.trust;
   const cost = [trustRunsWords(t), perMilliWords(t)];
   const proposers = perProposerWords(t);
   // One proposer's figure is the total's; name them only when there is a comparison to make.
@@ -78,11 +92,11 @@ export function describeSandbox(
   m: RunModel,
   trans: TranslationBundle,
 ): { words: string; title: string; on: boolean } | null {
-  const last = [...m.runs].reverse().find(r => r.sandbox !== undefined);
-  if (!last) {
+  const sandbox = m.sandbox;
+  if (sandbox === null) {
     return null;
   }
-  return last.sandbox === 'on'
+  return sandbox === 'on'
     ? {
         words: trans.__('sandboxed'),
         title: trans.__(

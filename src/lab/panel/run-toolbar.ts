@@ -1,20 +1,55 @@
 /**
  * The panel's toolbar controls: kernel, proposer and model, budget, Start / Stop / Resume,
  * Export, the run being shown, and the run's state with a budget progress bar and the cost.
- * Plain form controls styled by JupyterLab's classes, so themes apply and tests find them by
- * their data-command attributes.
+ * Plain form controls styled by JupyterLab's classes, so themes apply. The buttons and the run
+ * picker execute the panel's commands (run-commands.ts), take their labels from them and are
+ * enabled as the commands are, like JupyterLab's command toolbar buttons (and carry the command
+ * id as data-command, as those do). The proposers, their labels and which take a model come
+ * from their declaration (PROPOSER_INFO): the toolbar names none.
  */
 import type { KernelSpec } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
+import type { CommandRegistry } from '@lumino/commands';
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { fmtNoise } from '../../core/noise';
-import { PROPOSER_INFO, PROPOSER_NAMES, type ProposerName, type SettingKey, settingKeys } from '../../core/run-options';
+import {
+  orList,
+  PROPOSER_INFO,
+  PROPOSER_NAMES,
+  proposersWith,
+  type ProposerName,
+  type SettingKey,
+  settingKeys,
+} from '../../core/run-options';
 import type { IRunOptions } from '../api';
+import { RunCommandIDs } from '../run-commands';
 import type { IRunDefaults } from './panel';
 import type { RunModel } from './run-model';
 import { describeSandbox, describeState } from './run-state';
 
-export type ToolbarAction = 'start' | 'stop' | 'resume' | 'export' | 'select-run';
+export interface IRunToolbarOptions {
+  trans: TranslationBundle;
+  model: RunModel;
+  commands: CommandRegistry;
+  /** The arguments that make the commands act on this toolbar's panel. */
+  args: () => ReadonlyPartialJSONObject;
+}
+
+/** The buttons, in order, with their JupyterLab button class. */
+const BUTTONS: Array<[string, string]> = [
+  [RunCommandIDs.start, 'jp-mod-accept'],
+  [RunCommandIDs.stop, 'jp-mod-warn'],
+  [RunCommandIDs.resume, 'jp-mod-reject'],
+  [RunCommandIDs.export, 'jp-mod-reject'],
+];
+
+/** Whether the proposer takes this run option: one that some proposers declare as theirs goes to them alone. */
+function proposerTakes(proposer: ProposerName, key: string): boolean {
+  const owners = proposersWith(key);
+  return owners.length === 0 || owners.includes(proposer);
+}
 
 /** The settings the toolbar shows as fields (the settings give their initial values); the field wins. */
 const TOOLBAR_FIELDS = new Set<SettingKey>(['proposer', 'model', 'budget_s', 'kernel']);
@@ -53,10 +88,8 @@ export class RunToolbar {
   readonly model = control('input', 'jp-mod-styled jp-AutoresearchToolbar-model', '');
   readonly budget = control('input', 'jp-mod-styled jp-AutoresearchToolbar-budget', '');
   readonly runs = control('select', 'jp-mod-styled jp-AutoresearchToolbar-runs', '');
-  readonly startButton: HTMLButtonElement;
-  readonly stopButton: HTMLButtonElement;
-  readonly resumeButton: HTMLButtonElement;
-  readonly exportButton: HTMLButtonElement;
+  /** The command buttons, by command id. */
+  readonly buttons = new Map<string, HTMLButtonElement>();
   readonly state = document.createElement('span');
   readonly progress = document.createElement('progress');
   readonly cost = document.createElement('span');
@@ -67,63 +100,54 @@ export class RunToolbar {
   readonly runStrip = new Widget();
   /** The toolbar items in order, for MainAreaWidget.toolbar.addItem. */
   readonly items: Array<[string, Widget]>;
+  private readonly trans: TranslationBundle;
+  private readonly run: RunModel;
+  private readonly commands: CommandRegistry;
+  private readonly args: () => ReadonlyPartialJSONObject;
+  /** Ticks the budget's countdown while an experiment trains. */
+  private readonly clock: Poll;
+  private budgetTouched = false;
+  private kernelTouched = false;
 
-  constructor(
-    private readonly trans: TranslationBundle,
-    onAction: (action: ToolbarAction) => void,
-  ) {
+  constructor(opts: IRunToolbarOptions) {
+    const { trans, commands } = opts;
+    this.trans = trans;
+    this.run = opts.model;
+    this.commands = commands;
+    this.args = opts.args;
     this.kernel.title = trans.__('The kernel whose environment runs train.py');
     this.proposer.title = trans.__('Who proposes the edits to train.py');
     for (const name of PROPOSER_NAMES) {
-      this.proposer.appendChild(new Option(trans.__(PROPOSER_INFO[name].label), name));
+      const option = new Option(trans.__(PROPOSER_INFO[name].label), name);
+      option.title = trans.__(PROPOSER_INFO[name].description);
+      this.proposer.appendChild(option);
     }
-    this.model.title = trans.__('Model of the claude proposer (empty: the engine default)');
+    const withModel = PROPOSER_NAMES.filter(n => PROPOSER_INFO[n].hasModel);
+    this.model.title = trans.__('Model of the %1 proposer (empty: the engine default)', orList(withModel));
     this.model.placeholder = trans.__('model');
     this.budget.type = 'number';
     this.budget.min = '1';
     this.budget.step = '1';
     this.budget.title = trans.__('Training budget of one experiment, in seconds');
     this.runs.title = trans.__('The run shown');
-    const button = (action: ToolbarAction, text: string, title: string, mod: string) => {
-      const b = control('button', `jp-Button jp-mod-styled ${mod} jp-AutoresearchToolbar-button`, title);
-      b.textContent = text;
-      b.dataset.command = action;
-      b.addEventListener('click', () => onAction(action));
-      return b;
-    };
-    this.startButton = button(
-      'start',
-      trans.__('Start'),
-      trans.__('Start a new run with these settings'),
-      'jp-mod-accept',
-    );
-    this.stopButton = button(
-      'stop',
-      trans.__('Stop'),
-      trans.__('Stop the run after interrupting the experiment in flight'),
-      'jp-mod-warn',
-    );
-    this.resumeButton = button(
-      'resume',
-      trans.__('Resume'),
-      trans.__('Continue the run shown where it left off'),
-      'jp-mod-reject',
-    );
-    this.exportButton = button(
-      'export',
-      trans.__('Export as notebook'),
-      trans.__('Write the run as <tag>.ipynb in the workspace'),
-      'jp-mod-reject',
-    );
-    this.runs.addEventListener('change', () => onAction('select-run'));
+    for (const [id, mod] of BUTTONS) {
+      const b = control('button', `jp-Button jp-mod-styled ${mod} jp-AutoresearchToolbar-button`, '');
+      b.dataset.command = id;
+      b.addEventListener('click', () => void commands.execute(id, this.args()));
+      this.buttons.set(id, b);
+    }
+    this.runs.addEventListener('change', () => {
+      void commands.execute(RunCommandIDs.selectRun, { ...this.args(), tag: this.runs.value });
+    });
     this.proposer.addEventListener('change', () => this.syncModelField());
+    this.budget.addEventListener('input', () => (this.budgetTouched = true));
+    this.kernel.addEventListener('change', () => (this.kernelTouched = true));
     this.state.className = 'jp-AutoresearchRunStrip-state';
     this.progress.className = 'jp-AutoresearchRunStrip-progress';
     this.progress.max = 1;
     this.progress.value = 0;
     this.cost.className = 'jp-AutoresearchRunStrip-cost';
     this.sandbox.className = 'jp-AutoresearchRunStrip-sandbox';
-    this.kernel.addEventListener('change', () => (this.kernel.dataset.touched = '1'));
     // The run's state lives in a strip at the top of the panel (runStrip), not in the toolbar,
     // where it would be the first thing to overflow on a narrow screen.
     this.runStrip.addClass('jp-AutoresearchRunStrip');
@@ -131,7 +155,7 @@ export class RunToolbar {
     this.runStrip.node.append(this.state, this.progress, this.best, this.cost, this.sandbox);
     const buttons = new Widget();
     buttons.addClass('jp-AutoresearchToolbar-buttons');
-    buttons.node.append(this.startButton, this.stopButton, this.resumeButton, this.exportButton);
+    buttons.node.append(...this.buttons.values());
     this.items = [
       ['autoresearch-kernel', item(trans.__('Kernel'), this.kernel, 'jp-AutoresearchToolbar-kernelItem')],
       ['autoresearch-proposer', item(trans.__('Proposer'), this.proposer, 'jp-AutoresearchToolbar-proposerItem')],
@@ -140,12 +164,42 @@ export class RunToolbar {
       ['autoresearch-buttons', buttons],
       ['autoresearch-runs', item(trans.__('Run'), this.runs, 'jp-AutoresearchToolbar-runsItem')],
     ];
+    this.clock = new Poll({
+      factory: async () => this.renderState(),
+      frequency: { interval: 1000, backoff: false },
+      standby: () => !this.ticking() || 'when-hidden',
+      name: 'autoresearch:toolbar-clock',
+    });
+    this.run.changed.connect(this.render, this);
+    commands.commandChanged.connect(this.onCommandChanged, this);
+    this.render();
+  }
+
+  dispose(): void {
+    this.clock.dispose();
+    this.run.changed.disconnect(this.render, this);
+    this.commands.commandChanged.disconnect(this.onCommandChanged, this);
+  }
+
+  /** The settings' proposer, model and budget for new runs. */
+  setDefaults(d: Pick<IRunDefaults, 'proposer' | 'model' | 'budget_s'>): void {
+    this.proposer.value = d.proposer;
+    this.model.value = d.model;
+    this.budget.value = String(d.budget_s);
+    this.syncModelField();
+  }
+
+  /** program.md's budget_s, unless the user typed a budget of their own. */
+  suggestBudget(seconds: number | null): void {
+    if (seconds !== null && !this.budgetTouched) {
+      this.budget.value = String(seconds);
+    }
   }
 
   /** Fills the kernel picker as the notebook's does: display names, the default first. */
   setKernelSpecs(specs: KernelSpec.ISpecModels | null, preferred: string): void {
     // The user's pick survives a refresh of the specs; otherwise the setting, else the default.
-    const current = this.kernel.dataset.touched ? this.kernel.value : preferred || (specs?.default ?? '');
+    const current = this.kernelTouched ? this.kernel.value : preferred || (specs?.default ?? '');
     this.kernel.replaceChildren();
     const all = Object.values(specs?.kernelspecs ?? {}).filter((s): s is KernelSpec.ISpecModel => !!s);
     const byName = [...all].sort((a, b) => a.display_name.localeCompare(b.display_name));
@@ -167,9 +221,14 @@ export class RunToolbar {
     this.runs.value = tags.includes(wanted) ? wanted : (tags[0] ?? '');
   }
 
-  /** Shows the run's state, budget progress, best and cost, and enables the buttons that apply. */
-  show(m: RunModel, busy: boolean): void {
-    const trans = this.trans;
+  /** Shows the run's state, budget progress, best and cost, and which commands apply. */
+  render(): void {
+    this.renderState();
+    this.renderButtons();
+  }
+
+  private renderState(): void {
+    const { trans, run: m } = this;
     const running = m.state === 'running' || m.state === 'starting';
     let words = describeState(m, trans);
     const current = m.current;
@@ -190,19 +249,38 @@ export class RunToolbar {
     this.sandbox.textContent = sandbox?.words ?? '';
     this.sandbox.title = sandbox?.title ?? '';
     this.sandbox.dataset.sandbox = sandbox ? (sandbox.on ? 'on' : 'off') : '';
+    // The best as the engine estimates it: the mean of its runs ± its standard error, once measured.
     const best = m.best;
-    // The best as the mean of its runs ± its standard error, once the noise is measured.
-    const noise = m.noise?.best;
-    this.best.textContent =
-      best?.metric == null
-        ? ''
-        : noise && noise.se !== null
-          ? trans.__('best %1 %2 ± %3 (#%4)', m.metric, noise.metric.toFixed(6), fmtNoise(noise.se), best.n)
-          : trans.__('best %1 %2 (#%3)', m.metric, best.metric.toFixed(6), best.n);
-    this.startButton.disabled = busy || running;
-    this.stopButton.disabled = busy || m.state !== 'running' || m.stopping;
-    this.resumeButton.disabled = busy || running || m.tag === null;
-    this.exportButton.disabled = busy || m.tag === null || m.experiments.length === 0;
+    this.best.textContent = !best
+      ? ''
+      : best.stderr !== null
+        ? trans.__('best %1 %2 ± %3 (#%4)', m.metric, best.metric.toFixed(6), fmtNoise(best.stderr), best.n)
+        : trans.__('best %1 %2 (#%3)', m.metric, best.metric.toFixed(6), best.n);
+    if (this.ticking() && this.clock.state.phase === 'constructed') {
+      void this.clock.start();
+    }
+  }
+
+  private renderButtons(): void {
+    const args = this.args();
+    for (const [id, b] of this.buttons) {
+      b.textContent = this.commands.label(id, args);
+      b.title = this.commands.caption(id, args);
+      b.setAttribute('aria-label', b.title);
+      b.disabled = !this.commands.isEnabled(id, args);
+    }
+  }
+
+  private onCommandChanged(_: CommandRegistry, change: CommandRegistry.ICommandChangedArgs): void {
+    if (change.id === undefined || this.buttons.has(change.id)) {
+      this.renderButtons();
+    }
+  }
+
+  /** Whether the strip shows a countdown (an experiment in flight with a budget). */
+  private ticking(): boolean {
+    const m = this.run;
+    return (m.state === 'running' || m.state === 'starting') && m.current !== null && m.budgetS !== null;
   }
 
   /**
@@ -212,12 +290,12 @@ export class RunToolbar {
    */
   runOptions(d: IRunDefaults): IRunOptions {
     const opts: Record<string, unknown> = {};
+    const proposer = this.proposer.value as ProposerName;
     for (const key of settingKeys()) {
-      if (!TOOLBAR_FIELDS.has(key) && d[key] !== null && d[key] !== '') {
+      if (!TOOLBAR_FIELDS.has(key) && d[key] !== null && d[key] !== '' && proposerTakes(proposer, key)) {
         opts[key] = d[key];
       }
     }
-    const proposer = this.proposer.value as ProposerName;
     opts.proposer = proposer;
     const budget = Number(this.budget.value);
     if (Number.isFinite(budget) && budget > 0) {
@@ -232,6 +310,7 @@ export class RunToolbar {
     return opts as IRunOptions;
   }
 
+  /** The model field shows for a proposer that takes a model. */
   syncModelField(): void {
     const proposer = PROPOSER_INFO[this.proposer.value as ProposerName];
     this.model.parentElement?.classList.toggle('jp-mod-hidden', !proposer?.hasModel);

@@ -1,0 +1,333 @@
+/**
+ * What one Autoresearch panel does with the server, apart from drawing: which run it follows
+ * (the running one, else the one shown, else the latest), the workspace's runs read with
+ * JupyterLab's Poll while the event stream is down, the stream itself, the actions (start, stop,
+ * resume, export, show another run), the replayed experiments held back until the replay is
+ * over, and the notifications. The panel lays out widgets that render its model and notices.
+ */
+import { PathExt } from '@jupyterlab/coreutils';
+import type { ServerConnection } from '@jupyterlab/services';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import type { IDisposable } from '@lumino/disposable';
+import { Signal, type ISignal } from '@lumino/signaling';
+import type { ExperimentRecord } from '../../core/journal';
+import * as api from '../api';
+import { RunEvents } from './run-events';
+import { RunModel, type INewBest } from './run-model';
+import { RunsPoll } from './runs-poll';
+
+export interface INotice {
+  text: string;
+  error: boolean;
+}
+
+export interface IRunControllerOptions {
+  /** The workspace folder, relative to the server root. */
+  path: string;
+  settings: ServerConnection.ISettings;
+  trans: TranslationBundle;
+  /** Before every action: what the program cell holds is what the next proposal should read. */
+  save?: () => Promise<void>;
+  /** Opens a file in JupyterLab (the exported notebook). */
+  openFile?: (path: string) => Promise<unknown>;
+  /** Where notifications go: JupyterLab's Notification in the panel (apputils stays out of this file). */
+  notify?: INotifier;
+}
+
+/** The part of @jupyterlab/apputils' Notification the controller uses. */
+export interface INotifier {
+  success(message: string, options?: { autoClose?: number | false }): unknown;
+  error(message: string, options?: { autoClose?: number | false }): unknown;
+}
+
+/** What a `changed` emission is about. */
+export type RunControllerChange = 'runs' | 'busy' | 'notice' | 'actions';
+
+export class RunController implements IDisposable {
+  readonly model = new RunModel();
+  readonly path: string;
+  private readonly runs: RunsPoll;
+  private events: RunEvents | null = null;
+  private _tags: string[] = [];
+  private _busy = false;
+  private _notice: INotice | null = null;
+  private replayed: ExperimentRecord[] = [];
+  private serverProblem = false;
+  private diedNoticeFor: string | null = null;
+  private actionsKey = '';
+  private _isDisposed = false;
+  private readonly _changed = new Signal<this, RunControllerChange>(this);
+  private readonly _experimentsAdded = new Signal<this, readonly ExperimentRecord[]>(this);
+  private readonly _cleared = new Signal<this, string>(this);
+
+  constructor(private readonly opts: IRunControllerOptions) {
+    this.path = opts.path;
+    this.runs = new RunsPoll({
+      settings: opts.settings,
+      path: opts.path,
+      // While the stream is up it says when an engine starts another run (engine_tag).
+      quiet: () => this.model.connected,
+      read: list => this.onRuns(list),
+      failed: (error, asked) => (asked ? this.showNotice(error.message, true) : undefined),
+    });
+    // Replayed experiments wait until the replay is over and go in at once: adding them one by
+    // one made each batch the newest, in view, and rendered (hundreds of outputs for nothing).
+    this.model.experimentAdded.connect((_, { record, live }) =>
+      live ? this._experimentsAdded.emit([record]) : this.replayed.push(record),
+    );
+    this.model.changed.connect(this.onModelChanged, this);
+    this.model.newBest.connect((_, best) => this.announceBest(best));
+  }
+
+  /** Tags, busy, the notice or which actions apply changed. */
+  get changed(): ISignal<this, RunControllerChange> {
+    return this._changed;
+  }
+  /** Finished experiments to show, in journal order: the replay's in one batch, then each live one. */
+  get experimentsAdded(): ISignal<this, readonly ExperimentRecord[]> {
+    return this._experimentsAdded;
+  }
+  /** The panel follows another run (the tag): what it showed goes. */
+  get cleared(): ISignal<this, string> {
+    return this._cleared;
+  }
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+  /** The workspace's runs, newest first. */
+  get tags(): readonly string[] {
+    return this._tags;
+  }
+  /** An action is under way. */
+  get busy(): boolean {
+    return this._busy;
+  }
+  /** What the panel says above its content, if anything. */
+  get notice(): INotice | null {
+    return this._notice;
+  }
+
+  get canStart(): boolean {
+    return !this._busy && !this.running;
+  }
+  get canStop(): boolean {
+    return !this._busy && this.model.state === 'running' && !this.model.stopping;
+  }
+  get canResume(): boolean {
+    return !this._busy && !this.running && this.model.tag !== null;
+  }
+  get canExport(): boolean {
+    return !this._busy && this.model.tag !== null && this.model.experiments.length > 0;
+  }
+
+  /** Says up front when the server host cannot run the engine (no Node.js ≥ 20, say). */
+  async checkServer(): Promise<void> {
+    try {
+      const status = await api.fetchStatus(this.opts.settings);
+      if (!status.node.ok) {
+        this.serverProblem = true;
+        this.showNotice(status.node.message ?? this.opts.trans.__('Node.js is not usable on the server host.'), true);
+      }
+    } catch (error) {
+      this.serverProblem = true;
+      this.showNotice(
+        this.opts.trans.__(
+          'The server extension jupyterlab_autoresearch does not answer: %1',
+          (error as Error).message,
+        ),
+        true,
+      );
+    }
+  }
+
+  /** Reads the runs now and follows one; resolves once they are read. The first call starts the polling. */
+  refresh(): Promise<void> {
+    return this.runs.refresh();
+  }
+
+  /** Shows one run: clears the outputs and replays its journal over a fresh event stream. */
+  follow(tag: string): void {
+    this.events?.dispose();
+    this.replayed = [];
+    this._cleared.emit(tag);
+    this.model.reset(tag);
+    if (!this._tags.includes(tag)) {
+      this._tags = [tag, ...this._tags];
+      this._changed.emit('runs');
+    }
+    this.events = new RunEvents(this.opts.settings, this.path, tag, {
+      onMessage: message => this.model.handle(message),
+      onConnection: connected => this.model.setConnected(connected),
+    });
+  }
+
+  /** Shows another of the workspace's runs. */
+  selectRun(tag: string): void {
+    if (tag && tag !== this.model.tag) {
+      this.follow(tag);
+    }
+  }
+
+  start(options: api.IRunOptions): Promise<void> {
+    return this.act(async () => {
+      this.begin(await api.startRun(this.opts.settings, this.path, options));
+    });
+  }
+
+  resume(options: api.IRunOptions): Promise<void> {
+    return this.act(async () => {
+      const tag = this.model.tag ?? undefined;
+      this.begin(await api.resumeRun(this.opts.settings, this.path, { ...options, tag }));
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.act(async () => {
+      await api.stopRun(this.opts.settings, this.path);
+      this.model.markStopping();
+    });
+  }
+
+  exportNotebook(): Promise<void> {
+    return this.act(async () => {
+      const tag = this.model.tag;
+      if (!tag) {
+        return;
+      }
+      const done = await api.exportNotebook(this.opts.settings, this.path, tag);
+      this.opts.notify?.success(this.opts.trans.__('Exported %1', done.notebook), { autoClose: 4000 });
+      await this.opts.openFile?.(done.notebook);
+    });
+  }
+
+  /** A finished experiment's log, for a crash's log tail. */
+  async fetchLog(n: number): Promise<string | null> {
+    if (!this.model.tag) {
+      return null;
+    }
+    return (await api.fetchLog(this.opts.settings, this.path, this.model.tag, n)).text;
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this.runs.dispose();
+    this.events?.dispose();
+    this.events = null;
+    Signal.clearData(this);
+    Signal.clearData(this.model);
+  }
+
+  private get running(): boolean {
+    return this.model.state === 'running' || this.model.state === 'starting';
+  }
+
+  private begin(started: { tag: string }): void {
+    this.hideNotice();
+    this.diedNoticeFor = null;
+    this.follow(started.tag);
+    this.model.markStarting();
+  }
+
+  /** Runs an action with the buttons disabled; a failure is said in the panel and as a notification. */
+  private async act(action: () => Promise<void>): Promise<void> {
+    this.setBusy(true);
+    try {
+      await this.opts.save?.();
+      await action();
+    } catch (error) {
+      this.showNotice((error as Error).message, true);
+      this.opts.notify?.error((error as Error).message, { autoClose: 8000 });
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  private setBusy(busy: boolean): void {
+    this._busy = busy;
+    this._changed.emit('busy');
+    this.checkActions();
+  }
+
+  /** Follows the running run, else the one shown, else the latest. */
+  private onRuns(list: api.IRunsList): void {
+    const tags = list.runs.map(r => r.tag);
+    if (tags.join('\n') !== this._tags.join('\n')) {
+      this._tags = tags;
+      this._changed.emit('runs');
+    }
+    const running = list.engine?.tag ?? null;
+    const shown = this.model.tag;
+    const want = running ?? (shown && tags.includes(shown) ? shown : (tags[0] ?? null));
+    if (want !== null && (want !== shown || !this.events)) {
+      this.follow(want);
+    }
+    if (list.last_failure && !running) {
+      this.showNotice(list.last_failure, true);
+    }
+  }
+
+  private onModelChanged(): void {
+    const m = this.model;
+    if (m.engineTag !== null && m.engineTag !== m.tag) {
+      // An engine started another run on this workspace (the CLI, another browser): show it.
+      void this.refresh();
+    }
+    if (m.caughtUp && this.replayed.length) {
+      const replayed = this.replayed;
+      this.replayed = [];
+      this._experimentsAdded.emit(replayed);
+    }
+    if (m.error) {
+      // A journal line the server cannot read: the records before it are shown, the rest is not.
+      this.showNotice(m.error, true);
+    }
+    if (m.state === 'died' && m.caughtUp && this.diedNoticeFor !== m.tag && !this.serverProblem) {
+      // The engine went away without ending the run (killed, machine restarted): offer the way on.
+      this.diedNoticeFor = m.tag;
+      this.showNotice(
+        this.opts.trans.__(
+          'Run %1 stopped without finishing (its engine is gone). Resume continues it where it left off.',
+          m.tag ?? '',
+        ),
+      );
+    }
+    this.checkActions();
+  }
+
+  /** Says when which actions apply changed, for the toolbar and the commands' enabled states. */
+  private checkActions(): void {
+    const key = [this.canStart, this.canStop, this.canResume, this.canExport].join();
+    if (key !== this.actionsKey) {
+      this.actionsKey = key;
+      this._changed.emit('actions');
+    }
+  }
+
+  private announceBest(best: INewBest): void {
+    const { trans } = this.opts;
+    this.opts.notify?.success(
+      trans.__(
+        'Autoresearch %1: new best %2 %3 (#%4) — %5',
+        PathExt.basename(this.path),
+        this.model.metric,
+        best.metric.toFixed(4),
+        best.n,
+        best.description,
+      ),
+      { autoClose: 6000 },
+    );
+  }
+
+  private showNotice(text: string, error = false): void {
+    this._notice = { text, error };
+    this._changed.emit('notice');
+  }
+
+  private hideNotice(): void {
+    this._notice = null;
+    this._changed.emit('notice');
+  }
+}
