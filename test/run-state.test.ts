@@ -12,6 +12,7 @@ import type { ExperimentStartRecord, JournalRecord, RunEndRecord, RunRecord } fr
 import { layout, TAG_PATTERN, validTag } from '../src/core/layout';
 import { bestEstimate, Measurements } from '../src/core/measurements';
 import { deriveRunState, RunStateFile } from '../src/core/run-state';
+import { trustReport } from '../src/core/trust';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { JournalStore } from '../src/engine/journal-store';
 import { Loop } from '../src/engine/loop';
@@ -103,8 +104,10 @@ describe('deriveRunState', () => {
       cost_usd: 0,
       tokens: 0,
       sigma: null,
+      sigma_df: 0,
       sandbox: null,
       end: null,
+      trust: null,
     });
     expect(s.noise).toBe('not measured (noise_runs 1: the strict rule keeps any improvement)');
   });
@@ -147,6 +150,8 @@ describe('deriveRunState', () => {
       )!.metric,
     );
     expect(s.sigma).toBe(m.sigma().sigma);
+    expect(s.sigma_df).toBe(m.sigma().df);
+    expect(s.sigma_df).toBeGreaterThan(0);
     expect(s.best!.stderr).toBeCloseTo(s.sigma! / Math.sqrt(3), 12);
     expect(s.baseline).toEqual({ n: 0, metric: 1 });
     // The best line: the baseline, #2's keep, then #3's re-measure of #2.
@@ -158,6 +163,57 @@ describe('deriveRunState', () => {
     const rows = chartRows(records);
     expect(rows.find(r => r.n === 3)?.best).toBe(s.best!.metric);
     expect(rows.find(r => r.n === 2)?.best).toBe(0.982);
+  });
+
+  it('trust: what trust cost, as trustReport says in the run’s direction, and what the file holds after JSON', () => {
+    const records = noisyJournal();
+    const s = deriveRunState(records, 0, 't');
+    expect(s.trust).toEqual(trustReport(records, 'lower'));
+    // 11 runs: 5 first runs (the crash's included), 2 noise, 3 confirmation, 1 re-measure of the best.
+    expect(s.trust).toMatchObject({
+      runs: 11,
+      byPurpose: { measure: 5, noise: 2, confirm: 3, best: 1 },
+      extraRuns: 6,
+      keeps: 1,
+    });
+    expect(s.trust!.byProposer.map(p => p.proposer)).toEqual(['baseline', 'claude']);
+    expect(RunStateFile.parse(JSON.parse(JSON.stringify(s)))).toEqual(s);
+    // A gain is a gain in the run's direction: the same journal aimed higher gained nothing.
+    const higher = records.map(r =>
+      r.type === 'run_start' ? { ...r, config: { ...r.config, direction: 'higher' as const } } : r,
+    );
+    const up = deriveRunState(higher, 0, 't').trust!;
+    expect(up).toEqual(trustReport(higher, 'higher'));
+    expect(up.gain).toBeLessThan(0);
+    expect(up.perMilli).toBeNull();
+  });
+
+  it('trust: null for a run from before repeats (no run records, no verdicts), as the panel shows none', () => {
+    const records: JournalRecord[] = [
+      RUN_START,
+      start(0),
+      record(0, { status: 'keep', metric: 1 }),
+      start(1),
+      record(1, { status: 'keep', metric: 0.9, delta: -0.1 }),
+    ];
+    const s = deriveRunState(records, 0, 't');
+    expect(s.trust).toBeNull();
+    expect(RunStateFile.parse(JSON.parse(JSON.stringify(s)))).toEqual(s);
+    // One run record is enough to be a run with repeats.
+    expect(deriveRunState([...records, run(2, 0.95)], 0, 't').trust).toMatchObject({ runs: 3 });
+  });
+
+  it('trust: a report JSON cannot hold (a sum of costs past the largest number) is null, not a file the schema refuses', () => {
+    const records: JournalRecord[] = [
+      RUN_START,
+      run(0, 1),
+      record(0, { status: 'keep', cost_usd: Number.MAX_VALUE }),
+      run(1, 0.9),
+      record(1, { cost_usd: Number.MAX_VALUE }),
+    ];
+    const s = deriveRunState(records, 0, 't');
+    expect(s.trust).toBeNull();
+    expect(RunStateFile.parse(JSON.parse(JSON.stringify(s)))).toEqual(s);
   });
 
   it('run_end: stopped, with its end; a resume after it is running again', () => {

@@ -1,6 +1,6 @@
 """`.autoresearch/<tag>/state.json`: what the engine makes of a run's journal (best with its
-estimate, counts, cost, experiments in flight, status), read here instead of interpreting the
-journal a second time (src/core/run-state.ts is the one interpreter).
+estimate, counts, cost, experiments in flight, status, what trust cost), read here instead of
+interpreting the journal a second time (src/core/run-state.ts is the one interpreter).
 
 The engine rewrites it after every journal append. When it is missing, or reflects another
 journal size than the file's and no engine works on the run (an old run, an engine killed
@@ -78,6 +78,10 @@ def shape_problem(state) -> str | None:
         or (isinstance(state["baseline"], dict) and _number(state["baseline"].get("metric"))),
         "run": state.get("run") is None or isinstance(state["run"], dict),
         "end": state.get("end") is None or isinstance(state["end"], dict),
+        # Present even when null: a file from before the key (an older engine's) is rewritten,
+        # since the panel, which reads its trust line from here, refuses one without it.
+        "trust": "trust" in state and (state["trust"] is None or isinstance(state["trust"], dict)),
+        "sigma_df": _whole(state.get("sigma_df")),
     }
     bad = [key for key, ok in checks.items() if not ok]
     return f"has a bad or missing {bad[0]!r}" if bad else None
@@ -165,9 +169,11 @@ def empty_state(tag: str) -> dict:
         "cost_usd": None,
         "tokens": 0,
         "sigma": None,
+        "sigma_df": 0,
         "noise": None,
         "sandbox": None,
         "end": None,
+        "trust": None,
     }
 
 

@@ -2,13 +2,23 @@
  * `.autoresearch/<tag>/state.json`: what a run's journal says, derived once by the engine (after
  * every append) so the server, `load()` and the panel read it instead of re-interpreting the
  * journal each in their own way. deriveRunState is the one interpreter: the best (bestEstimate's
- * rule and its estimate), the best line (bestTimeline), experiments in flight, counts, cost, σ
- * and the noise line `autoresearch status` prints. Browser-safe: the panel may parse it too.
+ * rule and its estimate), the best line (bestTimeline), experiments in flight, counts, cost, σ,
+ * the noise line `autoresearch status` prints and what trust cost (trustReport). Browser-safe:
+ * the panel parses it and shows its figures as they are.
  */
 import { z } from 'zod';
-import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunEndRecord, RunStartRecord } from './journal';
+import {
+  RUN_PURPOSES,
+  type ExperimentRecord,
+  type ExperimentStartRecord,
+  type JournalRecord,
+  type RunEndRecord,
+  type RunPurpose,
+  type RunStartRecord,
+} from './journal';
 import { bestPath, bestTimeline, Measurements } from './measurements';
-import { noiseLineWords } from './noise-words';
+import { hasRepeats, noiseLineWords } from './noise-words';
+import { trustReport, type TrustReport } from './trust';
 
 export const RUN_STATE_VERSION = 1;
 
@@ -16,6 +26,26 @@ export const RunStatus = z.enum(['running', 'stopped']);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 const metric = z.number();
+const count = z.number().int().nonnegative();
+
+/** TrustCost of src/core/trust.ts: what trust cost a group of experiments. */
+const TrustCost = z.object({
+  experiments: count,
+  keeps: count,
+  acceleratorS: z.number(),
+  dollars: z.number(),
+  gain: z.number(),
+  perMilli: z.object({ acceleratorMin: z.number(), dollars: z.number() }).nullable(),
+});
+
+/** TrustReport of src/core/trust.ts (deriveRunState assigns one to it, the panel reads one off it). */
+const TrustReportSchema = TrustCost.extend({
+  runs: count,
+  // Every purpose present (a record keyed by an enum would let some be missing).
+  byPurpose: z.object(Object.fromEntries(RUN_PURPOSES.map(p => [p, count])) as Record<RunPurpose, typeof count>),
+  extraRuns: count,
+  byProposer: z.array(TrustCost.extend({ proposer: z.string() })),
+});
 
 export const RunStateFile = z.object({
   version: z.literal(RUN_STATE_VERSION),
@@ -74,12 +104,16 @@ export const RunStateFile = z.object({
   tokens: z.number().int().nonnegative(),
   /** Pooled σ of one run, or null before any code ran twice. */
   sigma: z.number().nullable(),
-  /** The words `autoresearch status` prints on its noise: line. */
-  noise: z.string(),
+  /** σ's degrees of freedom (0 before it is measured): the panel's `σ 0.0040 (4 df)`. */
+  sigma_df: z.number().int().nonnegative(),
+  /** The words `autoresearch status` prints on its noise: line; null only in the server's state of a run with no journal yet. */
+  noise: z.string().nullable(),
   /** The last training run's sandbox, or null. */
   sandbox: z.enum(['on', 'off']).nullable(),
   /** The run_end the journal ends with, or null. */
   end: z.object({ reason: z.string(), message: z.string().nullable(), ts: z.string() }).nullable(),
+  /** What trust cost (trustReport), or null for a run from before repeats (no runs nor verdicts to show). */
+  trust: TrustReportSchema.nullable(),
 });
 export type RunStateFile = z.infer<typeof RunStateFile>;
 
@@ -96,6 +130,26 @@ export function inFlightStarts(records: readonly JournalRecord[]): ExperimentSta
     if (r.type === 'experiment_start' && !done.has(r.n)) open.set(r.n, r);
   }
   return [...open.values()].sort((a, b) => a.n - b.n);
+}
+
+/** Whether every number in a value is finite: JSON has no Infinity nor NaN. */
+function allFinite(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (value === null || typeof value !== 'object') return true;
+  return Object.values(value).every(allFinite);
+}
+
+/**
+ * The trust report of a run measured with repeats, null for one from before them; null too for
+ * absurd figures (a sum of costs past Number.MAX_VALUE) JSON cannot hold, rather than a file
+ * the schema refuses.
+ */
+function trustOf(records: readonly JournalRecord[], config: RunStartRecord['config'] | undefined): TrustReport | null {
+  // trustReport and hasRepeats take a mutable array and only read it.
+  const all = records as JournalRecord[];
+  if (!hasRepeats(all)) return null;
+  const report = trustReport(all, config?.direction ?? 'lower');
+  return allFinite(report) ? report : null;
 }
 
 /** Tokens an experiment's proposal used, every kind counted. */
@@ -184,8 +238,10 @@ export function deriveRunState(records: readonly JournalRecord[], journalBytes: 
     cost_usd: Number.isFinite(cost) ? Math.round(cost * 1e6) / 1e6 : null,
     tokens,
     sigma,
+    sigma_df: df,
     noise: noiseLineWords(sigma, df, config),
     sandbox,
     end: end && { reason: end.reason, message: end.message, ts: end.ts },
+    trust: trustOf(records, config),
   };
 }

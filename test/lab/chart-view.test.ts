@@ -3,6 +3,7 @@
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it, vi } from 'vitest';
 import type { JournalRecord } from '../../src/core/journal';
+import { deriveRunState } from '../../src/core/run-state';
 import { ChartView } from '../../src/lab/panel/chart-view';
 import { RunModel } from '../../src/lab/panel/run-model';
 import { noisyJournal, RUN_START } from '../helpers/noisy-journal';
@@ -20,10 +21,12 @@ vi.mock('@jupyterlab/rendermime', () => ({ MimeModel: class {} }));
 
 const trans = nullTranslator.load('jupyterlab_autoresearch');
 
+/** A model fed the records and the engine's state file for them, as the server sends both. */
 function modelOf(records: JournalRecord[]): RunModel {
   const model = new RunModel();
   model.reset('t');
   model.handle({ type: 'records', start: 0, records });
+  model.handle({ type: 'run_state', run_state: deriveRunState(records, 0, 't') });
   return model;
 }
 
@@ -48,6 +51,14 @@ describe('ChartView noise line', () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/^σ 0\.00\d\d \(6 df\) · best val_bpb 0\.982333 ± 0\.00\d\d \(3 runs\) \(#2\)$/);
     expect(lines[1]).toMatch(/^trust: 6 of 11 runs on measurement and confirmation/);
+  });
+
+  it('stays hidden before the engine’s state file came', async () => {
+    const model = new RunModel();
+    model.reset('t');
+    model.handle({ type: 'records', start: 0, records: noisyJournal() });
+    const view = await drawn(model);
+    expect(view.noiseLine.hidden).toBe(true);
   });
 
   it('stays hidden for a run from before repeats', async () => {

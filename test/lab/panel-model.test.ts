@@ -1,4 +1,7 @@
-/** The panel's models: the run model fed by event-stream messages, and program.md's front matter. */
+/**
+ * The panel's models: the run model fed by event-stream messages (records, then the engine's
+ * state file for them, built by deriveRunState as the engine writes it), and program.md's front matter.
+ */
 import { describe, expect, it } from 'vitest';
 import type { ExperimentStartRecord, JournalRecord, RunStartRecord } from '../../src/core/journal';
 import { frontMatterEntries, frontMatterNumber, joinProgram, splitProgram } from '../../src/lab/panel/front-matter';
@@ -6,12 +9,12 @@ import type { EventMessage } from '../../src/lab/panel/run-events';
 import { LIVE_LOG_LINES, RunModel } from '../../src/lab/panel/run-model';
 import { describeBest, describeNoise, describeSandbox, describeState } from '../../src/lab/panel/run-state';
 import { deriveRunState } from '../../src/core/run-state';
-import type { IRunStateFile } from '../../src/lab/panel/run-events';
+import { trustReport } from '../../src/core/trust';
 import { noisyJournal } from '../helpers/noisy-journal';
 import { nullTranslator } from '@jupyterlab/translation';
+import { record } from '../helpers/records';
 
 const trans = nullTranslator.load('jupyterlab_autoresearch');
-import { record } from '../helpers/records';
 
 const runStart: RunStartRecord = {
   type: 'run_start',
@@ -46,35 +49,74 @@ const start = (n: number): ExperimentStartRecord => ({
 function feed(model: RunModel, messages: EventMessage[]): void {
   messages.forEach(m => model.handle(m));
 }
-let index = 0;
-const rec = (r: JournalRecord): EventMessage => ({ type: 'records', start: index++, records: [r] });
-const state = (s: 'running' | 'stopped' | 'died', stopping = false): EventMessage => ({
+
+/**
+ * The server's side of the stream for one journal: appended records go out as a records
+ * message followed by the engine's state file for every record so far (deriveRunState, as the
+ * engine writes it after each append), as the run follower sends them.
+ */
+class Journal {
+  readonly records: JournalRecord[] = [];
+
+  constructor(private readonly tag = 't1') {}
+
+  /** The messages for these records appended; `status` stands for the server's liveness ("died"). */
+  append(records: JournalRecord[], status?: 'died'): EventMessage[] {
+    const start = this.records.length;
+    this.records.push(...records);
+    return [{ type: 'records', start, records }, this.runState(status)];
+  }
+
+  /** Each record appended on its own, as an engine appends them. */
+  appendEach(records: JournalRecord[]): EventMessage[] {
+    return records.flatMap(r => this.append([r]));
+  }
+
+  runState(status?: 'died'): EventMessage {
+    const file = deriveRunState(this.records, 0, this.tag);
+    return { type: 'run_state', run_state: status ? { ...file, status } : file };
+  }
+}
+
+const state = (s: 'running' | 'stopped' | 'died', records: number, stopping = false): EventMessage => ({
   type: 'state',
   tag: 't1',
   state: s,
   pid: s === 'running' ? 1 : null,
   stopping,
   engine_tag: s === 'running' ? 't1' : null,
-  records: index,
+  records,
   in_flight: null,
 });
+const END: JournalRecord = {
+  type: 'run_end',
+  ts: 'x',
+  reason: 'stop',
+  message: null,
+  best_commit: null,
+  best_metric: null,
+};
 
 describe('RunModel', () => {
   it('replays a journal quietly, then announces what happens live', () => {
     const model = new RunModel();
     model.reset('t1');
+    const journal = new Journal();
     const added: Array<[number, boolean]> = [];
     const bests: number[] = [];
     model.experimentAdded.connect((_, e) => added.push([e.record.n, e.live]));
     model.newBest.connect((_, r) => bests.push(r.n));
-    feed(model, [
-      rec(runStart),
-      rec(start(0)),
-      rec(record(0, { status: 'keep', cost_usd: 0.01 })),
-      rec(start(1)),
-      rec(record(1, { status: 'keep', metric: 0.5, cost_usd: 0.02 })),
-      rec(start(2)),
-    ]);
+    feed(
+      model,
+      journal.appendEach([
+        runStart,
+        start(0),
+        record(0, { status: 'keep', cost_usd: 0.01 }),
+        start(1),
+        record(1, { status: 'keep', metric: 0.5, cost_usd: 0.02 }),
+        start(2),
+      ]),
+    );
     // Backlog: nothing is news yet, the best and cost are known.
     expect(model.caughtUp).toBe(false);
     expect(model.best?.n).toBe(1);
@@ -82,15 +124,18 @@ describe('RunModel', () => {
     expect(model.metric).toBe('loss');
     expect(model.budgetS).toBe(30);
     expect(model.current?.n).toBe(2);
-    feed(model, [state('running')]);
+    feed(model, [state('running', journal.records.length)]);
     expect(model.caughtUp).toBe(true);
     expect(model.state).toBe('running');
 
-    feed(model, [
-      rec(record(2, { status: 'discard', metric: 0.7 })),
-      rec(start(3)),
-      rec(record(3, { status: 'keep', metric: 0.4 })),
-    ]);
+    feed(
+      model,
+      journal.appendEach([
+        record(2, { status: 'discard', metric: 0.7 }),
+        start(3),
+        record(3, { status: 'keep', metric: 0.4 }),
+      ]),
+    );
     expect(added).toEqual([
       [0, false],
       [1, false],
@@ -102,16 +147,47 @@ describe('RunModel', () => {
     expect(model.inFlight.size).toBe(0);
   });
 
+  it('before the first run_state its figures are empty: the records alone are not read for them', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    const records = [...noisyJournal(), start(6)];
+    feed(model, [{ type: 'records', start: 0, records }, state('running', records.length)]);
+    expect(model.experiments).toHaveLength(6);
+    expect([model.best, model.sigma, model.trust, model.sandbox, model.runState]).toEqual([
+      null,
+      null,
+      null,
+      null,
+      null,
+    ]);
+    expect([model.costUsd, model.experimentCount, model.counts, model.inFlight.size]).toEqual([0, 0, {}, 0]);
+    expect(describeBest(model, trans)).toBe('');
+    expect(describeNoise(model, trans)).toEqual([]);
+    expect(describeState(model, trans)).toBe('proposing #0');
+    const file = deriveRunState(records, 0, 't1');
+    feed(model, [{ type: 'run_state', run_state: file }]);
+    const { n, metric, runs, stderr } = file.best!;
+    expect(model.best).toEqual({ n, metric, runs, stderr });
+    expect(model.sigma).toBe(file.sigma);
+    expect(model.trust).toEqual(file.trust);
+    expect(model.costUsd).toBe(file.cost_usd);
+    expect(model.counts).toEqual(file.counts);
+    expect(model.experimentCount).toBe(6);
+    expect([...model.inFlight.keys()]).toEqual([6]);
+    expect(describeState(model, trans)).toBe('#6 training');
+  });
+
   it('follows the live log of the experiment in flight, bounded, and drops it when it ends', () => {
     const model = new RunModel();
     model.reset('t1');
-    feed(model, [rec(runStart), rec(start(0)), state('running')]);
+    const journal = new Journal();
+    feed(model, [...journal.append([runStart, start(0)]), state('running', 2)]);
     const many = Array.from({ length: LIVE_LOG_LINES + 50 }, (_, i) => `step ${i}`);
     feed(model, [{ type: 'log', n: 0, path: 'x', reset: true, lines: many }]);
     expect(model.liveLogN).toBe(0);
     expect(model.liveLog).toHaveLength(LIVE_LOG_LINES);
     expect(model.liveLog.at(-1)).toBe(`step ${LIVE_LOG_LINES + 49}`);
-    feed(model, [rec(record(0, { status: 'keep' }))]);
+    feed(model, journal.append([record(0, { status: 'keep' })]));
     expect(model.liveLogN).toBeNull();
     expect(model.liveLog).toEqual([]);
   });
@@ -119,18 +195,25 @@ describe('RunModel', () => {
   it('clears what was in flight when the engine died or the run ended', () => {
     const model = new RunModel();
     model.reset('t1');
-    feed(model, [rec(runStart), rec(start(0)), state('died')]);
+    feed(model, [...new Journal().append([runStart, start(0)]), state('running', 2)]);
+    expect(model.inFlight.size).toBe(1);
+    feed(model, [state('died', 2)]);
     expect(model.state).toBe('died');
     expect(model.inFlight.size).toBe(0);
     model.reset('t2');
-    feed(model, [
-      rec(runStart),
-      rec(start(0)),
-      rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }),
-      state('stopped'),
-    ]);
+    feed(model, [...new Journal('t2').append([runStart, start(0), END]), state('stopped', 3)]);
     expect(model.runEnd?.reason).toBe('stop');
     expect(model.current).toBeNull();
+  });
+
+  it('lists the state file’s experiments in flight again once the stream says an engine works on the run', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    const journal = new Journal();
+    feed(model, [...journal.append([runStart, start(0)]), state('stopped', 2)]);
+    expect(model.inFlight.size).toBe(0);
+    feed(model, [state('running', 2)]);
+    expect([...model.inFlight.keys()]).toEqual([0]);
   });
 });
 
@@ -139,16 +222,14 @@ describe('describeState', () => {
     const model = new RunModel();
     expect(describeState(model, trans)).toBe('no runs yet');
     model.reset('t1');
-    feed(model, [rec(runStart), rec(start(0)), state('running')]);
+    const journal = new Journal();
+    feed(model, [...journal.append([runStart, start(0)]), state('running', 2)]);
     expect(describeState(model, trans)).toBe('#0 training');
-    feed(model, [rec(record(0, { status: 'keep' })), rec(start(1)), rec(start(2))]);
+    feed(model, journal.append([record(0, { status: 'keep' }), start(1), start(2)]));
     expect(describeState(model, trans)).toBe('#1, #2 training');
-    feed(model, [rec(record(1)), rec(record(2))]);
+    feed(model, journal.append([record(1), record(2)]));
     expect(describeState(model, trans)).toBe('proposing #3');
-    feed(model, [
-      rec({ type: 'run_end', ts: 'x', reason: 'stop', message: null, best_commit: null, best_metric: null }),
-      state('stopped'),
-    ]);
+    feed(model, [...journal.append([END]), state('stopped', journal.records.length)]);
     expect(describeState(model, trans)).toBe('stopped (stop)');
   });
 });
@@ -157,12 +238,13 @@ describe('describeSandbox', () => {
   it('says whether the last run was sandboxed, and nothing before a run says', () => {
     const model = new RunModel();
     model.reset('t1');
+    const journal = new Journal();
     const runs = noisyJournal().filter(r => r.type === 'run');
-    feed(model, [rec(runStart), rec(runs[0])]); // a journal from before the run guard
+    feed(model, journal.append([runStart, runs[0]])); // a journal from before the run guard
     expect(describeSandbox(model, trans)).toBeNull();
-    feed(model, [rec({ ...runs[1], sandbox: 'on' } as JournalRecord)]);
+    feed(model, journal.append([{ ...runs[1], sandbox: 'on' } as JournalRecord]));
     expect(describeSandbox(model, trans)).toMatchObject({ words: 'sandboxed', on: true });
-    feed(model, [rec({ ...runs[2], sandbox: 'off' } as JournalRecord)]);
+    feed(model, journal.append([{ ...runs[2], sandbox: 'off' } as JournalRecord]));
     expect(describeSandbox(model, trans)).toMatchObject({
       words: 'not sandboxed',
       on: false,
@@ -175,21 +257,20 @@ describe('RunModel with run records (the noise-aware engine)', () => {
   it('keeps run records apart from experiments: they neither finish one nor count as one', () => {
     const model = new RunModel();
     model.reset('t1');
+    const journal = new Journal();
     const records = noisyJournal();
     const added: number[] = [];
     model.experimentAdded.connect((_, e) => added.push(e.record.n));
     // #2 in flight: its first run is journaled, the experiment is not finished yet.
     const firstRunOf2 = records.findIndex(r => r.type === 'run' && r.n === 2);
     feed(model, [
-      ...records.slice(0, firstRunOf2).map(rec),
-      rec(start(2)),
-      rec(records[firstRunOf2]),
-      state('running'),
+      ...journal.append([...records.slice(0, firstRunOf2), start(2), records[firstRunOf2]]),
+      state('running', firstRunOf2 + 2),
     ]);
     expect(model.experiments.map(e => e.n)).toEqual([0, 1]);
     expect(model.inFlight.has(2)).toBe(true);
     expect(describeState(model, trans)).toBe('#2 training');
-    feed(model, records.slice(firstRunOf2 + 1).map(rec));
+    feed(model, journal.appendEach(records.slice(firstRunOf2 + 1)));
     expect(added).toEqual([0, 1, 2, 3, 4, 5]);
     expect(model.runs).toHaveLength(records.filter(r => r.type === 'run').length);
     expect(model.inFlight.size).toBe(0);
@@ -202,11 +283,12 @@ describe('RunModel with run records (the noise-aware engine)', () => {
   it('the status gives the best as mean ± se and σ; the line above the chart the trust cost', () => {
     const model = new RunModel();
     model.reset('t1');
-    feed(model, [...noisyJournal().map(rec), state('stopped')]);
+    const records = noisyJournal();
+    feed(model, [...new Journal().append(records), state('stopped', records.length)]);
     // #2's code ran 3 times (0.980, 0.984, 0.983): σ pooled over #0, #2 and #3's runs.
     expect(model.best).toMatchObject({ n: 2, runs: 3 });
     expect(model.best!.metric).toBeCloseTo(0.982333, 6);
-    expect(model.sigma!.df).toBe(2 + 2 + 2);
+    expect(model.trust).toEqual(trustReport(records, 'lower'));
     expect(describeBest(model, trans)).toMatch(/^best 0\.9823 ± 0\.00\d\d · σ 0\.00\d\d \(6 df\)$/);
     const [head, trust] = describeNoise(model, trans);
     expect(head).toMatch(/^σ 0\.00\d\d \(6 df\) · best val_bpb 0\.982333 ± 0\.00\d\d \(3 runs\) \(#2\)$/);
@@ -220,69 +302,39 @@ describe('RunModel with run records (the noise-aware engine)', () => {
   it('a run from before repeats shows what it always did', () => {
     const model = new RunModel();
     model.reset('t1');
-    feed(model, [rec(runStart), rec(record(0, { status: 'keep', metric: 0.99 })), state('stopped')]);
+    feed(model, [
+      ...new Journal().append([runStart, record(0, { status: 'keep', metric: 0.99 })]),
+      state('stopped', 2),
+    ]);
     expect(model.sigma).toBeNull();
     expect(model.trust).toBeNull();
-    expect(model.best).toEqual({ n: 0, metric: 0.99, runs: null, stderr: null });
+    expect(model.best).toEqual({ n: 0, metric: 0.99, runs: 1, stderr: null });
     expect(describeBest(model, trans)).toBe('best 0.9900');
     expect(describeNoise(model, trans)).toEqual([]);
   });
 });
 
-/** What the server sends after the replay and on every change: the engine's state file for these records. */
-const runState = (records: JournalRecord[], over: Partial<IRunStateFile> = {}): EventMessage => ({
-  type: 'run_state',
-  run_state: { ...deriveRunState(records, 0, 't1'), ...over },
-});
-
-describe('RunModel with the engine’s run_state', () => {
-  it('shows the best, σ, counts, cost and what is in flight as the state file says', () => {
+describe('RunModel and the new best', () => {
+  it('announces a best when the state file’s changes, not on a kept record, and not the baseline', () => {
     const model = new RunModel();
     model.reset('t1');
-    const records = noisyJournal();
-    const firstRunOf2 = records.findIndex(r => r.type === 'run' && r.n === 2);
-    const replay = [...records.slice(0, firstRunOf2), start(2), records[firstRunOf2]];
-    feed(model, [...replay.map(rec), state('running')]);
-    const before = { best: model.best, sigma: model.sigma };
-    feed(model, [runState(replay)]);
-    const file = deriveRunState(replay, 0, 't1');
-    expect(model.runState?.best?.n).toBe(file.best?.n);
-    expect(model.best).toEqual({
-      n: file.best!.n,
-      metric: file.best!.metric,
-      runs: file.best!.runs,
-      stderr: file.best!.stderr,
-    });
-    // The same figures the records gave before it came (the engine reads its journal as the panel did)…
-    expect(model.best?.n).toBe(before.best?.n);
-    expect(model.sigma).toEqual({ sigma: file.sigma, df: null });
-    expect(model.sigma?.sigma).toBeCloseTo(before.sigma!.sigma!, 12);
-    expect(model.counts).toEqual(file.counts);
-    expect([...model.inFlight.keys()]).toEqual([2]);
-    expect(describeState(model, trans)).toBe('#2 training');
-    // …with σ's degrees of freedom left to the trust line, which the file does not carry.
-    expect(describeBest(model, trans)).toMatch(/^best \d\.\d{4}( ± \S+)? · σ \S+$/);
-    expect(describeNoise(model, trans)[1]).toMatch(/^trust: /);
-  });
-
-  it('takes the file’s word over the records, and announces a best when the file’s changes', () => {
-    const model = new RunModel();
-    model.reset('t1');
-    const bests: number[] = [];
-    model.newBest.connect((_, b) => bests.push(b.n));
-    const replay = [runStart, record(0, { status: 'keep', metric: 0.9 })];
-    feed(model, [...replay.map(rec), state('running'), runState(replay)]);
-    // A keep the file has not counted as the best (a noise-aware engine may keep and still
-    // estimate another best): no news from the record, the file decides.
-    feed(model, [rec(start(1)), rec(record(1, { status: 'keep', metric: 0.8, cost_usd: 0.5 }))]);
+    const journal = new Journal();
+    const bests: Array<[number, string]> = [];
+    model.newBest.connect((_, b) => bests.push([b.n, b.description]));
+    feed(model, [...journal.append([runStart]), state('running', 1)]);
+    // The baseline is not news: there was no best before it.
+    feed(model, journal.append([start(0), record(0, { status: 'keep', metric: 0.9 })]));
+    expect(bests).toEqual([]);
+    // A kept record the file has not counted yet (the engine writes it just after the append):
+    // no news until the file says so.
+    const kept = record(1, { status: 'keep', metric: 0.8, cost_usd: 0.5 });
+    const [appended, file] = journal.append([start(1), kept]);
+    feed(model, [appended]);
     expect(bests).toEqual([]);
     expect(model.best?.n).toBe(0);
     expect(model.costUsd).toBe(0);
-    expect(model.inFlight.size).toBe(0); // the file listed nothing in flight
-    feed(model, [
-      runState([...replay, start(1), record(1, { status: 'keep', metric: 0.8, cost_usd: 0.5 })], { cost_usd: 0.5 }),
-    ]);
-    expect(bests).toEqual([1]);
+    feed(model, [file]);
+    expect(bests).toEqual([[1, kept.description]]);
     expect(model.best).toMatchObject({ n: 1, metric: 0.8 });
     expect(model.costUsd).toBe(0.5);
   });
@@ -290,8 +342,7 @@ describe('RunModel with the engine’s run_state', () => {
   it('lists nothing in flight for a run no engine works on', () => {
     const model = new RunModel();
     model.reset('t1');
-    const replay = [runStart, start(0)];
-    feed(model, [...replay.map(rec), state('died'), runState(replay, { status: 'died' })]);
+    feed(model, [...new Journal().append([runStart, start(0)], 'died'), state('died', 2)]);
     expect(model.runState?.in_flight).toHaveLength(1);
     expect(model.inFlight.size).toBe(0);
     expect(describeState(model, trans)).toBe('died (resumable)');

@@ -165,8 +165,12 @@ describe('RunEvents and the run_state message', () => {
   it('hands on a state file it can read and leaves out one it cannot', async () => {
     const good = { ...deriveRunState([end(0)], 10, 't1'), status: 'died' };
     server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    // An older engine's file, from before the trust report: the server rewrites one, and the
+    // panel, which reads its trust line from it, leaves one that slipped through out.
+    const { trust: _trust, ...older } = good;
     server.on('connection', socket => {
       socket.send(JSON.stringify({ type: 'run_state', run_state: { ...good, best: { n: 'seven' } } }));
+      socket.send(JSON.stringify({ type: 'run_state', run_state: older }));
       socket.send(JSON.stringify({ type: 'run_state', run_state: good }));
     });
     await new Promise(resolve => server!.on('listening', resolve));
@@ -186,6 +190,7 @@ describe('RunEvents and the run_state message', () => {
       expect(got).toEqual([{ type: 'run_state', run_state: good }]);
       expect(warnings).toEqual([
         expect.stringMatching(/^autoresearch: a run_state the panel cannot read was left out/),
+        expect.stringMatching(/^autoresearch: a run_state the panel cannot read was left out.*trust/s),
       ]);
     } finally {
       console.warn = warn;

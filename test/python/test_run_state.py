@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from test_noise_journal import noisy_records, write_journal
 
 from jupyterlab_autoresearch.errors import StateUnreadable, Unavailable
 from jupyterlab_autoresearch.run_state import empty_state, load_state, read_state_file
@@ -142,6 +143,8 @@ def test_a_failing_state_command_runs_once_per_journal_size_and_names_the_proble
         (json.dumps({**empty_state("t"), "best": {"n": 1, "metric": "low"}}), "'best'"),
         (json.dumps({**empty_state("t"), "status": "died"}), "'status'"),
         (json.dumps({**empty_state("t"), "version": 2}), "'version'"),
+        (json.dumps({**empty_state("t"), "trust": 3}), "'trust'"),
+        (json.dumps({k: v for k, v in empty_state("t").items() if k != "trust"}), "'trust'"),
     ],
 )
 def test_a_state_file_that_is_not_the_engine_s_is_refused_naming_it(tmp_path, content, says):
@@ -205,6 +208,27 @@ def test_the_real_state_command_rewrites_a_stale_file(tmp_path, engine_bundle):
     assert state["journal_bytes"] == journal.stat().st_size
     assert state["records"] == 1 and state["status"] == "stopped" and state["in_flight"] == []
     assert state["end"]["reason"] == "stop"
+
+
+def test_a_state_file_from_before_the_trust_report_is_rewritten_with_it(tmp_path, engine_bundle):
+    """An older engine's file matches the journal's size but lacks `trust`, which the panel
+    needs: it is rewritten once, and the report is the engine's for the run's repeats."""
+    journal = write_journal(tmp_path, noisy_records())
+    older = {k: v for k, v in empty_state("t").items() if k != "trust"}
+    (journal.parent / "state.json").write_text(
+        json.dumps({**older, "journal_bytes": journal.stat().st_size, "records": len(noisy_records())})
+    )
+    state = load_state(tmp_path, "t", live=False)
+    trust = state["trust"]
+    assert trust["runs"] == 9 and trust["extraRuns"] == 5
+    assert trust["byPurpose"] == {"measure": 4, "noise": 2, "confirm": 2, "best": 1}
+    assert [p["proposer"] for p in trust["byProposer"]] == ["baseline", "offline"]
+    assert read_state_file(tmp_path, "t")["trust"] == trust
+
+
+def test_a_run_from_before_repeats_has_no_trust_report(tmp_path, engine_bundle):
+    write_run(tmp_path, two_workers(), stale=True)
+    assert load_state(tmp_path, "t", live=False)["trust"] is None
 
 
 async def test_get_runs_reports_a_run_it_cannot_read_the_state_of_for_itself(

@@ -31,12 +31,12 @@ export interface IStateMessage {
  * `.autoresearch/<tag>/state.json`, the engine's own reading of its journal (src/core/run-state.ts),
  * as the server sends it: `status` already "died" when no engine works on the run. Checked on
  * arrival like everything read from the network: one the panel cannot read is left out (with a
- * warning), and the panel goes on from the records as with a server that sends none.
+ * warning), and the panel keeps showing the last one it could.
  */
 const SentRunState = RunStateFile.extend({ status: z.enum([...RunStateFile.shape.status.options, 'died']) });
 export type IRunStateFile = z.infer<typeof SentRunState>;
 
-/** An experiment in flight: its start record, or the state file's entry for it. */
+/** An experiment in flight: the state file's entry for it. */
 export type IInFlight = Pick<RunStateFile['in_flight'][number], 'n' | 'description' | 'ts'> & {
   /** null (or absent) with one worker. */
   worker?: number | null;

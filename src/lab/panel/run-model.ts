@@ -1,17 +1,18 @@
 /**
  * What the panel knows about one run: the journal records the event stream replays and then
  * follows (the configuration, the experiments, the live log), the liveness the stream reports,
- * and the engine's own reading of its journal (`run_state`: best, in flight, counts, cost, σ).
+ * and the engine's own reading of its journal (`run_state`, state.json).
+ *
+ * Every figure (best, σ, cost, counts, sandbox, in flight, the trust report) is the last
+ * run_state's as it is: the engine is the one interpreter of the journal (src/core/run-state.ts),
+ * and nothing here works a rule of it out again. Before the first run_state they are empty.
  *
  * It changes only through its methods, each of which emits a typed signal; the toolbar, chart,
- * list, live view and status bar read it and redraw. A server from before `run_state` sends
- * none: the model then reads those figures off the records as the panel always did
- * (RecordFigures), so the panel works with either.
+ * list, live view and status bar read it and redraw.
  */
 import { Signal, type ISignal } from '@lumino/signaling';
 import type { ExperimentRecord, JournalRecord, RunEndRecord, RunRecord, RunStartRecord } from '../../core/journal';
 import type { TrustReport } from '../../core/trust';
-import { RecordFigures } from './record-figures';
 import type { EventMessage, IInFlight, IRunStateFile, IStateMessage } from './run-events';
 
 /** How many lines of the running experiment's log the panel keeps. */
@@ -19,22 +20,19 @@ export const LIVE_LOG_LINES = 400;
 
 export type RunState = 'none' | 'starting' | 'running' | 'stopped' | 'died';
 
+/** The counts before a state file came: one object, so readers comparing them see no change. */
+const NO_COUNTS: Readonly<Record<string, number>> = Object.freeze({});
+
 /** What a `changed` emission is about. */
 export type RunModelChange = 'reset' | 'records' | 'state' | 'run-state' | 'connection' | 'error' | 'action';
 
-/** The best so far: its estimate (the mean over its runs, once runs repeat) and that estimate's standard error. */
+/** The best so far: its estimate (the mean over its runs) and, once σ is known, that estimate's standard error. */
 export interface IBest {
   n: number;
   metric: number;
-  /** Runs of its code; null where the journal does not say (before repeats). */
-  runs: number | null;
+  /** Runs of its code. */
+  runs: number;
   stderr: number | null;
-}
-
-/** σ of one run; df is null where the source does not give it (the state file). */
-export interface ISigma {
-  sigma: number | null;
-  df: number | null;
 }
 
 export interface INewBest {
@@ -59,14 +57,13 @@ export class RunModel {
   private _runEnd: RunEndRecord | null = null;
   private readonly _experiments: ExperimentRecord[] = [];
   private readonly _runs: RunRecord[] = [];
+  /** The last run_state's experiments in flight, while an engine works on the run. */
   private readonly _inFlight = new Map<number, IInFlight>();
   private _liveLogN: number | null = null;
   private _liveLog: string[] = [];
   private _caughtUp = false;
   private _error: string | null = null;
   private _runState: IRunStateFile | null = null;
-  /** What the records say (the trust report; best, σ, cost, counts without run_state). */
-  private figures = new RecordFigures(() => this.direction);
 
   private readonly _changed = new Signal<this, RunModelChange>(this);
   private readonly _experimentAdded = new Signal<this, IExperimentAdded>(this);
@@ -120,7 +117,7 @@ export class RunModel {
   get runs(): readonly RunRecord[] {
     return this._runs;
   }
-  /** Experiments started and not finished, by number (one per worker). */
+  /** Experiments started and not finished, by number (one per worker), as the last run_state lists them. */
   get inFlight(): ReadonlyMap<number, IInFlight> {
     return this._inFlight;
   }
@@ -140,7 +137,7 @@ export class RunModel {
   get error(): string | null {
     return this._error;
   }
-  /** The engine's state file as the server last sent it; null before one came (or from an older server). */
+  /** The engine's state file as the server last sent it; null before one came. */
   get runState(): IRunStateFile | null {
     return this._runState;
   }
@@ -167,33 +164,36 @@ export class RunModel {
 
   /** The best so far, as the engine estimates it. */
   get best(): IBest | null {
-    if (this._runState) {
-      const b = this._runState.best;
-      return b && { n: b.n, metric: b.metric, runs: b.runs, stderr: b.stderr };
-    }
-    return this.figures.best;
+    const b = this._runState?.best;
+    return b ? { n: b.n, metric: b.metric, runs: b.runs, stderr: b.stderr } : null;
   }
-  /** σ of one run, or null for a run that does not measure it (from before repeats). */
-  get sigma(): ISigma | null {
-    if (this._runState) {
-      return this._runState.sigma === null ? null : { sigma: this._runState.sigma, df: null };
-    }
-    return this.figures.sigma;
+  /** Pooled σ of one run, or null before any code ran twice (or for a run from before repeats). */
+  /** σ's degrees of freedom, 0 before it is measured. */
+  get sigmaDf(): number {
+    return this._runState?.sigma_df ?? 0;
+  }
+
+  get sigma(): number | null {
+    return this._runState?.sigma ?? null;
   }
   get costUsd(): number {
-    return this._runState ? (this._runState.cost_usd ?? 0) : this.figures.costUsd;
+    return this._runState?.cost_usd ?? 0;
+  }
+  /** Experiments finished. */
+  get experimentCount(): number {
+    return this._runState?.experiments ?? 0;
   }
   /** Experiments by status. */
   get counts(): Readonly<Record<string, number>> {
-    return this._runState?.counts ?? this.figures.counts;
+    return this._runState?.counts ?? NO_COUNTS;
   }
   /** Whether the last training run was sandboxed; null before a run says (or for journals from before the run guard). */
   get sandbox(): 'on' | 'off' | null {
-    return this._runState ? this._runState.sandbox : this.figures.sandbox;
+    return this._runState?.sandbox ?? null;
   }
   /** What trust cost (runs on measurement and confirmation, per 0.001 gained), or null for a run from before repeats. */
   get trust(): TrustReport | null {
-    return this.figures.trust;
+    return this._runState?.trust ?? null;
   }
 
   /** Forgets everything: the panel is about to follow another run. */
@@ -206,7 +206,6 @@ export class RunModel {
     this._runEnd = null;
     this._experiments.length = 0;
     this._runs.length = 0;
-    this.figures = new RecordFigures(() => this.direction);
     this._inFlight.clear();
     this._liveLogN = null;
     this._liveLog = [];
@@ -259,50 +258,33 @@ export class RunModel {
   }
 
   private addRecord(record: JournalRecord): void {
-    const legacy = this._runState === null;
     switch (record.type) {
       case 'run_start':
         this._runStart = record;
         this._runEnd = null;
         break;
-      case 'experiment_start':
-        if (legacy) {
-          this._inFlight.set(record.n, record);
-        }
-        break;
       case 'run':
         // One training run of an experiment still in flight (or a re-measure of the best):
         // the experiment is not finished until its own record comes.
         this._runs.push(record);
-        this.figures.addRun(record);
         break;
       case 'experiment':
-        this.addExperiment(record, legacy);
+        this.addExperiment(record);
         break;
       case 'run_end':
         this._runEnd = record;
-        // A run that ended has nothing in flight, whatever its last starts said.
-        this._inFlight.clear();
         break;
     }
   }
 
-  private addExperiment(record: ExperimentRecord, legacy: boolean): void {
+  private addExperiment(record: ExperimentRecord): void {
     this._experiments.push(record);
-    // Without the engine's state file the records say what is in flight and which is the best.
-    const improved = this.figures.addExperiment(record) && legacy;
-    if (legacy) {
-      this._inFlight.delete(record.n);
-    }
     if (this._liveLogN === record.n) {
       this._liveLogN = null;
       this._liveLog = [];
       this._logChanged.emit();
     }
     this._experimentAdded.emit({ record, live: this._caughtUp });
-    if (improved && this._caughtUp && record.best_before !== null && record.metric !== null) {
-      this._newBest.emit({ n: record.n, metric: record.metric, description: record.description });
-    }
   }
 
   private addLog(n: number, reset: boolean, lines: string[]): void {
@@ -323,9 +305,7 @@ export class RunModel {
     this._engineTag = message.engine_tag ?? null;
     const first = !this._caughtUp;
     this._caughtUp = true;
-    if (message.state !== 'running') {
-      this._inFlight.clear();
-    }
+    this.syncInFlight();
     this._changed.emit('state');
     if (first) {
       this._logChanged.emit();
@@ -335,12 +315,7 @@ export class RunModel {
   private setRunState(next: IRunStateFile): void {
     const before = this._runState;
     this._runState = next;
-    // A run no engine works on has nothing in flight, whatever its last starts said.
-    const live = next.status === 'running' && this._state !== 'stopped' && this._state !== 'died';
-    this._inFlight.clear();
-    for (const f of live ? next.in_flight : []) {
-      this._inFlight.set(f.n, f);
-    }
+    this.syncInFlight();
     const best = next.best;
     // News only against an earlier state file: the first one (after the replay) sets the scene.
     if (before?.best && best && best.n !== before.best.n && this._caughtUp) {
@@ -349,5 +324,15 @@ export class RunModel {
     }
     this._changed.emit('run-state');
     this._logChanged.emit();
+  }
+
+  /** The last run_state's experiments in flight; none for a run no engine works on, whatever its last starts said. */
+  private syncInFlight(): void {
+    const file = this._runState;
+    const live = file?.status === 'running' && this._state !== 'stopped' && this._state !== 'died';
+    this._inFlight.clear();
+    for (const f of live ? file.in_flight : []) {
+      this._inFlight.set(f.n, f);
+    }
   }
 }

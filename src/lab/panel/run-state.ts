@@ -18,29 +18,23 @@ export function describeState(m: RunModel, trans: TranslationBundle): string {
       if (running.length > 1) {
         return trans.__('%1 training', running.map(n => `#${n}`).join(', '));
       }
-      return running.length ? trans.__('#%1 training', running[0]) : trans.__('proposing #%1', m.experiments.length);
+      return running.length ? trans.__('#%1 training', running[0]) : trans.__('proposing #%1', m.experimentCount);
     }
     case 'starting':
       return trans.__('starting');
     case 'died':
       return trans.__('died (resumable)');
     case 'stopped':
-      return m.runEnd ? trans.__('stopped (%1)', m.runEnd.reason) : trans.__('stopped');
+      return m.runState?.end ? trans.__('stopped (%1)', m.runState.end.reason) : trans.__('stopped');
     default:
       return trans.__('connecting');
   }
 }
 
-/** `σ 0.0040 (4 df)`, or `σ 0.0040` where the source gives no degrees of freedom; null for a run that does not measure σ. */
+/** `σ 0.0040 (4 df)`; null for a run that has not measured σ (or does not: from before repeats). */
 export function describeSigma(m: RunModel, trans: TranslationBundle): string | null {
   const s = m.sigma;
-  if (!s) {
-    return null;
-  }
-  if (s.sigma === null) {
-    return trans.__('σ not measured yet');
-  }
-  return s.df !== null ? trans.__('σ %1 (%2 df)', fmtNoise(s.sigma), s.df) : trans.__('σ %1', fmtNoise(s.sigma));
+  return s === null ? null : trans.__('σ %1 (%2 df)', fmtNoise(s), m.sigmaDf);
 }
 
 /**
@@ -61,9 +55,9 @@ export function describeBest(m: RunModel, trans: TranslationBundle): string {
 }
 
 /**
- * The noise line above the chart: σ with its degrees of freedom, the best as mean ± se over
- * its runs, and what trust cost (runs on measurement and confirmation of all runs; accelerator
- * minutes and dollars per 0.001 gained, by proposer). Empty for a run from before repeats.
+ * The noise line above the chart: σ, the best as mean ± se over its runs, and what trust cost
+ * (runs on measurement and confirmation of all runs; accelerator minutes and dollars per 0.001
+ * gained, by proposer), all as the engine's state file says. Empty for a run from before repeats.
  */
 export function describeNoise(m: RunModel, trans: TranslationBundle): string[] {
   const t = m.trust;
@@ -72,8 +66,8 @@ export function describeNoise(m: RunModel, trans: TranslationBundle): string[] {
   }
   const head = [describeSigma(m, trans) ?? trans.__('σ not measured yet')];
   const b = m.best;
-  if (b && b.runs !== null) {
-    head.push(trans.__('best %1 %2 (#%3)', m.metric, bestWords({ ...b, se: b.stderr, runs: b.runs }), b.n));
+  if (b) {
+    head.push(trans.__('best %1 %2 (#%3)', m.metric, bestWords({ ...b, se: b.stderr }), b.n));
   }
   const cost = [trustRunsWords(t), perMilliWords(t)];
   const proposers = perProposerWords(t);
