@@ -6,12 +6,13 @@ a Node.js engine process (the bundled `engine/autoresearch.cjs`).
 
 from .handlers import setup_route_handlers
 
-# For notebooks: `from jupyterlab_autoresearch import load, show`. Light to import: pandas and
+# For notebooks: `from jupyterlab_autoresearch import load, show` (and load_transfer). Light to import: pandas and
 # IPython are imported only when called.
 from .notebook import load, show
+from .transfer import load_transfer
 from .version import __version__
 
-__all__ = ["__version__", "load", "show"]
+__all__ = ["__version__", "load", "load_transfer", "show"]
 
 
 def _jupyter_labextension_paths():

@@ -75,6 +75,8 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "usage": (OBJ,),
         "cost_usd": (NUM,),
     },
+    # Step mode: a proposal offered to its reviewer, or the reviewer's decision.
+    "review": {"ts": (STR,), "n": (INT,), "event": (STR,)},
     "run_end": {
         "ts": (STR,),
         "reason": (STR,),
@@ -87,14 +89,32 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
 # Fields a record may carry, checked when present: the noise-aware engine's additions to an
 # experiment (journals from before it lack them) and the optional flags of a run.
 OPTIONAL: dict[str, dict[str, tuple[str, ...]]] = {
-    "experiment": {"state": (STR,), "runs": (ARR,), "verdict": (OBJ,), "same_as": (INT,)},
+    "experiment": {"state": (STR,), "runs": (ARR,), "verdict": (OBJ,), "same_as": (INT,), "review": (OBJ,)},
+    "review": {
+        "action": (STR,),
+        "source": (STR,),
+        "waited_s": (NUM,),
+        "note": (STR,),
+        "edit_diff": (STR,),
+        "all": (BOOL,),
+    },
     # sandbox: "on" or "off" as the run guard found it; strays: processes it killed after the run.
     "run": {"log_truncated": (BOOL,), "sandbox": (STR,), "strays": (INT,)},
 }
 
 
 # The least value of numeric fields, wherever they appear (src/core/journal.ts's nonnegative() and min()).
-MINIMUM = {"n": 0, "k": 1, "worker": 1, "lines_added": 0, "lines_removed": 0, "cost_usd": 0, "memory_gb": 0, "run_s": 0}
+MINIMUM = {
+    "n": 0,
+    "k": 1,
+    "worker": 1,
+    "lines_added": 0,
+    "lines_removed": 0,
+    "cost_usd": 0,
+    "memory_gb": 0,
+    "run_s": 0,
+    "waited_s": 0,
+}
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 # zod's int() is a safe integer: beyond 2^53 a JavaScript number is no longer exact.
 SAFE_INT = 2**53 - 1
@@ -219,6 +239,8 @@ def problem(record) -> str | None:
         return why
     if kind == "experiment" and record["status"] not in STATUSES:
         return f"experiment.status {record['status']!r} is not one of {sorted(STATUSES)}"
+    if kind == "review" and record["event"] not in ("pending", "decision"):
+        return f"review.event {record['event']!r} is not one of ['decision', 'pending']"
     if kind == "run_end" and record["reason"] not in END_REASONS:
         return f"run_end.reason {record['reason']!r} is not one of {sorted(END_REASONS)}"
     return None

@@ -82,6 +82,9 @@ def shape_problem(state) -> str | None:
         # since the panel, which reads its trust line from here, refuses one without it.
         "trust": "trust" in state and (state["trust"] is None or isinstance(state["trust"], dict)),
         "sigma_df": _whole(state.get("sigma_df")),
+        # Step mode's proposal awaiting review; absent in files from before it.
+        "pending": state.get("pending") is None
+        or (isinstance(state["pending"], dict) and _whole(state["pending"].get("n"))),
     }
     bad = [key for key, ok in checks.items() if not ok]
     return f"has a bad or missing {bad[0]!r}" if bad else None

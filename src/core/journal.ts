@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { PriceRow } from './pricing';
+import { ReviewAction, ReviewSource } from './review';
 import { SandboxSetting } from './sandbox';
 
 export const EXPERIMENT_STATUSES = ['keep', 'discard', 'crash', 'interrupted', 'rejected'] as const;
@@ -55,6 +56,8 @@ export const RunConfig = z.object({
   confirm_runs: z.number().int().nonnegative().optional(),
   /** What a training run may reach (src/core/sandbox.ts); absent in older journals, meaning auto without network. */
   sandbox: SandboxSetting.optional(),
+  /** Step mode: each proposal waits for a reviewer before it is committed (src/core/review.ts). */
+  step: z.boolean().optional(),
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 
@@ -221,6 +224,8 @@ export const ExperimentRecord = z.object({
   verdict: Verdict.optional(),
   /** Same code as this earlier experiment: its result is reported, nothing ran again. */
   same_as: z.number().int().nonnegative().optional(),
+  /** Step mode: how its reviewer decided (the review record of the same n has the note or edit's diff). */
+  review: z.object({ action: ReviewAction, source: ReviewSource, waited_s: z.number().nonnegative() }).optional(),
 });
 export type ExperimentRecord = z.infer<typeof ExperimentRecord>;
 
@@ -234,12 +239,33 @@ export const RunEndRecord = z.object({
 });
 export type RunEndRecord = z.infer<typeof RunEndRecord>;
 
+/**
+ * Step mode: experiment n's proposal offered to a reviewer (`pending`), or how the reviewer
+ * decided (`decision`: where it came from, the seconds waited, a rejection's note, an edit's diff
+ * against the proposal, whether step mode ends). A pending without a decision and without an
+ * experiment record is still awaiting review, across a stop or a kill -9.
+ */
+export const ReviewRecord = z.object({
+  type: z.literal('review'),
+  ts: isoTime,
+  n: z.number().int().nonnegative(),
+  event: z.enum(['pending', 'decision']),
+  action: ReviewAction.optional(),
+  source: ReviewSource.optional(),
+  waited_s: z.number().nonnegative().optional(),
+  note: z.string().optional(),
+  edit_diff: z.string().optional(),
+  all: z.boolean().optional(),
+});
+export type ReviewRecord = z.infer<typeof ReviewRecord>;
+
 export const JournalRecord = z.discriminatedUnion('type', [
   RunStartRecord,
   ExperimentStartRecord,
   RunRecord,
   ExperimentRecord,
   RunEndRecord,
+  ReviewRecord,
 ]);
 export type JournalRecord = z.infer<typeof JournalRecord>;
 

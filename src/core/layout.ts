@@ -18,6 +18,9 @@ export const STATE_FILE = 'state.json';
 export const LOGS_DIR = 'logs';
 export const WORKTREES_DIR = 'worktrees';
 export const RECOVER_PATCH = 'recover.patch';
+/** Step mode (src/core/review.ts): the proposal awaiting a reviewer, and the reviewer's answer to it. */
+export const REVIEW_PENDING_FILE = 'review-pending.json';
+export const REVIEW_DECISION_FILE = 'review-decision.json';
 
 /** `engine-<tag>.log` in STATE_DIR: the engine's own output when the server started it. */
 export function engineLogName(tag: string): string {
@@ -30,6 +33,20 @@ export const LOG_DIGITS = 4;
 /** `NNNN.log`: experiment n's training output; its i-th run's `NNNN-i.log` when it ran again. */
 export function runLogName(n: number, i = 1): string {
   return `${String(n).padStart(LOG_DIGITS, '0')}${i > 1 ? `-${i}` : ''}.log`;
+}
+
+/**
+ * In STATE_DIR/<tag>/TRANSFER_DIR/, the transfer study of that run (src/core/transfer-journal.ts):
+ * its own JOURNAL_FILE and LOGS_DIR, TRANSFER_SUMMARY (src/core/transfer.ts, rewritten after every
+ * run) and TRANSFER_WORKTREE, the git worktree each replayed commit is checked out in.
+ */
+export const TRANSFER_DIR = 'transfer';
+export const TRANSFER_SUMMARY = 'summary.json';
+export const TRANSFER_WORKTREE = 'worktree';
+
+/** A study run's log: `transfer-<commit7>-<k>.log`, or `ablate-<reverted7>-<k>.log`. */
+export function studyLogName(kind: 'transfer' | 'ablate', commit: string, k: number): string {
+  return `${kind}-${commit.slice(0, 7)}-${k}.log`;
 }
 
 /** The longest tag: it names a folder and a branch. */
@@ -65,6 +82,10 @@ export function layout() {
     log_digits: LOG_DIGITS,
     worktrees_dir: WORKTREES_DIR,
     recover_patch: RECOVER_PATCH,
+    review_pending_file: REVIEW_PENDING_FILE,
+    review_decision_file: REVIEW_DECISION_FILE,
+    transfer_dir: TRANSFER_DIR,
+    transfer_summary: TRANSFER_SUMMARY,
     /** `{tag}` is replaced by the tag. */
     engine_log: engineLogName('{tag}'),
     tag_pattern: TAG_PATTERN,

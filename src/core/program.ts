@@ -9,6 +9,7 @@ import type { RunConfig } from './journal';
 import { PriceRow } from './pricing';
 import { frontMatterShape, MAX_TIMER_S, ruleOf, RUN_OPTIONS } from './run-options';
 import { mergeSandbox, SandboxSetting } from './sandbox';
+import { TransferSetting } from './transfer-journal';
 
 /** The original autoresearch conventions. */
 export const DEFAULT_BUDGET_S = RUN_OPTIONS.budget_s.default;
@@ -68,6 +69,8 @@ export const FrontMatter = z
     editable: z.array(editablePath).min(1).optional(),
     readonly: z.array(relPath).optional(),
     prices: z.record(z.string(), PriceRow).optional(),
+    // The transfer study's defaults (autoresearch transfer): the larger scale's environment and budget.
+    transfer: TransferSetting.optional(),
   })
   .strict();
 export type FrontMatter = z.infer<typeof FrontMatter>;
@@ -141,6 +144,7 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     confirm_runs: overrides.confirm_runs ?? fm.confirm_runs ?? RUN_OPTIONS.confirm_runs.default,
   };
   config.sandbox = mergeSandbox(overrides.sandbox, fm.sandbox);
+  if (overrides.step ?? fm.step) config.step = true;
   const model = overrides.model ?? fm.model;
   const maxDollars = overrides.max_dollars ?? fm.max_dollars;
   const prices = fm.prices || overrides.prices ? { ...fm.prices, ...overrides.prices } : undefined;

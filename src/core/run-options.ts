@@ -163,6 +163,13 @@ export const RUN_OPTIONS = {
     server: 'body',
     help: `propose only after each experiment ends, instead of drafting while it trains (${orList(proposersWith('pipeline'))})`,
   },
+  step: {
+    flag: '--step',
+    kind: 'switch',
+    frontMatter: true,
+    server: 'body',
+    help: 'step mode: each proposal waits for a reviewer (autoresearch approve/reject, or the prompt on a terminal) before it trains; one worker',
+  },
   max_experiments: {
     flag: '--max-experiments <n>',
     kind: 'count',

@@ -114,6 +114,11 @@ export const RunStateFile = z.object({
   end: z.object({ reason: z.string(), message: z.string().nullable(), ts: z.string() }).nullable(),
   /** What trust cost (trustReport), or null for a run from before repeats (no runs nor verdicts to show). */
   trust: TrustReportSchema.nullable(),
+  /**
+   * Step mode: the proposal awaiting review (status running: the run is awaiting-review; stopped:
+   * it is offered again on --resume), or null. Absent in files from before step mode.
+   */
+  pending: z.object({ n: z.number().int(), description: z.string(), since: z.string() }).nullable().optional(),
 });
 export type RunStateFile = z.infer<typeof RunStateFile>;
 
@@ -243,5 +248,19 @@ export function deriveRunState(records: readonly JournalRecord[], journalBytes: 
     sandbox,
     end: end && { reason: end.reason, message: end.message, ts: end.ts },
     trust: trustOf(records, config),
+    pending: pendingReviewOf(records),
   };
+}
+
+/** The proposal a reviewer has not decided yet: offered (a review pending record), neither decided nor recorded. */
+export function pendingReviewOf(records: readonly JournalRecord[]): RunStateFile['pending'] {
+  let pending: { n: number; since: string } | null = null;
+  for (const r of records) {
+    if (r.type === 'review' && r.event === 'pending') pending ??= { n: r.n, since: r.ts };
+    else if (pending && (r.type === 'review' || r.type === 'experiment') && r.n === pending.n) pending = null;
+  }
+  if (!pending) return null;
+  const n = pending.n;
+  const start = inFlightStarts(records).find(s => s.n === n);
+  return start ? { n, description: start.description, since: pending.since } : null;
 }

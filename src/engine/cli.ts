@@ -25,8 +25,10 @@ import { resultsText, statusText } from './report';
 import { addRunOptions, flagOf, type RunFlags } from './run-flags';
 import { writeStateFromJournal } from './state-file';
 import { fmtMetric, TerminalReporter } from './terminal';
+import { registerTransferCommand } from './transfer-cli';
 import { ENGINE_VERSION } from './version';
 import { loadProgram, STATE_DIR, UserError } from './workspace';
+import { registerReviewCommands, ttyAsker } from './review-cli';
 
 function positiveNumber(v: string): number {
   const n = Number(v);
@@ -149,6 +151,8 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
     overrides,
     signal: controller.signal,
     workers,
+    // Step mode on a terminal also asks inline; decision files from other shells are read either way.
+    asker: process.stdin.isTTY ? ttyAsker(dir, text => reporter.print(text)) : undefined,
     executorFor: () => {
       const e = createExecutor(o);
       executors.push(e);
@@ -278,6 +282,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
         process.stdout.write(`wrote ${r.file} (run ${r.tag}, ${r.experiments} experiments)\n`);
       }
     });
+
+  // The transfer study (src/engine/transfer-cli.ts): runs through the same executors as run.
+  registerTransferCommand(program, setExit, createExecutor);
+
+  // Step mode: review, approve, reject (src/engine/review-cli.ts).
+  registerReviewCommands(program, abs);
 
   return program;
 }

@@ -16,9 +16,11 @@ import { stateOf, type Ledger } from './ledger';
 import type { LogCapture } from './log-capture';
 import type { Phase } from './loop-events';
 import type { Best } from './loop-records';
+import { awaitReview } from './experiment-review';
 import { measure } from './measure';
 import type { Proposal } from './proposers/types';
 import { syntaxCheck } from './python';
+import type { StepReview } from './step-review';
 import { changedReadonly, checkEditablePath, editableLinkProblem, PROGRAM_FILE } from './workspace';
 
 export interface ExperimentEnv {
@@ -45,6 +47,8 @@ export interface ExperimentEnv {
   onKernel?: (kernel: RunKernel) => void;
   /** Extra environment for the run (a worker's CUDA_VISIBLE_DEVICES). */
   runEnv?: Record<string, string>;
+  /** Step mode: a checked proposal waits for its reviewer before it is committed (absent: it does not). */
+  review?: StepReview;
 }
 
 export interface ExperimentInput {
@@ -136,6 +140,11 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
         reason: `same code as #${earlier.n} (${earlier.status}, ${result}); not run again`,
       });
     }
+    if (env.review) {
+      env.onPhase?.('review');
+      const rejected = await awaitReview({ ...env, review: env.review }, input.n, proposal, record, applyProposal);
+      if (rejected) return finish(rejected);
+    }
     env.onPhase?.('commit');
     record.commit = await env.repo.commit(env.config.editable, proposal.description);
   } else {
@@ -208,7 +217,7 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
 }
 
 /** Writes the proposal's files after the guards; returns the diff and why it was rejected, or null. */
-async function applyProposal(
+export async function applyProposal(
   env: ExperimentEnv,
   proposal: Proposal,
 ): Promise<{ problem: string | null; diff: string }> {

@@ -6,8 +6,9 @@
 import type { ExperimentRecord, RunPurpose } from '../core/journal';
 import type { LogCapture } from './log-capture';
 
-/** What an experiment is doing: proposing, applying, committing, a run (a repeat by its purpose), judging, checking. */
-export type Phase = 'propose' | 'apply' | 'commit' | 'run' | Exclude<RunPurpose, 'measure'> | 'judge' | 'check';
+/** What an experiment is doing: proposing, applying, awaiting its reviewer (step mode), committing, a run (a repeat by its purpose), judging, checking. */
+export type Phase =
+  'propose' | 'apply' | 'review' | 'commit' | 'run' | Exclude<RunPurpose, 'measure'> | 'judge' | 'check';
 
 /** The events a lane emits, before the worker is added. */
 export interface LaneEvents {

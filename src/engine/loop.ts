@@ -22,7 +22,8 @@ import type { Proposer } from './proposers/types';
 import { locatePython } from './python';
 import { recoveryPatch } from './recovery';
 import { ResultsFile } from './results-file';
-import { continuations, type Continuation } from './resume';
+import { continuations, pendingContinuations, type Continuation } from './resume';
+import { readPending, type Asker } from './step-review';
 import { ENGINE_VERSION } from './version';
 import {
   checkTag,
@@ -64,6 +65,8 @@ export interface LoopOptions {
   workers?: number;
   /** A new executor for another worker (workers 2..N; worker 1 uses `executor`). */
   executorFor?: (worker: number) => Executor;
+  /** Step mode's in-process reviewer (the terminal's prompt), raced with decision files. */
+  asker?: Asker;
 }
 
 /** Emits LoopEvents (src/engine/loop-events.ts): phase, run-start, experiment, note. */
@@ -99,6 +102,10 @@ export class Loop extends EventEmitter<LoopEvents> {
     const inFlight = this.opts.resume ? findInFlight(records) : [];
     // An experiment left in flight may have left its edit uncommitted: resume resets it.
     const repo = await checkWorkspace(dir, this.config, { allowDirty: inFlight.length ? this.config.editable : [] });
+    if (workers > 1 && this.config.step) {
+      // One pending proposal per run keeps the files, the prompt and the class's attention simple.
+      throw new UserError('step mode reviews one proposal at a time: run it with one worker (drop --workers)');
+    }
     if (workers > 1) {
       await checkWorkerFiles(repo, this.config);
       this.config = { ...this.config, workers };
@@ -150,6 +157,7 @@ export class Loop extends EventEmitter<LoopEvents> {
           logHeadBytes: this.opts.logHeadBytes,
           logTailBytes: this.opts.logTailBytes,
           results,
+          asker: this.opts.asker,
           emit: (event, ...args) => this.emit(event, ...(args as never)),
         },
         journal.read(),
@@ -241,7 +249,10 @@ export class Loop extends EventEmitter<LoopEvents> {
     }
     const best = bestOf(experimentsOf(records), Measurements.of(records));
     // Killed while measuring a committed experiment: it goes on from the runs it recorded.
-    const continued = continuations(records, inFlight);
+    const continued = [
+      ...continuations(records, inFlight),
+      ...pendingContinuations(records, inFlight, readPending(runPaths(dir, this.tag).root)),
+    ];
     inFlight = inFlight.filter(s => !continued.some(c => c.start.n === s.n));
     if (inFlight.length) {
       const head = await repo.head();

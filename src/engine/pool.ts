@@ -39,6 +39,7 @@ import {
 import { filesAt, rebaseProposal } from './rebase-proposal';
 import { proposalFacts, type Continuation } from './resume';
 import type { ResultsFile } from './results-file';
+import { ReviewPostponed, StepReview, type Asker } from './step-review';
 import { currentProgramBody, runPaths, UserError } from './workspace';
 import { createWorktrees, removeWorktrees, worktreesRoot } from './worktrees';
 
@@ -69,6 +70,8 @@ export interface PoolOptions {
   logTailBytes?: number;
   /** results.tsv, checked against the journals before each row. */
   results: ResultsFile;
+  /** Step mode's in-process reviewer (the terminal's prompt); decision files are always read. */
+  asker?: Asker;
   emit: EmitLoopEvent;
 }
 
@@ -91,6 +94,8 @@ interface Job {
   files: Record<string, string>;
   proposeSeconds: number;
   resume?: Continuation;
+  /** Step mode: a proposal a stopped or killed engine left awaiting review, offered again. */
+  pending?: true;
 }
 
 /** Runs the loop until a stop condition; writes and returns the run_end record. */
@@ -118,6 +123,8 @@ class Pool {
   private readonly ledger: Ledger;
   private readonly source: ProposalSource;
   private readonly resumed: Continuation[];
+  /** Step mode's reviewer (one worker only: loop.ts refuses more); null when nothing is reviewed. */
+  private readonly review: StepReview | null;
 
   constructor(
     private readonly o: PoolOptions,
@@ -134,6 +141,18 @@ class Pool {
     this.signal.addEventListener('abort', () => this.finished.wakeAll(), { once: true });
     this.source = new ProposalSource(o.proposer, o.pipeline && !this.several);
     this.resumed = [...o.resumed];
+    // A proposal left awaiting review is reviewed even by an engine resumed without step mode.
+    this.review =
+      o.config.step || this.resumed.some(c => c.pending)
+        ? new StepReview({
+            root: runPaths(o.dir, o.tag).root,
+            journal: o.journal,
+            signal: this.signal,
+            asker: o.asker,
+            note: text => o.emit('note', text),
+          })
+        : null;
+    if (this.review && !o.config.step) this.review.enabled = false;
   }
 
   async run(): Promise<RunEndRecord> {
@@ -221,9 +240,9 @@ class Pool {
       job = { n, proposal: null, from: parent, parent: null, files, proposeSeconds: 0 };
     }
     const record = await this.experiment(lane, job);
-    if (!this.best && record.status === 'crash') {
+    if (!this.best && record?.status === 'crash') {
       this.fail(
-        `the baseline crashed (${record.reason}); fix ${this.o.config.editable[0]} — the log is ${record.log_path} — then run again with --resume`,
+        `the baseline crashed (${record?.reason}); fix ${this.o.config.editable[0]} — the log is ${record.log_path} — then run again with --resume`,
       );
     }
   }
@@ -252,6 +271,27 @@ class Pool {
       c => !this.several || c.start.worker === undefined || c.start.worker === lane.k || c.start.worker > lanes,
     );
     const c = mine >= 0 ? this.resumed.splice(mine, 1)[0] : undefined;
+    if (c?.pending && c.proposal) {
+      this.proposed++;
+      this.inFlight.set(c.start.n, {
+        n: c.start.n,
+        worker: lane.k,
+        description: c.start.description,
+        diff: '',
+        cost: 0,
+      });
+      const files = await this.filesOfBest(lane, this.best);
+      const proposeSeconds = c.start.proposal?.propose_s ?? 0;
+      return {
+        n: c.start.n,
+        proposal: c.proposal,
+        from: this.best.commit,
+        parent: this.best,
+        files,
+        proposeSeconds,
+        pending: true,
+      };
+    }
     if (c) {
       if (c.proposal) this.proposed++;
       const files = await filesAt(this.main, this.best.commit, this.o.config.editable);
@@ -436,7 +476,7 @@ class Pool {
   }
 
   /** Runs a job in a lane, records it, and moves the best or resets the lane. */
-  private async experiment(lane: Lane, job: Job): Promise<ExperimentRecord> {
+  private async experiment(lane: Lane, job: Job): Promise<ExperimentRecord | null> {
     const { o } = this;
     const { n } = job;
     const description = job.resume?.start.description ?? job.proposal?.description ?? 'baseline';
@@ -461,6 +501,7 @@ class Pool {
           logTailBytes: o.logTailBytes,
           signal: this.signal,
           runEnv: o.devices[lane.k - 1],
+          review: this.review && job.proposal && (this.review.enabled || job.pending) ? this.review : undefined,
           ledger: this.ledger,
           currentBest: () => this.currentBest(),
           worker,
@@ -485,6 +526,12 @@ class Pool {
         },
       );
     } catch (e) {
+      if (e instanceof ReviewPostponed) {
+        // Stopped while awaiting review: nothing recorded, so a resume offers it again; the tree goes back to the best.
+        this.inFlight.delete(n);
+        await lane.repo.resetHard(job.from);
+        return null;
+      }
       // A failure of git or of the executor itself, not of the experiment: the run cannot go on.
       // One worker: the executor's own message, which names the fix (a kernel that cannot start).
       const message = this.several

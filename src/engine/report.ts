@@ -45,7 +45,9 @@ export function statusText(dir: string, tag?: string): string {
   const engine = readEngineInfo(dir);
   const running = engine && engine.tag === t && isEngineAlive(engine);
   const state = running
-    ? `running (engine pid ${engine.pid})`
+    ? s.pending
+      ? `awaiting-review: #${s.pending.n} ${s.pending.description} (engine pid ${engine.pid}; autoresearch review ${dir})`
+      : `running (engine pid ${engine.pid})`
     : s.end
       ? `stopped (${s.end.reason}${s.end.message ? `: ${s.end.message}` : ''})`
       : 'not running, ended without a clean stop; continue with --resume';
@@ -72,6 +74,9 @@ export function statusText(dir: string, tag?: string): string {
         `in flight:   ${who}#${f.n} ${f.description} (for ${Math.round((Date.now() - Date.parse(f.ts)) / 1000)} s)`,
       );
     }
+  }
+  if (!running && s.pending) {
+    lines.push(`pending:     #${s.pending.n} ${s.pending.description} awaits review; offered again on --resume`);
   }
   const exps = experimentsOf(records);
   if (exps.length) {

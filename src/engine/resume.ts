@@ -5,6 +5,8 @@
  */
 import type { ExperimentStartRecord, JournalRecord, ProposalFacts } from '../core/journal';
 import { ZERO_USAGE } from '../core/journal';
+import type { PendingReview } from '../core/review';
+import { pendingReviewOf } from '../core/run-state';
 import type { Proposal } from './proposers/types';
 
 export interface Continuation {
@@ -14,6 +16,39 @@ export interface Continuation {
   baseline: boolean;
   /** The proposal rebuilt from its start record (files stay in the commit); null for the baseline. */
   proposal: Proposal | null;
+  /** Step mode: a proposal that was awaiting review, never committed; offered again as it was. */
+  pending?: true;
+}
+
+/**
+ * The experiment left awaiting review (step mode), as a continuation: the same number and the same
+ * files (from the pending file, which the journal's review record vouches for), offered again.
+ */
+export function pendingContinuations(
+  records: JournalRecord[],
+  inFlight: ExperimentStartRecord[],
+  pending: PendingReview | null,
+): Continuation[] {
+  const waiting = pendingReviewOf(records);
+  const start = inFlight.find(s => s.n === waiting?.n && s.n === pending?.n);
+  if (!start || !pending || records.some(r => r.type === 'run' && r.n === start.n)) return [];
+  const p = start.proposal;
+  return [
+    {
+      start,
+      commit: start.parent_commit,
+      baseline: false,
+      pending: true,
+      proposal: {
+        description: pending.description,
+        rationale: pending.rationale,
+        files: pending.files,
+        usage: p?.usage,
+        cost_usd: p?.cost_usd,
+        meta: p?.meta ?? pending.meta,
+      },
+    },
+  ];
 }
 
 /** In-flight experiments with at least one recorded run of their own code, and what they proposed. */

@@ -51,7 +51,11 @@ device = torch.device("cuda" if USE_CUDA else "cpu")
 WIDTH_SCALE, EXTRA_LAYERS, BATCH_SCALE, SEQ_SCALE, LR_SCALE = (4, 2, 4, 2, 5) if USE_CUDA else (1, 0, 1, 1, 1)
 
 learning_rate = float(LEARNING_RATE) * LR_SCALE
-n_layer = max(1, int(N_LAYER) + EXTRA_LAYERS)
+# The transfer study (`autoresearch transfer --env AUTORESEARCH_SCALE=2`) replays the kept
+# commits on a larger model to see which changes carry over: the scale multiplies the depth
+# (2 = twice the layers). Unset, as in the search, it is 1. Not a hyperparameter to tune.
+scale = max(1.0, float(os.environ.get("AUTORESEARCH_SCALE", "1")))
+n_layer = max(1, round((int(N_LAYER) + EXTRA_LAYERS) * scale))
 n_embd = max(8, int(N_EMBD) * WIDTH_SCALE)
 head_dim = max(4, int(HEAD_DIM))
 n_head = max(1, n_embd // head_dim)  # never requires N_EMBD to divide evenly

@@ -13,6 +13,8 @@ import { fmtNoise } from '../../core/noise';
 import type { ProposalContext } from './types';
 import { EDITOR, FINISH, FIX } from './claude-tools';
 
+/** Reviewer rejections listed with their notes (step mode). */
+const REVIEWER_NOTES = 20;
 /** Experiments shown in full (diff, rationale, reason). */
 export const RECENT_FULL = 8;
 /** The summary block grows in steps of this many experiments, so its cached prefix is reused between steps. */
@@ -110,6 +112,8 @@ export function userContent(
       `## The last ${h.length - recentStart} experiment(s) in full\n\n${h.slice(recentStart).map(full).join('\n\n')}`,
     );
   }
+  const vetoes = reviewerNotes(h);
+  if (vetoes) parts.push(vetoes);
   if (opts.logTail !== null) {
     const last = h[h.length - 1];
     parts.push(`## The log tail of #${last.n}, which crashed\n\`\`\`\n${opts.logTail}\n\`\`\``);
@@ -143,6 +147,14 @@ export function userContent(
   parts.push(`# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH}.`);
   blocks.push({ type: 'text', text: parts.join('\n\n') });
   return blocks;
+}
+
+/** Step mode: the human reviewer's rejections, each note verbatim (the teacher's words are the point), the latest last. */
+function reviewerNotes(history: ExperimentRecord[]): string | null {
+  const vetoed = history.filter(r => r.review?.action === 'reject').slice(-REVIEWER_NOTES);
+  if (!vetoed.length) return null;
+  const lines = vetoed.map(r => `- #${r.n} ${r.description}: ${r.reason ?? 'rejected by reviewer'}`);
+  return `## Proposals the human reviewer rejected before they ran\n${lines.join('\n')}\n\nTake the reviewer's notes into account: do not propose these again, nor what the notes rule out.`;
 }
 
 /** The last bytes of a log, decoded as text; null when it can't be read. */

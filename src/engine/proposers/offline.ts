@@ -84,7 +84,8 @@ const pairKey = (file: string, name: string, direction: Direction): string => `$
 /** Folds one experiment into the per-direction statistics. */
 function learn(stats: Map<string, PairStats>, record: ExperimentRecord, meta: OfflineMeta, index: number): void {
   const kept = record.status === 'keep';
-  const crash = record.status === 'crash' ? 1 : 0;
+  // A reviewer's rejection rules the direction out as a crash does: it goes after every other move.
+  const crash = record.status === 'crash' || record.review?.action === 'reject' ? 1 : 0;
   const single = meta.change !== undefined && meta.change.jump === undefined;
   for (const { file, name, from, direction, level, jump } of changesOf(meta)) {
     const key = pairKey(file, name, direction);

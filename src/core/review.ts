@@ -1,0 +1,63 @@
+/**
+ * Step mode: a proposal waits for a human before it is committed. Two files carry it, both in
+ * `.autoresearch/<tag>/` (names in ./layout): the engine writes the pending proposal (what a
+ * reviewer needs to judge it, and its full files so a resumed engine offers the same one again),
+ * and a reviewer — `autoresearch approve/reject`, the TTY prompt, later the panel through the
+ * server — writes a decision naming the proposal's number, which the waiting engine takes.
+ * Plain JSON both ways, so the server can read and write them without TypeScript. Browser-safe.
+ */
+import { z } from 'zod';
+
+/** Where a decision came from. */
+export const REVIEW_SOURCES = ['cli', 'tty', 'panel'] as const;
+export const ReviewSource = z.enum(REVIEW_SOURCES);
+export type ReviewSource = z.infer<typeof ReviewSource>;
+
+/** What was decided: an edit is an approval of the reviewer's version of the files. */
+export const REVIEW_ACTIONS = ['approve', 'edit', 'reject'] as const;
+export const ReviewAction = z.enum(REVIEW_ACTIONS);
+export type ReviewAction = z.infer<typeof ReviewAction>;
+
+/** The proposal awaiting review (REVIEW_PENDING_FILE), rewritten atomically by the engine. */
+export const PendingReview = z.object({
+  n: z.number().int().nonnegative(),
+  /** When the engine first offered it (kept across a resume). */
+  since: z.string().min(1),
+  description: z.string(),
+  rationale: z.string(),
+  /** The proposal against the best, unified. */
+  diff: z.string(),
+  /** The proposed editable files, whole: what an editor opens, and what a resumed engine applies again. */
+  files: z.record(z.string(), z.string()),
+  /** The files a decision may replace. */
+  editable: z.array(z.string()),
+  proposer: z.string(),
+  /** Why the proposer chose it (the offline proposer: the rule that picked the move), or null. */
+  why: z.string().nullable(),
+  meta: z.unknown().optional(),
+  /** The last decision the engine could not use (an edit that fails the checks), so the reviewer sees why. */
+  refused: z.object({ ts: z.string(), message: z.string() }).optional(),
+});
+export type PendingReview = z.infer<typeof PendingReview>;
+
+/** A reviewer's answer (REVIEW_DECISION_FILE); the engine deletes it once read. */
+export const ReviewDecision = z.object({
+  /** The proposal it answers: a decision for any other number is refused, never applied. */
+  n: z.number().int().nonnegative(),
+  decision: z.enum(['approve', 'reject']),
+  source: ReviewSource,
+  ts: z.string().min(1),
+  /** A rejection's reason, passed to the next proposal. */
+  note: z.string().optional(),
+  /** Approve, and review nothing more in this run. */
+  all: z.boolean().optional(),
+  /** The reviewer's version of editable files (path → whole content): what runs instead of the proposal's. */
+  files: z.record(z.string(), z.string()).optional(),
+});
+export type ReviewDecision = z.infer<typeof ReviewDecision>;
+
+/** The reason a rejected experiment records. */
+export function reviewerReason(note: string | undefined): string {
+  const text = note?.trim();
+  return text ? `rejected by reviewer: ${text}` : 'rejected by reviewer';
+}
