@@ -277,9 +277,9 @@ export class RepositoryDeleted extends UserError {
   }
 }
 
-/** Why a run measured nothing, or null. */
-function failureOf(
-  env: MeasureEnv,
+/** Why a run measured nothing, or null (the transfer study's runs are judged by it too). */
+export function failureOf(
+  env: Pick<MeasureEnv, 'dir' | 'readonlyHashes' | 'timeoutS'>,
   outcome: { exitCode: number | null; signal: string | null; timedOut: boolean },
   metric: ReturnType<typeof readMetric>,
   tail: string,

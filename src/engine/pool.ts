@@ -242,7 +242,7 @@ class Pool {
     const record = await this.experiment(lane, job);
     if (!this.best && record?.status === 'crash') {
       this.fail(
-        `the baseline crashed (${record?.reason}); fix ${this.o.config.editable[0]} — the log is ${record.log_path} — then run again with --resume`,
+        `the baseline crashed (${record.reason}); fix ${this.o.config.editable[0]} — the log is ${record.log_path} — then run again with --resume`,
       );
     }
   }
@@ -271,30 +271,13 @@ class Pool {
       c => !this.several || c.start.worker === undefined || c.start.worker === lane.k || c.start.worker > lanes,
     );
     const c = mine >= 0 ? this.resumed.splice(mine, 1)[0] : undefined;
-    if (c?.pending && c.proposal) {
-      this.proposed++;
-      this.inFlight.set(c.start.n, {
-        n: c.start.n,
-        worker: lane.k,
-        description: c.start.description,
-        diff: '',
-        cost: 0,
-      });
-      const files = await this.filesOfBest(lane, this.best);
-      const proposeSeconds = c.start.proposal?.propose_s ?? 0;
-      return {
-        n: c.start.n,
-        proposal: c.proposal,
-        from: this.best.commit,
-        parent: this.best,
-        files,
-        proposeSeconds,
-        pending: true,
-      };
-    }
     if (c) {
       if (c.proposal) this.proposed++;
-      const files = await filesAt(this.main, this.best.commit, this.o.config.editable);
+      // A proposal left awaiting review was never committed: it is offered again on the best.
+      const pending = c.pending === true && c.proposal !== null;
+      const files = pending
+        ? await this.filesOfBest(lane, this.best)
+        : await filesAt(this.main, this.best.commit, this.o.config.editable);
       this.inFlight.set(c.start.n, {
         n: c.start.n,
         worker: lane.k,
@@ -306,11 +289,11 @@ class Pool {
       return {
         n: c.start.n,
         proposal: c.proposal,
-        from: c.commit,
+        from: pending ? this.best.commit : c.commit,
         parent: this.best,
         files,
         proposeSeconds: c.start.proposal?.propose_s ?? 0,
-        resume: c,
+        ...(pending ? { pending: true as const } : { resume: c }),
       };
     }
     return this.propose(lane);

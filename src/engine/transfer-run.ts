@@ -8,9 +8,8 @@ import { setRunningGroup, setRunningKernel } from './engine-lock';
 import { isolationOf } from './executor/guard';
 import type { Executor } from './executor/types';
 import { LogCapture } from './log-capture';
-import { lastErrorLine } from './measure';
+import { failureOf } from './measure';
 import { pathWithPython } from './python';
-import { changedReadonly } from './workspace';
 
 /** What the run is for and how to run it. */
 export interface StudyRunContext {
@@ -68,16 +67,8 @@ export async function runStudyOnce(c: StudyRunContext, t: RunTarget, logFile: st
   if (outcome.interrupted) return null;
   const summary = parseSummary(log.tailText());
   const read = readMetric(summary, c.config.metric);
-  const touched = changedReadonly(c.worktree, t.hashes);
-  const reason = touched.length
-    ? `read-only ${touched.join(', ')} changed during the run`
-    : outcome.timedOut
-      ? `killed at the ${c.timeoutS} s deadline`
-      : outcome.exitCode !== 0
-        ? `${outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`}: ${lastErrorLine(log.tailText())}`
-        : 'error' in read
-          ? read.error
-          : null;
+  const where = { dir: c.worktree, readonlyHashes: t.hashes, timeoutS: c.timeoutS };
+  const reason = failureOf(where, outcome, read, log.tailText())?.reason ?? null;
   return {
     type: 'study_run',
     ts: new Date().toISOString(),
