@@ -87,6 +87,9 @@ if (result.errors.length === 0) {
       optionsFile,
       JSON.stringify((await coreModule('src/core/run-options.ts')).serverOptions(), null, 2) + '\n',
     );
-    writeFileSync(layoutFile, JSON.stringify((await coreModule('src/core/layout.ts')).layout(), null, 2) + '\n');
+    // With the state of a run whose journal is still empty, so the server never spells state.json's keys out itself.
+    const emptyState = (await coreModule('src/core/run-state.ts')).deriveRunState([], 0, '');
+    const shared = { ...(await coreModule('src/core/layout.ts')).layout(), empty_state: emptyState };
+    writeFileSync(layoutFile, JSON.stringify(shared, null, 2) + '\n');
   }
 }

@@ -21,7 +21,7 @@ from .confine import OutsideError, open_inside
 from .engine_commands import engine_command
 from .errors import DomainError, StateUnreadable, Unavailable
 from .node import SERVER_HOST
-from .workspaces import STATE_DIR, STATE_FILE, api_path, journal_path, state_path
+from .workspaces import LAYOUT, STATE_DIR, STATE_FILE, api_path, journal_path, state_path
 
 # Far above a real one (its lists are the experiments in flight and the best's changes).
 MAX_STATE_BYTES = 16 * 1024 * 1024
@@ -154,30 +154,9 @@ def refresh(ws: Path, tag: str, size: int, have_state: bool, where: str = SERVER
 
 
 def empty_state(tag: str) -> dict:
-    """A run with no journal yet (its engine has just started): nothing happened so far."""
-    return {
-        "version": 1,
-        "tag": tag,
-        "journal_bytes": 0,
-        "records": 0,
-        "status": "running",
-        "updated": None,
-        "run": None,
-        "experiments": 0,
-        "counts": {},
-        "best": None,
-        "baseline": None,
-        "best_path": [],
-        "in_flight": [],
-        "cost_usd": None,
-        "tokens": 0,
-        "sigma": None,
-        "sigma_df": 0,
-        "noise": None,
-        "sandbox": None,
-        "end": None,
-        "trust": None,
-    }
+    """A run with no journal yet (its engine has just started): nothing happened so far, as the
+    engine's deriveRunState says of an empty journal (the build writes it into layout.json)."""
+    return {**LAYOUT["empty_state"], "tag": tag}
 
 
 def load_state(ws: Path, tag: str, live: bool, where: str = SERVER_HOST) -> dict:

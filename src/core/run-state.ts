@@ -106,8 +106,8 @@ export const RunStateFile = z.object({
   sigma: z.number().nullable(),
   /** σ's degrees of freedom (0 before it is measured): the panel's `σ 0.0040 (4 df)`. */
   sigma_df: z.number().int().nonnegative(),
-  /** The words `autoresearch status` prints on its noise: line; null only in the server's state of a run with no journal yet. */
-  noise: z.string().nullable(),
+  /** The words `autoresearch status` prints on its noise: line. */
+  noise: z.string(),
   /** The last training run's sandbox, or null. */
   sandbox: z.enum(['on', 'off']).nullable(),
   /** The run_end the journal ends with, or null. */
