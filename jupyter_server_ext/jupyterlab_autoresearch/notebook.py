@@ -19,6 +19,7 @@ from .errors import DomainError
 from .journal import read_journal
 from .node import engine_path, find_node
 from .run_state import load_state
+from .transfer import study_of
 from .workspaces import JOURNAL_FILE as JOURNAL
 from .workspaces import STATE_DIR, run_tags
 
@@ -88,6 +89,8 @@ def load(path: str | Path, tag: str | None = None):
     `attrs["best"]` is the best as the engine estimates it ({n, commit, metric: the mean over all
     runs of that code, runs, stderr}) and `attrs["run_state"]` the whole state; both None for a
     journal outside a workspace, or (with a warning saying why) when the state cannot be had.
+    `attrs["transfer"]` is the run's transfer study (`autoresearch transfer`: its summary, as
+    `load_transfer(path).attrs["study"]` has it), or None when the run has none.
 
     `path` is a workspace folder (the latest run, or `tag`), a run folder or a journal file.
     """
@@ -102,7 +105,17 @@ def load(path: str | Path, tag: str | None = None):
     state = _run_state(workspace, chosen) if workspace is not None else None
     frame.attrs["run_state"] = state
     frame.attrs["best"] = state["best"] if state else None
+    frame.attrs["transfer"] = _transfer(workspace, chosen) if workspace is not None else None
     return frame
+
+
+def _transfer(workspace: Path, tag: str) -> dict | None:
+    """The run's transfer study, or None; a damaged summary warns (load() still returns the run)."""
+    try:
+        return study_of(workspace, tag)
+    except ValueError as err:
+        warnings.warn(f"run {tag}'s transfer study is unreadable: {err}", stacklevel=3)
+        return None
 
 
 def _run_state(workspace: Path, tag: str) -> dict | None:

@@ -23,6 +23,28 @@ def _summary_file(path: str | Path, tag: str | None) -> tuple[str, Path]:
     return chosen, p / STATE_DIR / chosen / LAYOUT["transfer_dir"] / LAYOUT["transfer_summary"]
 
 
+def read_summary(file: Path) -> dict[str, Any]:
+    """A study's summary.json, checked for the parts readers index; ValueError naming the fix when it is not one."""
+    fix = "rewrite it by rerunning autoresearch transfer"
+    try:
+        study: Any = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{file} is not JSON ({err}); {fix}") from None
+    if (
+        not isinstance(study, dict)
+        or not isinstance(study.get("changes"), list)
+        or not isinstance(study.get("summary"), dict)
+    ):
+        raise ValueError(f"{file} is not a transfer summary; {fix}")
+    return study
+
+
+def study_of(workspace: Path, tag: str) -> dict[str, Any] | None:
+    """The transfer study of run `tag` (its summary.json), or None when the run has none."""
+    file = workspace / STATE_DIR / tag / LAYOUT["transfer_dir"] / LAYOUT["transfer_summary"]
+    return read_summary(file) if file.is_file() else None
+
+
 def load_transfer(path: str | Path, tag: str | None = None):
     """The transfer study of a run (the latest, or `tag`) in workspace `path`: one row per kept
     change (`n`, `commit`, `description`, `delta_search`, `se_search`, `delta_transfer`,
@@ -34,13 +56,7 @@ def load_transfer(path: str | Path, tag: str | None = None):
         raise FileNotFoundError(
             f"run {chosen} has no transfer study yet; start one with: autoresearch transfer {Path(path)} --env AUTORESEARCH_SCALE=2"
         )
-    study: Any = json.loads(file.read_text(encoding="utf-8"))
-    if (
-        not isinstance(study, dict)
-        or not isinstance(study.get("changes"), list)
-        or not isinstance(study.get("summary"), dict)
-    ):
-        raise ValueError(f"{file} is not a transfer summary; rewrite it by rerunning autoresearch transfer")
+    study = read_summary(file)
     rows = []
     for change in study["changes"]:
         row = {k: v for k, v in change.items() if k not in ("ablate", "search", "transfer")}

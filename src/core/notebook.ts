@@ -9,6 +9,8 @@ import { experimentBundle } from './bundle';
 import { progressChart, VEGALITE_MIME } from './chart';
 import { progressChartSvg } from './chart-svg';
 import { experimentsOf, type ExperimentRecord, type JournalRecord } from './journal';
+import type { TransferSummary } from './transfer';
+import { transferChartBundle, transferTableBundle } from './transfer-view';
 import type { Direction } from './keep';
 import {
   bestWords,
@@ -30,6 +32,11 @@ export interface NotebookInput {
   chartSvg?: string;
   /** Crashed experiments' log text by experiment number. */
   logs?: Record<number, string>;
+  /**
+   * The run's transfer study (transfer/summary.json), its own section after the chart; or, when
+   * the file could not be read, the problem in words, which the section states instead.
+   */
+  transfer?: TransferSummary | string | null;
 }
 
 type Output = { output_type: 'display_data'; data: Record<string, unknown>; metadata: Record<string, unknown> };
@@ -106,7 +113,7 @@ function summaryMarkdown(tag: string, records: JournalRecord[], metric: string, 
   return `## Run \`${tag.replace(/`/g, '')}\` on branch \`autoresearch/${tag.replace(/`/g, '')}\`\n\n${parts.join(' · ')}.\n`;
 }
 
-function outputCell(id: string, data: Record<string, unknown>): Cell {
+function outputCell(id: string, ...data: Record<string, unknown>[]): Cell {
   // The empty source is hidden so JupyterLab shows just the output.
   return {
     cell_type: 'code',
@@ -114,8 +121,29 @@ function outputCell(id: string, data: Record<string, unknown>): Cell {
     metadata: { jupyter: { source_hidden: true }, tags: ['autoresearch'] },
     source: [],
     execution_count: null,
-    outputs: [{ output_type: 'display_data', data, metadata: {} }],
+    outputs: data.map(d => ({ output_type: 'display_data', data: d, metadata: {} })),
   };
+}
+
+/** The transfer study's section: a heading with what was replayed, then its table and chart. */
+function transferCells(study: TransferSummary | string): Cell[] {
+  if (typeof study === 'string') {
+    return [
+      { cell_type: 'markdown', id: 'transfer', metadata: {}, source: toLines(`## Transfer study\n\n${study}\n`) },
+    ];
+  }
+  const env = Object.entries(study.env)
+    .map(([k, v]) => `\`${k}=${v}\``)
+    .join(' ');
+  const intro =
+    `## Transfer study\n\nThe baseline and every kept commit replayed in order at ${study.scale}` +
+    ` (${env || 'no environment change'}, ${study.budget_s} s budget, ${study.runs} runs each), against the search` +
+    ` scale (${study.search_budget_s} s). A change *transferred* when its gain kept its direction and exceeded` +
+    ` ${study.keep_sigma} standard errors at the new scale.${study.summary.complete ? '' : ' The study is not complete: some replays are still to run.'}\n`;
+  return [
+    { cell_type: 'markdown', id: 'transfer', metadata: {}, source: toLines(intro) },
+    outputCell('transfer-results', mimeData(transferTableBundle(study)), mimeData(transferChartBundle(study))),
+  ];
 }
 
 /** Text values as Jupyter writes them (lists of lines); JSON values stay objects. */
@@ -159,6 +187,7 @@ export function buildNotebook(input: NotebookInput): Notebook {
       source: toLines(summaryMarkdown(input.tag, input.records, metric, direction)),
     },
     outputCell('chart', mimeData(chartBundle(exps, metric, direction, input.chartSvg))),
+    ...(input.transfer ? transferCells(input.transfer) : []),
   ];
   const ids = new Set<string>();
   for (const e of exps) {

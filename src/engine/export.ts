@@ -3,8 +3,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { experimentsOf } from '../core/journal';
 import { buildNotebook, type Notebook } from '../core/notebook';
+import type { TransferSummary } from '../core/transfer';
+import { TransferSummaryFile } from '../core/transfer-view';
 import { JournalStore } from './journal-store';
 import { pickTag } from './report';
+import { studyPaths } from './transfer-store';
 import { runPaths, STATE_DIR, UserError } from './workspace';
 
 /** Bytes read from the end of a log for its tail: LOG_TAIL_LINES lines fit with room to spare. */
@@ -41,6 +44,26 @@ function readLogTail(dir: string, logPath: string | null): string | null {
   }
 }
 
+/** The run's transfer study, null when it has none, or what is wrong with its summary file and how to mend it. */
+function readTransfer(dir: string, tag: string): TransferSummary | string | null {
+  const file = studyPaths(dir, tag).summary;
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  const redo = `rewrite it with: autoresearch transfer ${dir} --tag ${tag}`;
+  try {
+    const parsed = TransferSummaryFile.safeParse(JSON.parse(text));
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    return `The study's summary \`${path.relative(dir, file)}\` is not one the engine wrote (${issue.path.join('.')}: ${issue.message}); ${redo}`;
+  } catch {
+    return `The study's summary \`${path.relative(dir, file)}\` is not JSON; ${redo}`;
+  }
+}
+
 /** The notebook of a run (the latest when no tag is given). */
 export function notebookOf(dir: string, tag?: string): { tag: string; notebook: Notebook } {
   const t = pickTag(dir, tag);
@@ -54,7 +77,8 @@ export function notebookOf(dir: string, tag?: string): { tag: string; notebook: 
       logs[e.n] = log;
     }
   }
-  return { tag: t, notebook: buildNotebook({ program, records, tag: t, logs }) };
+  const transfer = readTransfer(dir, t);
+  return { tag: t, notebook: buildNotebook({ program, records, tag: t, logs, transfer }) };
 }
 
 /** Writes a file so a reader never sees it half-written: a temp file beside it, then a rename. */

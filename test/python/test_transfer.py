@@ -71,3 +71,62 @@ def test_load_transfer_reads_what_the_engine_derived(workspace):
     if hasattr(frame, "attrs"):
         assert frame.attrs["summary"]["line"] == out["summary"]["line"]
         assert frame.attrs["study"]["scale"] == "2×"
+
+
+def test_load_and_export_carry_the_study(workspace):
+    # Runs after the test above made the study (module order): load() has it beside the experiments.
+    from jupyterlab_autoresearch import load
+
+    frame = load(workspace, "t1")
+    study = load_transfer(workspace, "t1").attrs["study"]
+    assert frame.attrs["transfer"] == study
+    engine("export", str(workspace), "--tag", "t1")
+    nb = json.loads((workspace / "t1.ipynb").read_text())
+    ids = [c["id"] for c in nb["cells"]]
+    # Its own section, after the progress chart and before the experiments.
+    assert ids[ids.index("chart") + 1 : ids.index("chart") + 3] == ["transfer", "transfer-results"]
+    heading = "".join(nb["cells"][ids.index("transfer")]["source"])
+    assert heading.startswith("## Transfer study") and "AUTORESEARCH_SCALE=2" in heading
+    table, chart = nb["cells"][ids.index("transfer-results")]["outputs"]
+    html = "".join(table["data"]["text/html"])
+    assert study["summary"]["line"] in html
+    for change in study["changes"]:
+        assert change["commit"][:7] in html and change["verdict"] in html
+    spec = chart["data"]["application/vnd.vegalite.v5+json"]
+    assert {p["scale"] for p in spec["data"]["values"]} == {"search", "transfer"}
+    assert "".join(chart["data"]["image/svg+xml"]).startswith("<svg")
+
+
+def test_a_damaged_study_is_named_not_fatal(workspace, tmp_path):
+    from jupyterlab_autoresearch import load
+
+    summary = workspace / ".autoresearch" / "t1" / "transfer" / "summary.json"
+    saved = summary.read_text()
+    try:
+        summary.write_text("{not json")
+        with pytest.warns(UserWarning, match="transfer study is unreadable.*rerunning autoresearch transfer"):
+            assert load(workspace, "t1").attrs["transfer"] is None
+        engine("export", str(workspace), "--tag", "t1", "--out", str(tmp_path / "x.ipynb"))
+        nb = json.loads((tmp_path / "x.ipynb").read_text())
+        text = "".join(next(c for c in nb["cells"] if c["id"] == "transfer")["source"])
+        assert "is not JSON" in text and "autoresearch transfer" in text
+    finally:
+        summary.write_text(saved)
+
+
+def test_a_run_without_a_study_loads_none(tmp_path):
+    from jupyterlab_autoresearch import load
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "program.md").write_text("---\nbudget_s: 1\ntimeout_s: 20\n---\nMake val_bpb lower.\n")
+    (ws / "train.py").write_text(TRAIN)
+    (ws / "prepare.py").write_text("TIME_BUDGET = 1\n")
+    git(ws, "init", "-q", "-b", "main")
+    git(ws, "add", "-A")
+    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "initial")
+    engine("run", str(ws), "--tag", "t2", "--max-experiments", "1", "--proposer", "offline", "--python", sys.executable)
+    assert load(ws, "t2").attrs["transfer"] is None
+    engine("export", str(ws), "--tag", "t2")
+    nb = json.loads((ws / "t2.ipynb").read_text())
+    assert "transfer" not in [c["id"] for c in nb["cells"]]
