@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import GUARD_SOURCE from './run-guard.py?raw';
 import type { RunConfig } from '../../core/journal';
+import { STATE_DIR } from '../../core/layout';
 import { sandboxOf } from '../../core/sandbox';
 import type { RunIsolation, RunRequest } from './types';
 
@@ -27,6 +28,19 @@ export const SECRET_NAMES = [
 
 /** Inside the workspace, what a run may never write: git's history and the engine's own state. */
 export const PROTECTED = ['.git', '.autoresearch'];
+
+/**
+ * The workspace's own PROTECTED folders when a run's folder is a worktree inside its state (a
+ * worker's, the transfer study's): the run's folder then is not the workspace, so the relative
+ * list alone would leave the workspace's journal and history writable wherever the sandbox lets
+ * it write (under /tmp, say). The run guard makes these read-only and the run's folder writable again.
+ */
+export function workspaceProtections(cwd: string): string[] {
+  const at = cwd.indexOf(`/${STATE_DIR}/`);
+  if (at < 0) return [];
+  const workspace = cwd.slice(0, at) || '/';
+  return PROTECTED.map(p => `${workspace.replace(/\/$/, '')}/${p}`);
+}
 
 /** Seconds the caller waits past the guard's grace before it SIGKILLs the guard itself. */
 export const GUARD_MARGIN_S = 3;
@@ -99,6 +113,7 @@ export function guardConfig(
     ...o.memo.settings(iso),
     network: iso.network,
     protect: PROTECTED,
+    protect_paths: workspaceProtections(o.cwd),
     readonly: iso.readonly,
     secret_names: SECRET_NAMES,
     secret_sha256: o.secrets,

@@ -14,7 +14,8 @@ the rules for untrusted training code hold in one place:
   the deadline, a stop, the engine's death through PR_SET_PDEATHSIG), every descendant is
   frozen and killed. Without /proc (not Linux) only the command's own group is killed.
 - The sandbox (config `sandbox`: auto, on, off): bubblewrap, with the root read-only, the
-  workspace writable except `.git`, `.autoresearch` and the read-only files, caches and temp
+  workspace writable except `.git`, `.autoresearch` and the read-only files (and, for a run in a
+  worktree inside the workspace's state, the workspace's own: config `protect_paths`), caches and temp
   folders writable, Jupyter's runtime folders and the home folder's secrets hidden, a PID
   namespace of its own, and no network unless `network` is true. /dev is passed through, so
   GPUs are. `auto` falls back to no sandbox, saying why, where bubblewrap cannot run.
@@ -151,6 +152,16 @@ def bwrap_argv(bwrap, cfg, env, status_fd):
             pass
     for path in [p for p in writable if p and os.path.isdir(p)] + [cwd]:
         argv += ["--bind", path, path]
+    # A worktree in the workspace's state: the workspace's history and state read-only (later
+    # mounts cover earlier ones), then the worktree itself writable again, inside them.
+    inside = False
+    for path in cfg.get("protect_paths", []):
+        real = os.path.realpath(path)
+        if os.path.lexists(real):
+            argv += ["--ro-bind", real, real]
+            inside = inside or cwd.startswith(real + os.sep)
+    if inside:
+        argv += ["--bind", cwd, cwd]
     for rel in cfg.get("protect", []) + cfg.get("readonly", []):
         path = os.path.join(cwd, rel)
         if os.path.lexists(path):
