@@ -6,13 +6,14 @@ a Node.js engine process (the bundled `engine/autoresearch.cjs`).
 
 from .handlers import setup_route_handlers
 
-# For notebooks: `from jupyterlab_autoresearch import load, show` (and load_transfer). Light to import: pandas and
-# IPython are imported only when called.
+# For notebooks: `from jupyterlab_autoresearch import load, show, watch` (and load_transfer). Light to import:
+# pandas and IPython are imported only when called.
 from .notebook import load, show
 from .transfer import load_transfer
 from .version import __version__
+from .watch import watch
 
-__all__ = ["__version__", "load", "load_transfer", "show"]
+__all__ = ["__version__", "load", "load_transfer", "show", "watch"]
 
 
 def _jupyter_labextension_paths():

@@ -118,18 +118,22 @@ def _transfer(workspace: Path, tag: str) -> dict | None:
         return None
 
 
+def engine_on(workspace: Path, tag: str) -> bool:
+    """Whether a live engine works on run `tag` of the workspace."""
+    info = read_engine_info(workspace)
+    return info is not None and info.tag == tag and is_engine_process(info, workspace)
+
+
 def _run_state(workspace: Path, tag: str) -> dict | None:
     """The run's state.json, as the server reads it (rewritten when stale and no engine works on it)."""
-    info = read_engine_info(workspace)
-    live = info is not None and info.tag == tag and is_engine_process(info, workspace)
     try:
-        return load_state(workspace, tag, live, where="this machine")
+        return load_state(workspace, tag, engine_on(workspace, tag), where="this machine")
     except DomainError as err:
         warnings.warn(f"no best for run {tag}: {err.message}", stacklevel=3)
         return None
 
 
-def _joined(data: dict[str, Any]) -> dict[str, Any]:
+def joined(data: dict[str, Any]) -> dict[str, Any]:
     """nbformat stores text as lists of lines; display() wants strings."""
     return {k: "".join(v) if isinstance(v, list) and all(isinstance(s, str) for s in v) else v for k, v in data.items()}
 
@@ -150,14 +154,18 @@ def _notebook_from_engine(workspace: Path, tag: str) -> dict[str, Any] | None:
     return json.loads(result.stdout)
 
 
-def notebook_outputs(path: str | Path, tag: str | None = None) -> list[dict[str, Any]]:
-    """The MIME bundles `show` displays: the run's one-line summary (σ and what trust cost
-    included), the chart, then one per experiment."""
-    workspace, chosen, _ = _locate(path, tag)
-    if workspace is None:
+def locate_workspace(path: str | Path, tag: str | None, caller: str) -> tuple[Path, str, Path]:
+    """(workspace, tag, journal) for a workspace or run folder; ValueError for a journal outside one."""
+    workspace, chosen, journal = _locate(path, tag)
+    if workspace is None or chosen is None:
         raise ValueError(
-            f"{path} is not inside a workspace (<workspace>/{STATE_DIR}/<tag>/{JOURNAL}); load() reads it, show() needs the workspace"
+            f"{path} is not inside a workspace (<workspace>/{STATE_DIR}/<tag>/{JOURNAL}); load() reads it, {caller} needs the workspace"
         )
+    return workspace, chosen, journal
+
+
+def run_notebook(workspace: Path, chosen: str) -> dict[str, Any]:
+    """The run as the engine exports it (nbformat JSON), or the `<tag>.ipynb` exported before without Node.js."""
     notebook = _notebook_from_engine(workspace, chosen)
     if notebook is None:
         exported = workspace / f"{chosen}.ipynb"
@@ -167,6 +175,13 @@ def notebook_outputs(path: str | Path, tag: str | None = None) -> list[dict[str,
                 f"(or export the run first: autoresearch export {workspace} --tag {chosen})"
             )
         notebook = json.loads(exported.read_text(encoding="utf-8"))
+    return notebook
+
+
+def notebook_outputs(path: str | Path, tag: str | None = None) -> list[dict[str, Any]]:
+    """The MIME bundles `show` displays: the run's one-line summary (σ and what trust cost
+    included), the chart, then one per experiment."""
+    notebook = run_notebook(*locate_workspace(path, tag, "show()")[:2])
     # The export's summary cell is markdown; program.md, its first cell, is left out: it is the
     # researcher's own text and already open beside the notebook.
     summary = [
@@ -176,7 +191,7 @@ def notebook_outputs(path: str | Path, tag: str | None = None) -> list[dict[str,
         for text in ["".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]]
     ]
     return summary + [
-        _joined(output["data"])
+        joined(output["data"])
         for cell in notebook["cells"]
         if cell["cell_type"] == "code"
         for output in cell.get("outputs", [])

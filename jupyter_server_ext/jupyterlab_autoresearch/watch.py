@@ -1,0 +1,130 @@
+"""A run followed live in any notebook: `watch(path)`.
+
+The cell shows the run's state, the progress chart and the latest experiments as outputs with
+display ids, and updates them in place as experiments land: the chart and experiment bundles are
+the engine's own (the exported notebook's, as `show` uses), so the experiment renderer draws
+them and they are saved as ordinary outputs. It reads only the workspace's files (the journal
+and state.json), so any kernel that can read the workspace can watch, and it never writes to
+the run. It returns when the run ends, or when the cell is interrupted (the run goes on).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from .notebook import engine_on, joined, locate_workspace, run_notebook
+from .run_state import load_state
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def state_words(tag: str, state: dict, watching: str | None = None) -> str:
+    """The run's state as one markdown paragraph: status, counts, best, what is in flight or awaits review."""
+    status = state["status"]
+    pending = state.get("pending")
+    if status == "running" and pending:
+        status = "awaiting review"
+    parts = [f"**Run `{tag}`: {status}**"]
+    counts = ", ".join(f"{v} {k}" for k, v in state["counts"].items())
+    parts.append(_plural(state["experiments"], "experiment") + (f" ({counts})" if counts else ""))
+    best, run = state.get("best"), state.get("run") or {}
+    if best:
+        err = f" ± {best['stderr']:.4f}" if best.get("stderr") else ""
+        parts.append(f"best {run.get('metric', 'metric')} {best['metric']:.6f}{err} (#{best['n']})")
+    if state.get("sigma") is not None:
+        parts.append(f"σ {state['sigma']:.4f}")
+    if state["status"] == "running":
+        for flight in state.get("in_flight", []):
+            parts.append(f"in flight: #{flight['n']} {flight['description']}")
+        if pending:
+            parts.append(
+                f"#{pending['n']} {pending['description']} awaits review (the panel, or `autoresearch review`)"
+            )
+    end = state.get("end")
+    if state["status"] == "stopped" and end:
+        parts.append(f"ended: {end['reason']}" + (f" ({end['message']})" if end.get("message") else ""))
+    if watching:
+        parts.append(watching)
+    return " · ".join(parts)
+
+
+def _text(markdown: str) -> dict[str, str]:
+    return {"text/markdown": markdown, "text/plain": markdown.replace("**", "").replace("`", "")}
+
+
+class _View:
+    """The cell's outputs: the state line, the chart, then the latest experiments (newest first)."""
+
+    def __init__(self, display, latest: int):
+        self.display = display
+        self.latest = latest
+        self.state = None
+        self.chart = None
+        self.slots: list[Any] = []
+
+    def _put(self, handle, bundle: dict) -> Any:
+        if handle is None:
+            return self.display(bundle, raw=True, display_id=True)
+        handle.update(bundle, raw=True)
+        return handle
+
+    def show_state(self, markdown: str) -> None:
+        self.state = self._put(self.state, _text(markdown))
+
+    def show_run(self, notebook: dict) -> None:
+        cells = {c.get("id"): c for c in notebook["cells"] if c["cell_type"] == "code"}
+        chart = cells.get("chart")
+        if chart and chart.get("outputs"):
+            self.chart = self._put(self.chart, joined(chart["outputs"][0]["data"]))
+        experiments = [
+            joined(out["data"])
+            for cell in notebook["cells"]
+            if cell["cell_type"] == "code" and str(cell.get("id", "")).startswith("experiment-")
+            for out in cell.get("outputs", [])[:1]
+        ]
+        newest = experiments[::-1][: self.latest]
+        for i, bundle in enumerate(newest):
+            if i < len(self.slots):
+                self.slots[i].update(bundle, raw=True)
+            else:
+                self.slots.append(self.display(bundle, raw=True, display_id=True))
+
+
+def watch(path: str | Path, tag: str | None = None, *, latest: int = 5, interval: float = 1.0) -> None:
+    """Shows run `tag` (default: the latest) of the workspace at `path` and keeps it current: its
+    state, the progress chart and the `latest` newest experiments, updated in place as they land.
+    Returns when the run ends (stopped, or its engine died) or the cell is interrupted."""
+    from IPython.display import display
+
+    if latest < 1:
+        raise ValueError("latest must be at least 1: how many of the newest experiments to show")
+    if interval <= 0:
+        raise ValueError("interval must be above 0 seconds")
+    workspace, chosen, journal = locate_workspace(path, tag, "watch()")
+    view = _View(display, latest)
+    drawn_size = -1
+    last_words = None
+    state: dict | None = None
+    try:
+        while True:
+            live = engine_on(workspace, chosen)
+            state = load_state(workspace, chosen, live, where="this machine")
+            size = journal.stat().st_size
+            words = state_words(chosen, state, None if state["status"] != "running" else "watching")
+            if words != last_words:
+                view.show_state(words)
+                last_words = words
+            if size != drawn_size:
+                # The engine's export, only when the journal grew: one Node.js call an experiment, not a poll.
+                view.show_run(run_notebook(workspace, chosen))
+                drawn_size = size
+            if state["status"] != "running":
+                return
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        if state is not None:
+            view.show_state(state_words(chosen, state, "stopped watching; the run goes on"))
