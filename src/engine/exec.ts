@@ -5,6 +5,8 @@
  * stop into a crash. The engine handles the signal and finishes its git work.
  */
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import { missingProgram, UserError } from './user-error';
 
 export interface ExecResult {
   code: number | null;
@@ -55,7 +57,14 @@ function execOnce(file: string, args: string[], opts: ExecOptions): Promise<Exec
     };
     child.stdout.on('data', collect(out));
     child.stderr.on('data', collect(err));
-    child.on('error', reject);
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      // spawn says ENOENT both for a missing program and for a missing working folder.
+      if (e.code !== 'ENOENT') return reject(e);
+      if (opts.cwd !== undefined && !fs.existsSync(opts.cwd)) {
+        return reject(new UserError(`cannot run ${file}: the folder ${opts.cwd} does not exist`));
+      }
+      reject(missingProgram(file));
+    });
     child.on('close', (code, signal) =>
       resolve({
         code,

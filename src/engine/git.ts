@@ -11,6 +11,12 @@ import type { Mutex } from './mutex';
 /** Files the engine writes that must never be committed nor count as a dirty tree. */
 export const ENGINE_IGNORES = ['.autoresearch/', 'results.tsv'];
 
+/** git's version; rejects with a MissingProgram that says how to install git when there is none. */
+export async function gitVersion(): Promise<string> {
+  const r = await exec('git', ['--version']);
+  return r.stdout.trim();
+}
+
 export class Repo {
   /**
    * `lock`: shared by the work trees of one repository when several workers use

@@ -279,7 +279,7 @@ export class RepositoryDeleted extends UserError {
 
 /** Why a run measured nothing, or null (the transfer study's runs are judged by it too). */
 export function failureOf(
-  env: Pick<MeasureEnv, 'dir' | 'readonlyHashes' | 'timeoutS'>,
+  env: Pick<MeasureEnv, 'dir' | 'readonlyHashes' | 'timeoutS' | 'python' | 'executor'>,
   outcome: { exitCode: number | null; signal: string | null; timedOut: boolean },
   metric: ReturnType<typeof readMetric>,
   tail: string,
@@ -289,9 +289,30 @@ export function failureOf(
   if (outcome.timedOut) return { status: 'crash', reason: `killed at the ${env.timeoutS} s deadline` };
   if (outcome.exitCode !== 0) {
     const why = outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
-    return { status: 'crash', reason: `${why}: ${lastErrorLine(tail)}` };
+    return { status: 'crash', reason: `${why}: ${missingModuleWords(tail, ranBy(env)) ?? lastErrorLine(tail)}` };
   }
   return 'error' in metric ? { status: 'crash', reason: metric.error } : null;
+}
+
+/** Who ran a run's Python, for a message: the interpreter, or the kernel (whose environment may differ). */
+function ranBy(env: Pick<MeasureEnv, 'python' | 'executor'>): { python: string; kernel: string | null } {
+  const kernel = env.executor.name === 'kernel' ? ((env.executor as { kernelName?: string }).kernelName ?? null) : null;
+  return { python: env.python, kernel };
+}
+
+/**
+ * A crash from a module the environment lacks (the last `No module named` in the output): which
+ * module, which interpreter or kernel ran it, and how to install it there — not a bug of train.py.
+ */
+export function missingModuleWords(tail: string, by: { python: string; kernel: string | null }): string | null {
+  const found = [...tail.matchAll(/ModuleNotFoundError: No module named '([^']+)'/g)].pop();
+  if (!found) return null;
+  const name = found[1].split('.')[0];
+  const where = by.kernel ? `the ${by.kernel} kernel's environment` : by.python;
+  const how = by.kernel
+    ? `%pip install ${name} in a notebook on the ${by.kernel} kernel`
+    : `${by.python} -m pip install ${name}`;
+  return `the Python module ${name} is not installed in ${where}; install it there (${how}; its package may have another name)`;
 }
 
 const GUARD_NOTE = /^\[autoresearch\] (sandbox: (on|off) \(|killed \d+ process)/;

@@ -67,7 +67,13 @@ export async function runStudyOnce(c: StudyRunContext, t: RunTarget, logFile: st
   if (outcome.interrupted) return null;
   const summary = parseSummary(log.tailText());
   const read = readMetric(summary, c.config.metric);
-  const where = { dir: c.worktree, readonlyHashes: t.hashes, timeoutS: c.timeoutS };
+  const where = {
+    dir: c.worktree,
+    readonlyHashes: t.hashes,
+    timeoutS: c.timeoutS,
+    python: c.python,
+    executor: c.executor,
+  };
   const reason = failureOf(where, outcome, read, log.tailText())?.reason ?? null;
   return {
     type: 'study_run',

@@ -18,10 +18,11 @@ import {
   validTag,
 } from '../core/layout';
 import { engineOwnedRoot, parseProgram, resolveConfig, type ParsedProgram } from '../core/program';
-import { Repo } from './git';
+import { gitVersion, Repo } from './git';
 
-/** An error meant for the user: the CLI prints its message alone, without a stack. */
-export class UserError extends Error {}
+import { UserError } from './user-error';
+
+export { UserError };
 
 export { STATE_DIR } from '../core/layout';
 
@@ -111,6 +112,8 @@ export async function checkWorkspace(
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new UserError(`${dir} is not a folder; create one with: autoresearch init ${dir}`);
   }
+  // The checks below read "no repository" from any git failure: a missing git must say so first.
+  await gitVersion();
   const repo = new Repo(dir);
   if (!(await repo.isRepoRoot())) {
     throw new UserError(
