@@ -1,0 +1,112 @@
+"""The package as a user installs it: the wheel, with the `[node]` extra, in a fresh venv whose PATH
+has no Node.js at all; then `autoresearch init`, one experiment, and the server extension's status route."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TRAIN = """LEARNING_RATE = 0.001
+print("---")
+print("val_bpb:          %.6f" % (1.0 + abs(LEARNING_RATE - 0.004)))
+print("training_seconds: 0.1")
+"""
+
+
+def run(*args, **kwargs):
+    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
+    assert done.returncode == 0, f"{args[:3]}… exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """A venv with the wheel and its [node] extra, and a PATH of that venv and git only."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    dist = tmp / "dist"
+    # The tree is built (make setup), so the build hook skips npm and packs what is there.
+    run(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--quiet", "-w", dist, timeout=900)
+    wheel = next(dist.glob("jupyterlab_autoresearch-*.whl"))
+    venv = tmp / "venv"
+    run(sys.executable, "-m", "venv", venv, timeout=300)
+    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"{wheel}[node]", timeout=1200)
+    tools = tmp / "tools"
+    tools.mkdir()
+    (tools / "git").symlink_to(shutil.which("git"))
+    env = {k: v for k, v in os.environ.items() if k not in ("AUTORESEARCH_NODE", "PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}:{tools}"
+    env["HOME"] = str(tmp / "home")
+    assert shutil.which("node", path=env["PATH"]) is None, "the PATH under test must have no Node.js"
+    return venv, env, tmp
+
+
+def test_init_and_one_experiment_with_the_node_extra(installed):
+    venv, env, tmp = installed
+    cli = venv / "bin" / "autoresearch"
+    ws = tmp / "ws"
+    out = run(cli, "init", ws, "--budget", "1", env=env, timeout=120)
+    assert "its Python needs: torch and numpy" in out
+    (ws / "train.py").write_text(TRAIN)
+    run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "stand-in", cwd=ws, env=env)
+    run(cli, "run", ws, "--tag", "w1", "--max-experiments", "1", "--proposer", "offline", env=env, timeout=300)
+    records = [json.loads(line) for line in (ws / ".autoresearch" / "w1" / "journal.jsonl").read_text().splitlines()]
+    exps = [r for r in records if r["type"] == "experiment"]
+    assert [e["status"] for e in exps][:1] == ["keep"] and len(exps) == 2
+    assert exps[0]["metric"] == pytest.approx(1.003)
+
+
+def test_the_server_extension_finds_the_extras_node(installed):
+    venv, env, tmp = installed
+    port, token = free_port(), "wheel-test-token"
+    root = tmp / "root"
+    root.mkdir(exist_ok=True)
+    server = subprocess.Popen(
+        [
+            str(venv / "bin" / "jupyter"),
+            "server",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--port-retries=0",
+            f"--ServerApp.root_dir={root}",
+            f"--IdentityProvider.token={token}",
+            *(["--allow-root"] if os.getuid() == 0 else []),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/autoresearch/status"
+        request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    status = json.loads(response.read())
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read().decode()
+                assert time.monotonic() < deadline, "the server did not answer within 90 s"
+                time.sleep(0.5)
+        assert status["node"]["ok"] is True, status
+        assert status["node"]["path"].startswith(str(venv)), status["node"]
+        assert status["engine"]["exists"] is True
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
