@@ -145,7 +145,10 @@ describe('step mode', () => {
     // Approve all: #3 ran without waiting.
     expect(exps[3]).toMatchObject({ description: 'unreviewed', status: 'keep' });
     expect(exps[3].review).toBeUndefined();
-    expect(reviews(dir).filter(r => r.n === 3)).toEqual([]);
+    // Only the switch off that "approve all" journals, from #3 on.
+    expect(reviews(dir).filter(r => r.n === 3)).toEqual([
+      { type: 'review', ts: expect.any(String), n: 3, event: 'mode', step: false, source: 'cli' },
+    ]);
     expect(serverProblems(dir)).toBe('');
     expect(git(dir, 'status', '--porcelain').trim()).toBe('');
   });

@@ -11,7 +11,9 @@ not help, and never blocks on a FIFO left in a file's place.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -84,3 +86,24 @@ def write_inside(path: str | Path, folder: str | Path, data: bytes, append: bool
         if not append:
             os.ftruncate(fd, 0)  # only once the file opened is known to be the one inside
         f.write(data)
+
+
+def replace_inside(path: str | Path, folder: str | Path, data: bytes) -> None:
+    """Writes `data` as the whole of a file inside `folder` atomically (a new file renamed over the
+    old, which a reader never sees half written); whatever is in its place, a symlink too, is replaced, never followed."""
+    path = os.fspath(path)
+    parent = os.path.dirname(path)
+    if not inside(parent, folder):
+        raise OutsideError(
+            f"{parent} resolves outside {_top(folder)} (a symlink); the server writes nothing outside it"
+        )
+    tmp = os.path.join(os.path.realpath(parent), f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    fd = open_inside(tmp, folder, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        with open(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, os.path.join(os.path.realpath(parent), os.path.basename(path)))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -13,13 +13,17 @@ from . import procid
 from .confine import inside
 from .workspaces import STATE_DIR, engine_file_path
 
+# What may hold a workspace (src/engine/engine-lock.ts): a run, or a transfer study; and the engine command of each.
+KINDS = ("run", "transfer")
+
 
 @dataclass(frozen=True)
 class EngineInfo:
     """`.autoresearch/engine.json`: the engine that holds (or held) a workspace.
 
     `identity` is the engine process's and `run_identities` each training run group leader's,
-    by pgid (see procid.py); engine.json files from before identities have neither.
+    by pgid (see procid.py); engine.json files from before identities have neither. `kind` says
+    what holds the workspace: a run ("run", also for files from before kinds) or a transfer study.
     """
 
     pid: int
@@ -29,9 +33,14 @@ class EngineInfo:
     run_pgids: tuple[int, ...] = ()
     identity: dict | None = None
     run_identities: dict[int, dict] = field(default_factory=dict)
+    kind: str = "run"
 
     def to_json(self) -> dict:
-        return {"pid": self.pid, "tag": self.tag, "started": self.started, "run_pgid": self.run_pgid}
+        return {"pid": self.pid, "tag": self.tag, "started": self.started, "run_pgid": self.run_pgid, "kind": self.kind}
+
+    def runs(self, tag: str) -> bool:
+        """Whether this is a run's engine (not a transfer study) working on run `tag`."""
+        return self.kind == "run" and self.tag == tag
 
     def run_groups(self) -> list[int]:
         """The process groups of the training runs in progress: run_pgid, and run_pgids with several workers."""
@@ -70,6 +79,7 @@ def read_engine_info(ws: Path) -> EngineInfo | None:
             {int(k): v for k, v in idents.items() if k.isascii() and k.isdigit() and procid.valid(v)}
             if isinstance(idents, dict)
             else {},
+            raw.get("kind") if raw.get("kind") in KINDS else "run",
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         # Half-written or foreign: the engine treats it the same way, as no engine.
@@ -77,19 +87,20 @@ def read_engine_info(ws: Path) -> EngineInfo | None:
 
 
 def is_engine_process(info: EngineInfo, ws: Path) -> bool:
-    """Whether engine.json's pid is the very engine it recorded, running `run` on this workspace.
+    """Whether engine.json's pid is the very engine it recorded, running `run` (or, for a
+    transfer study, `transfer`) on this workspace.
 
     Its identity (boot and start time) must match, so a pid reused after the engine ended, or
-    after a reboot, is never taken for it; and its command line must be our bundle's `run` on
+    after a reboot, is never taken for it; and its command line must be our bundle's command on
     this workspace, so an identity copied from some other process does not make it an engine.
     """
     if not procid.same_process(info.pid, info.identity):
         return False
-    return engine_argv_names(info.pid, ws)
+    return engine_argv_names(info.pid, ws, info.kind)
 
 
-def engine_argv_names(pid: int, ws: Path) -> bool:
-    """Whether pid's command line is `… <bundle> run … <ws> …` (ws as given, relative to its cwd)."""
+def engine_argv_names(pid: int, ws: Path, command: str = "run") -> bool:
+    """Whether pid's command line is `… <bundle> <command> … <ws> …` (ws as given, relative to its cwd)."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         words = [a.decode(errors="replace") for a in argv if a]
@@ -104,7 +115,7 @@ def engine_argv_names(pid: int, ws: Path) -> bool:
     starts = [
         i
         for i, w in enumerate(words[:-2])
-        if w.endswith(("autoresearch.cjs", "engine/main.ts")) and words[i + 1] == "run"
+        if w.endswith(("autoresearch.cjs", "engine/main.ts")) and words[i + 1] == command
     ]
     if not starts:
         return False

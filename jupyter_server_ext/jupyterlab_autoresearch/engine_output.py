@@ -19,14 +19,14 @@ def _read_from(file: Path, folder: Path, offset: int) -> bytes:
         return b""
 
 
-def run_started(journal: Path, offset: int, pid: int) -> bool:
-    """Whether the engine `pid` has written its run_start record past `offset` of the journal."""
+def run_started(journal: Path, offset: int, pid: int, record_type: str = "run_start") -> bool:
+    """Whether the engine `pid` has written its start record (a run's run_start, a study's study_start) past `offset` of the journal."""
     for line in _read_from(journal, journal.parent.parent, offset).split(b"\n")[:-1]:
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        if isinstance(record, dict) and record.get("type") == "run_start" and record.get("pid") == pid:
+        if isinstance(record, dict) and record.get("type") == record_type and record.get("pid") == pid:
             return True
     return False
 

@@ -25,6 +25,10 @@ class NoEngine(DomainError):
     """No engine runs on the workspace (a stop with nothing to stop)."""
 
 
+class Conflict(DomainError):
+    """What was asked does not fit the run as it stands now (no engine on it, no proposal awaiting that decision)."""
+
+
 class EngineRunning(DomainError):
     """An engine already holds the workspace: it must stop before another starts."""
 

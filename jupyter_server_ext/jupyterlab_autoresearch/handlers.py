@@ -7,28 +7,26 @@ import os
 from pathlib import Path
 
 import tornado
-from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
 from . import validate
+from .base_handler import BaseHandler
 from .confine import OutsideError, read_tail
 from .engine_info import EngineInfo
 from .errors import DomainError
 from .journal import JournalError
-from .lookup import SUPERVISOR, WorkspaceLookup
+from .lookup import SUPERVISOR
 from .node import engine_path, find_node
+from .review_handlers import ReviewHandler, StepHandler
 from .runs import run_status
 from .starter import EngineStarter
 from .stream import EventsHandler
 from .supervisor import Supervisor
+from .transfer_handler import TransferHandler
 from .validate import ApiError
 from .version import __version__
-from .web_errors import JsonErrors, answers_domain_errors
+from .web_errors import answers_domain_errors
 from .workspaces import STATE_DIR, api_path, find_workspaces, log_path, run_tags
-
-
-class BaseHandler(JsonErrors, WorkspaceLookup, APIHandler):
-    """A REST route whose errors are JSON bodies of {message, field}."""
 
 
 class StatusHandler(BaseHandler):
@@ -127,7 +125,7 @@ class ResumeHandler(EngineStarter, BaseHandler):
 
 
 class StopHandler(BaseHandler):
-    """`POST {path}`: SIGTERM to the engine's process group; SIGKILL if it outlives the grace."""
+    """`POST {path}`: SIGTERM to the engine's process group (a run's or a transfer study's); SIGKILL if it outlives the grace."""
 
     @tornado.web.authenticated
     @answers_domain_errors
@@ -237,6 +235,9 @@ def setup_route_handlers(web_app, root_dir: str | None = None, log=None) -> None
         "runs/stop": StopHandler,
         "runs/resume": ResumeHandler,
         "runs/status": RunStatusHandler,
+        "runs/step": StepHandler,
+        "review": ReviewHandler,
+        "transfer": TransferHandler,
         "experiments": ExperimentsHandler,
         "log": LogHandler,
         "export": ExportHandler,

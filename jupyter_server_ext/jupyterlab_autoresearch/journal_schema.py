@@ -12,6 +12,8 @@ STATUSES = {"keep", "discard", "crash", "interrupted", "rejected"}
 END_REASONS = {"max-experiments", "hours", "signal", "stop", "exhausted", "budget", "error"}
 # Why a training run was made (src/core/journal.ts RUN_PURPOSES).
 RUN_PURPOSES = {"measure", "noise", "confirm", "best"}
+# A step mode record's event (src/core/journal.ts ReviewRecord).
+REVIEW_EVENTS = {"pending", "decision", "mode"}
 
 # The fields src/core/journal.ts requires of each record type, with the JSON types allowed.
 # A server-side mirror of the zod schema: enough to refuse a corrupt line, not a second source of truth.
@@ -75,7 +77,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "usage": (OBJ,),
         "cost_usd": (NUM,),
     },
-    # Step mode: a proposal offered to its reviewer, or the reviewer's decision.
+    # Step mode: a proposal offered to its reviewer, the reviewer's decision, or step mode switched (from n on).
     "review": {"ts": (STR,), "n": (INT,), "event": (STR,)},
     "run_end": {
         "ts": (STR,),
@@ -91,6 +93,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
 OPTIONAL: dict[str, dict[str, tuple[str, ...]]] = {
     "experiment": {"state": (STR,), "runs": (ARR,), "verdict": (OBJ,), "same_as": (INT,), "review": (OBJ,)},
     "review": {
+        "step": (BOOL,),
         "action": (STR,),
         "source": (STR,),
         "waited_s": (NUM,),
@@ -239,8 +242,8 @@ def problem(record) -> str | None:
         return why
     if kind == "experiment" and record["status"] not in STATUSES:
         return f"experiment.status {record['status']!r} is not one of {sorted(STATUSES)}"
-    if kind == "review" and record["event"] not in ("pending", "decision"):
-        return f"review.event {record['event']!r} is not one of ['decision', 'pending']"
+    if kind == "review" and record["event"] not in REVIEW_EVENTS:
+        return f"review.event {record['event']!r} is not one of {sorted(REVIEW_EVENTS)}"
     if kind == "run_end" and record["reason"] not in END_REASONS:
         return f"run_end.reason {record['reason']!r} is not one of {sorted(END_REASONS)}"
     return None

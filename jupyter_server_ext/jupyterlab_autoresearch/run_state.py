@@ -85,6 +85,8 @@ def shape_problem(state) -> str | None:
         # Step mode's proposal awaiting review; absent in files from before it.
         "pending": state.get("pending") is None
         or (isinstance(state["pending"], dict) and _whole(state["pending"].get("n"))),
+        # Whether step mode is on now; absent in files from before switching it.
+        "step": state.get("step") is None or isinstance(state["step"], bool),
     }
     bad = [key for key, ok in checks.items() if not ok]
     return f"has a bad or missing {bad[0]!r}" if bad else None

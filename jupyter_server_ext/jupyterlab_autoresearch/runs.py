@@ -23,8 +23,8 @@ def flight_log(ws: Path, tag: str, flight: dict) -> Path:
 
 
 def run_status(sup: Supervisor, ws: Path, tag: str, engine: EngineInfo | None) -> dict:
-    """The summary of one run, with its state, engine (the workspace's live one, if any) and the
-    experiments in flight.
+    """The summary of one run, with its state ("awaiting-review" while its live engine waits for a
+    reviewer), engine (the workspace's live one, if any) and the experiments in flight.
 
     Raises JournalError for a damaged journal (the server refuses to serve any of it) and
     StateUnreadable when state.json cannot be had. Blocking: call it in a thread.
@@ -32,6 +32,9 @@ def run_status(sup: Supervisor, ws: Path, tag: str, engine: EngineInfo | None) -
     read_journal(journal_path(ws, tag), ws / STATE_DIR)
     mine = engine is not None and engine.tag == tag
     state = load_state(ws, tag, mine)
+    pending = state.get("pending")
+    # A proposal waits for its reviewer only while a run's engine (not a transfer study) works on the run.
+    awaiting = engine is not None and engine.runs(tag) and state["status"] == "running" and pending is not None
     run = state["run"] or {}
     flight = newest_flight(state)
     engine_log = engine_log_path(ws, tag)
@@ -44,7 +47,7 @@ def run_status(sup: Supervisor, ws: Path, tag: str, engine: EngineInfo | None) -
 
     return {
         "tag": tag,
-        "state": state["status"],
+        "state": "awaiting-review" if awaiting else state["status"],
         "pid": engine.pid if mine else None,
         "engine_started": engine.started if mine else None,
         "stopping": mine and sup.stopping(ws),
@@ -75,6 +78,10 @@ def run_status(sup: Supervisor, ws: Path, tag: str, engine: EngineInfo | None) -
         "cost_usd": state.get("cost_usd"),
         "tokens": state.get("tokens", 0),
         "end": state.get("end"),
+        # Step mode: the proposal awaiting review ({n, description, since}; a stopped run's is offered
+        # again on --resume), and whether step mode is on now.
+        "pending": pending,
+        "step": state.get("step", False),
         # What a client has seen so far, for the event stream's `since`.
         "records": state["records"],
     }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime
 import os
 import signal
 import subprocess
@@ -14,24 +13,40 @@ from pathlib import Path
 from tornado.ioloop import IOLoop, PeriodicCallback
 
 from . import procid
-from .confine import OutsideError, open_inside, write_inside
+from .confine import write_inside
 from .engine_commands import engine_command, usable_engine
 from .engine_info import EngineInfo, is_engine_process, read_engine_info
 from .engine_output import failure_message, run_started
-from .errors import BadRequest, EngineFailed, EngineRunning, FileInTheWay, NoEngine, Unavailable
+from .errors import BadRequest, EngineFailed, EngineRunning, NoEngine, Unavailable
 from .run_options import MissingOptions, engine_flags
-from .workspaces import STATE_DIR, STOP_FILE, engine_file_path, engine_log_path, free_tag, journal_path, run_tags
+from .spawn import spawn_detached
+from .workspaces import (
+    JOURNAL_FILE,
+    STATE_DIR,
+    STOP_FILE,
+    engine_file_path,
+    engine_log_path,
+    free_tag,
+    journal_path,
+    run_tags,
+    transfer_log_path,
+    transfer_path,
+)
+
+# The record an engine command writes once its checks have passed, in the journal it keeps.
+START_RECORD = {"run": "run_start", "transfer": "study_start"}
 
 
 @dataclass
 class Child:
-    """An engine this server started: reaped when it exits, its error kept if it failed."""
+    """An engine this server started (a run's, or a transfer study): reaped when it exits, its error kept if it failed."""
 
     proc: subprocess.Popen
     tag: str
     started: str
     log: Path
     log_offset: int
+    kind: str = "run"
 
 
 class Supervisor:
@@ -44,8 +59,10 @@ class Supervisor:
         self.start_wait_s = start_wait_s
         # Engines this server started, so they are reaped (not left as zombies) once they exit.
         self.children: dict[Path, Child] = {}
-        # An engine that failed after start() stopped waiting leaves no journal: keep its message.
+        # An engine that failed after start() stopped waiting leaves no journal: keep its message
+        # (a transfer study's apart, so a run's last failure is its own).
         self.failures: dict[Path, dict] = {}
+        self.study_failures: dict[Path, dict] = {}
         self._escalations: dict[Path, object] = {}
         self._reaper: PeriodicCallback | None = None
 
@@ -56,7 +73,7 @@ class Supervisor:
             if code is not None:
                 del self.children[ws]
                 if code != 0:
-                    self.failures[ws] = {
+                    (self.failures if child.kind == "run" else self.study_failures)[ws] = {
                         "tag": child.tag,
                         "exit_code": code,
                         "message": failure_message(child.log, child.log_offset, code),
@@ -72,7 +89,7 @@ class Supervisor:
             return info
         if child is not None:
             # Ours, still before its lock (engine.json) is written.
-            return EngineInfo(child.proc.pid, child.tag, child.started, None)
+            return EngineInfo(child.proc.pid, child.tag, child.started, None, kind=child.kind)
         return None
 
     def _ours(self, ws: Path, pid: int) -> bool:
@@ -87,12 +104,7 @@ class Supervisor:
 
     async def start(self, ws: Path, opts: dict) -> dict:
         """Spawns `node <bundle> run <ws> …` detached from the server; returns {pid, tag, log}."""
-        running = self.engine(ws)
-        if running is not None:
-            then = "wait until it has stopped" if self.stopping(ws) else "stop it first"
-            raise EngineRunning(
-                f"an engine is already running on {self._rel(ws)} (pid {running.pid}, run {running.tag}); {then}"
-            )
+        self._refuse_if_running(ws)
         node, bundle = await asyncio.to_thread(usable_engine)
         tag = opts.get("tag")
         if tag is None and opts.get("resume"):
@@ -106,49 +118,42 @@ class Supervisor:
             argv = [node, str(bundle), "run", str(ws), *self._flags({**opts, "tag": tag})]
         except MissingOptions as err:
             raise Unavailable(str(err)) from None
-        log_file = engine_log_path(ws, tag)
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        journal = journal_path(ws, tag)
-        journal_size = journal.stat().st_size if journal.exists() else 0
-        started = datetime.datetime.now(datetime.UTC).isoformat()
-        self._forget_stop_request(ws)
-        try:
-            out = open(open_inside(log_file, ws / STATE_DIR, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")
-        except OSError as err:
-            why = (
-                "it resolves outside the workspace's .autoresearch folder or is not a regular file"
-                if isinstance(err, OutsideError)
-                else err.strerror
+        return await self._launch(
+            ws, "run", tag, argv, self._env(opts), engine_log_path(ws, tag), journal_path(ws, tag)
+        )
+
+    async def start_transfer(self, ws: Path, tag: str, flags: list[str], opts: dict) -> dict:
+        """Spawns `node <bundle> transfer <ws> --tag <tag> …` (a transfer study of run `tag`) as an engine is."""
+        self._refuse_if_running(ws)
+        node, bundle = await asyncio.to_thread(usable_engine)
+        argv = [node, str(bundle), "transfer", str(ws), "--tag", tag, *flags]
+        journal = transfer_path(ws, tag, JOURNAL_FILE)
+        return await self._launch(ws, "transfer", tag, argv, self._env(opts), transfer_log_path(ws, tag), journal)
+
+    def _refuse_if_running(self, ws: Path) -> None:
+        running = self.engine(ws)
+        if running is not None:
+            then = "wait until it has stopped" if self.stopping(ws) else "stop it first"
+            what = "a transfer study" if running.kind == "transfer" else "an engine"
+            raise EngineRunning(
+                f"{what} is already running on {self._rel(ws)} (pid {running.pid}, run {running.tag}); {then}"
             )
-            raise FileInTheWay(
-                f"cannot write the engine's log {self._rel(log_file)}: {why}; remove what is in its place"
-            ) from None
-        with out:
-            out.write(f"--- {started} started by the Jupyter server: {' '.join(argv[2:])}\n".encode())
-            out.flush()
-            log_offset = out.tell()
-            # Its own session (and process group): the engine outlives this server, the request and
-            # the browser, and a kill can take its whole group. The environment passes through
-            # (the API key too; the engine keeps it from the training runs).
-            try:
-                proc = subprocess.Popen(
-                    argv,
-                    cwd=ws,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    env=self._env(opts),
-                )
-            except OSError as err:
-                raise EngineFailed(f"could not start the engine: {err.strerror or err}") from None
-        self.children[ws] = Child(proc, tag, started, log_file, log_offset)
-        self.failures.pop(ws, None)
+
+    async def _launch(
+        self, ws: Path, kind: str, tag: str, argv: list[str], env: dict, log_file: Path, journal: Path
+    ) -> dict:
+        """Starts the engine command `argv` (its output to log_file) and waits up to start_wait_s for
+        its start record in `journal` (run_start, study_start) or its refusal."""
+        journal_size = journal.stat().st_size if journal.exists() else 0
+        self._forget_stop_request(ws)
+        proc, started, log_offset = spawn_detached(argv, ws, env, log_file, self._rel)
+        self.children[ws] = Child(proc, tag, started, log_file, log_offset, kind)
+        (self.failures if kind == "run" else self.study_failures).pop(ws, None)
         self._ensure_reaper()
         # Most refusals (front matter, dirty tree, existing branch) come within a second: relay them.
         deadline = time.monotonic() + self.start_wait_s
         while time.monotonic() < deadline:
-            if proc.poll() is not None or run_started(journal, journal_size, proc.pid):
+            if proc.poll() is not None or run_started(journal, journal_size, proc.pid, START_RECORD[kind]):
                 break
             await asyncio.sleep(0.1)
         code = proc.poll()

@@ -20,6 +20,11 @@ from .workspaces import TAG_RULE, valid_tag
 MAX_BODY = 64 * 1024
 MAX_TEXT = 1024
 MAX_PATH = 4096
+# A review decision may carry the reviewer's version of the editable files, whole; and a note of a few lines.
+MAX_REVIEW_BODY = 16 * 1024 * 1024
+MAX_NOTE = 8 * 1024
+# An environment variable's name, as the engine's --env takes it (src/core/transfer-journal.ts ENV_NAME).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # What a refusal quotes of a bad value: enough to recognise it, never the whole of a huge one.
 SHOWN = 60
 # A query number: ASCII digits only (str.isdigit() takes '²' and '٣', which int() then refuses or reads).
@@ -91,6 +96,46 @@ def text(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip() or any(c in value for c in "\0\n\r"):
         raise ApiError(400, f"{name} must be a non-empty one-line string, got {show(value)}", name)
     return value
+
+
+def note(name: str, value: Any) -> str:
+    """A string of up to MAX_NOTE characters (lines allowed: it never reaches a command line)."""
+    if not isinstance(value, str) or "\0" in value:
+        raise ApiError(400, f"{name} must be a string, got {show(value)}", name)
+    if len(value) > MAX_NOTE:
+        raise ApiError(400, f"{name} is longer than {MAX_NOTE} characters ({len(value)} given)", name)
+    return value
+
+
+def files(name: str, value: Any) -> dict[str, str]:
+    """An object of file path → whole content, both strings."""
+    if not isinstance(value, dict) or not value:
+        raise ApiError(400, f"{name} must be an object of file path to its content, got {show(value)}", name)
+    for key, text in value.items():
+        if not isinstance(text, str) or "\0" in key:
+            raise ApiError(400, f"{name}: the content of {show(key)} must be a string, got {show(text)}", name)
+    return value
+
+
+def env(name: str, value: Any) -> dict[str, str]:
+    """Environment variables, NAME → one-line string (each becomes an --env NAME=VALUE argument)."""
+    if not isinstance(value, dict):
+        raise ApiError(400, f"{name} must be an object of variable name to value, got {show(value)}", name)
+    for key, text in value.items():
+        if not ENV_NAME.fullmatch(key):
+            raise ApiError(400, f"{name}: {show(key)} is no environment variable name (e.g. AUTORESEARCH_SCALE)", name)
+        if not isinstance(text, str) or len(text) > MAX_TEXT or any(c in text for c in "\0\n\r"):
+            raise ApiError(
+                400, f"{name}: {key} must be a one-line string of up to {MAX_TEXT} characters, got {show(text)}", name
+            )
+    return value
+
+
+def at_least_two(name: str, value: Any) -> int:
+    """A whole number of 2 or more (a study's runs of each commit: a standard error needs two)."""
+    if not _number(value) or value != int(value) or value < 2:
+        raise ApiError(400, f"{name} must be a whole number of 2 or more, got {show(value)}", name)
+    return int(value)
 
 
 def query_count(name: str, raw: str) -> int:
@@ -178,6 +223,25 @@ def run_fields() -> Fields:
     return fields
 
 
+@functools.cache
+def transfer_fields() -> Fields:
+    """POST /autoresearch/transfer: the run, the larger scale's environment and the study's options."""
+    try:
+        budget = next(o for o in run_options() if o["key"] == "budget_s")
+    except (MissingOptions, StopIteration) as err:
+        raise ApiError(503, str(err) or "the engine's option list has no budget_s") from None
+    return {
+        "path": (path, True),
+        "tag": (tag, False),
+        "env": (env, False),
+        # A transfer run's budget is bounded as a run's is (a timer waits at most that long).
+        "budget_s": (at_most(positive_number, budget["max"]) if "max" in budget else positive_number, False),
+        "runs": (at_least_two, False),
+        "ablate": (boolean, False),
+        "kernel": (text, False),
+    }
+
+
 def resume_fields() -> Fields:
     """POST /autoresearch/runs/resume: the same, less resume, which the route itself means."""
     return {k: v for k, v in run_fields().items() if k != "resume"}
@@ -186,6 +250,16 @@ def resume_fields() -> Fields:
 # The fields of the other bodies: name → (checker, required). null counts as absent.
 STOP_FIELDS = {"path": (path, True)}
 EXPORT_FIELDS = {"path": (path, True), "tag": (tag, False)}
+REVIEW_FIELDS = {
+    "path": (path, True),
+    "tag": (tag, False),
+    "n": (count, True),
+    "decision": (one_of("approve", "reject"), True),
+    "note": (note, False),
+    "all": (boolean, False),
+    "files": (files, False),
+}
+STEP_FIELDS = {"path": (path, True), "tag": (tag, False), "step": (boolean, True)}
 WORKSPACE_FIELDS = {
     "path": (path, True),
     "template": (one_of("tiny-cpu"), False),
@@ -193,10 +267,10 @@ WORKSPACE_FIELDS = {
 }
 
 
-def body(raw: bytes, fields: Fields) -> dict:
-    """Parses a JSON object body (up to MAX_BODY) and checks each field; unknown and missing fields are refused."""
-    if len(raw or b"") > MAX_BODY:
-        raise ApiError(413, f"the request body is {len(raw)} bytes, over the {MAX_BODY // 1024} KiB this API takes")
+def body(raw: bytes, fields: Fields, max_bytes: int = MAX_BODY) -> dict:
+    """Parses a JSON object body (up to max_bytes) and checks each field; unknown and missing fields are refused."""
+    if len(raw or b"") > max_bytes:
+        raise ApiError(413, f"the request body is {len(raw)} bytes, over the {max_bytes // 1024} KiB this route takes")
     try:
         data = json.loads(raw or b"null")
     except (ValueError, RecursionError):

@@ -15,6 +15,7 @@ HTTP_STATUS: dict[type[errors.DomainError], int] = {
     errors.NoEngine: 404,
     # A conflict with the workspace's state: it holds an engine, or a file is in the way.
     errors.EngineRunning: 409,
+    errors.Conflict: 409,
     errors.FileInTheWay: 409,
     errors.StateUnreadable: 409,
     errors.EngineFailed: 500,

@@ -32,6 +32,11 @@ ENGINE_FILE: str = LAYOUT["engine_file"]
 JOURNAL_FILE: str = LAYOUT["journal_file"]
 STATE_FILE: str = LAYOUT["state_file"]
 LOGS_DIR: str = LAYOUT["logs_dir"]
+# Step mode's files in a run's folder (src/core/review.ts): the proposal awaiting review, a
+# reviewer's decision, and the switch of the mode while the run goes on.
+REVIEW_PENDING_FILE: str = LAYOUT["review_pending_file"]
+REVIEW_DECISION_FILE: str = LAYOUT["review_decision_file"]
+REVIEW_MODE_FILE: str = LAYOUT["review_mode_file"]
 LOG_DIGITS: int = LAYOUT["log_digits"]
 # The engine's own tag rule; checked here too so a bad tag never reaches argv.
 TAG_RE = re.compile(LAYOUT["tag_pattern"])
@@ -96,6 +101,21 @@ def log_path(ws: Path, tag: str, n: int, run: int = 1) -> Path:
 def engine_log_path(ws: Path, tag: str) -> Path:
     """Where the engine's own stdout and stderr go when this server starts it."""
     return ws / STATE_DIR / LAYOUT["engine_log"].replace("{tag}", tag)
+
+
+def run_file(ws: Path, tag: str, name: str) -> Path:
+    """A file directly in the run's folder `.autoresearch/<tag>/` (step mode's, say)."""
+    return ws / STATE_DIR / tag / name
+
+
+def transfer_log_path(ws: Path, tag: str) -> Path:
+    """Where a transfer study's own stdout and stderr go when this server starts it."""
+    return ws / STATE_DIR / LAYOUT["transfer_log"].replace("{tag}", tag)
+
+
+def transfer_path(ws: Path, tag: str, name: str) -> Path:
+    """A file of run `tag`'s transfer study, `.autoresearch/<tag>/transfer/<name>` (its journal, summary.json)."""
+    return ws / STATE_DIR / tag / LAYOUT["transfer_dir"] / name
 
 
 def run_tags(ws: Path) -> list[str]:

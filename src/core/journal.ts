@@ -243,13 +243,16 @@ export type RunEndRecord = z.infer<typeof RunEndRecord>;
  * Step mode: experiment n's proposal offered to a reviewer (`pending`), or how the reviewer
  * decided (`decision`: where it came from, the seconds waited, a rejection's note, an edit's diff
  * against the proposal, whether step mode ends). A pending without a decision and without an
- * experiment record is still awaiting review, across a stop or a kill -9.
+ * experiment record is still awaiting review, across a stop or a kill -9. `mode`: step mode
+ * switched on or off (`step`) while the run goes on, by `source`, from experiment n on (the next
+ * proposal offered; one already pending still waits for its decision).
  */
 export const ReviewRecord = z.object({
   type: z.literal('review'),
   ts: isoTime,
   n: z.number().int().nonnegative(),
-  event: z.enum(['pending', 'decision']),
+  event: z.enum(['pending', 'decision', 'mode']),
+  step: z.boolean().optional(),
   action: ReviewAction.optional(),
   source: ReviewSource.optional(),
   waited_s: z.number().nonnegative().optional(),

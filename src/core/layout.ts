@@ -21,10 +21,17 @@ export const RECOVER_PATCH = 'recover.patch';
 /** Step mode (src/core/review.ts): the proposal awaiting a reviewer, and the reviewer's answer to it. */
 export const REVIEW_PENDING_FILE = 'review-pending.json';
 export const REVIEW_DECISION_FILE = 'review-decision.json';
+/** Step mode switched while a run goes on (`autoresearch step`, the panel's toggle): the engine follows it. */
+export const REVIEW_MODE_FILE = 'review-mode.json';
 
 /** `engine-<tag>.log` in STATE_DIR: the engine's own output when the server started it. */
 export function engineLogName(tag: string): string {
   return `engine-${tag}.log`;
+}
+
+/** `transfer-<tag>.log` in STATE_DIR: the transfer study's own output when the server started it. */
+export function transferLogName(tag: string): string {
+  return `transfer-${tag}.log`;
 }
 
 /** Digits of the experiment number in a log's name. */
@@ -84,10 +91,12 @@ export function layout() {
     recover_patch: RECOVER_PATCH,
     review_pending_file: REVIEW_PENDING_FILE,
     review_decision_file: REVIEW_DECISION_FILE,
+    review_mode_file: REVIEW_MODE_FILE,
     transfer_dir: TRANSFER_DIR,
     transfer_summary: TRANSFER_SUMMARY,
     /** `{tag}` is replaced by the tag. */
     engine_log: engineLogName('{tag}'),
+    transfer_log: transferLogName('{tag}'),
     tag_pattern: TAG_PATTERN,
     tag_max: TAG_MAX,
     tag_rule: TAG_RULE_WORDS,

@@ -3,8 +3,9 @@
  * `.autoresearch/<tag>/` (names in ./layout): the engine writes the pending proposal (what a
  * reviewer needs to judge it, and its full files so a resumed engine offers the same one again),
  * and a reviewer — `autoresearch approve/reject`, the TTY prompt, later the panel through the
- * server — writes a decision naming the proposal's number, which the waiting engine takes.
- * Plain JSON both ways, so the server can read and write them without TypeScript. Browser-safe.
+ * server — writes a decision naming the proposal's number, which the waiting engine takes. A third,
+ * the mode file, turns step mode on or off while the run goes on.
+ * Plain JSON all ways, so the server can read and write them without TypeScript. Browser-safe.
  */
 import { z } from 'zod';
 
@@ -55,6 +56,18 @@ export const ReviewDecision = z.object({
   files: z.record(z.string(), z.string()).optional(),
 });
 export type ReviewDecision = z.infer<typeof ReviewDecision>;
+
+/**
+ * Step mode switched while a run goes on (REVIEW_MODE_FILE), by `autoresearch step` or the panel
+ * through the server: before each proposal is offered the engine takes a file newer than what it
+ * knew, and journals the change.
+ */
+export const ReviewMode = z.object({
+  step: z.boolean(),
+  source: ReviewSource,
+  ts: z.string().min(1),
+});
+export type ReviewMode = z.infer<typeof ReviewMode>;
 
 /** The reason a rejected experiment records. */
 export function reviewerReason(note: string | undefined): string {

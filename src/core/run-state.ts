@@ -119,6 +119,11 @@ export const RunStateFile = z.object({
    * it is offered again on --resume), or null. Absent in files from before step mode.
    */
   pending: z.object({ n: z.number().int(), description: z.string(), since: z.string() }).nullable().optional(),
+  /**
+   * Step mode as it stands: the last run_start's config.step, then each mode switch, then off
+   * after an "approve all". Absent in files from before switching.
+   */
+  step: z.boolean().optional(),
 });
 export type RunStateFile = z.infer<typeof RunStateFile>;
 
@@ -249,6 +254,7 @@ export function deriveRunState(records: readonly JournalRecord[], journalBytes: 
     end: end && { reason: end.reason, message: end.message, ts: end.ts },
     trust: trustOf(records, config),
     pending: pendingReviewOf(records),
+    step: stepModeOf(records),
   };
 }
 
@@ -257,10 +263,27 @@ export function pendingReviewOf(records: readonly JournalRecord[]): RunStateFile
   let pending: { n: number; since: string } | null = null;
   for (const r of records) {
     if (r.type === 'review' && r.event === 'pending') pending ??= { n: r.n, since: r.ts };
-    else if (pending && (r.type === 'review' || r.type === 'experiment') && r.n === pending.n) pending = null;
+    // A mode switch while it waits leaves it waiting: only its decision or its record ends it.
+    else if (
+      pending &&
+      (r.type === 'experiment' || (r.type === 'review' && r.event === 'decision')) &&
+      r.n === pending.n
+    )
+      pending = null;
   }
   if (!pending) return null;
   const n = pending.n;
   const start = inFlightStarts(records).find(s => s.n === n);
   return start ? { n, description: start.description, since: pending.since } : null;
+}
+
+/** Whether step mode is on now: as the last run started, then switched (a mode record), or ended by "approve all". */
+export function stepModeOf(records: readonly JournalRecord[]): boolean {
+  let step = false;
+  for (const r of records) {
+    if (r.type === 'run_start') step = r.config.step === true;
+    else if (r.type === 'review' && r.event === 'mode') step = r.step === true;
+    else if (r.type === 'review' && r.event === 'decision' && r.all) step = false;
+  }
+  return step;
 }

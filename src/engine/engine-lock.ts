@@ -16,6 +16,8 @@ const EngineInfo = z.object({
   pid: z.number().int(),
   tag: z.string(),
   started: z.string(),
+  /** What holds the workspace: a run's loop, or a transfer study of a run; absent (a run) in older files. */
+  kind: z.enum(['run', 'transfer']).optional(),
   /** The engine's own identity; absent in files written before identities were recorded. */
   identity: ProcessIdentity.optional(),
   run_pgid: z.number().int().nullable(),
@@ -92,7 +94,7 @@ export function assertNoOtherEngine(dir: string): void {
  * win. A dead engine's claim is taken over, after killing the training run it left behind;
  * the kernels its runs went to are returned for the executors to reclaim.
  */
-export function acquireEngineLock(dir: string, tag: string): RunKernel[] {
+export function acquireEngineLock(dir: string, tag: string, kind: 'run' | 'transfer' = 'run'): RunKernel[] {
   const file = enginePidFile(dir);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   // Kernels a dead engine's runs went to: only the executor can reach them (see Executor.reclaim).
@@ -107,6 +109,7 @@ export function acquireEngineLock(dir: string, tag: string): RunKernel[] {
           pid: process.pid,
           tag,
           started: new Date().toISOString(),
+          kind,
           identity,
           run_pgid: null,
         } satisfies EngineInfo),

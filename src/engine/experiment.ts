@@ -47,7 +47,7 @@ export interface ExperimentEnv {
   onKernel?: (kernel: RunKernel) => void;
   /** Extra environment for the run (a worker's CUDA_VISIBLE_DEVICES). */
   runEnv?: Record<string, string>;
-  /** Step mode: a checked proposal waits for its reviewer before it is committed (absent: it does not). */
+  /** Step mode: a checked proposal waits for its reviewer before it is committed, when the reviewer wants it (absent: it does not). */
   review?: StepReview;
 }
 
@@ -140,7 +140,7 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
         reason: `same code as #${earlier.n} (${earlier.status}, ${result}); not run again`,
       });
     }
-    if (env.review) {
+    if (env.review?.wants(input.n)) {
       env.onPhase?.('review');
       const rejected = await awaitReview({ ...env, review: env.review }, input.n, proposal, record, applyProposal);
       if (rejected) return finish(rejected);

@@ -19,7 +19,7 @@ import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '.
 import { experimentsOf } from '../core/journal';
 import { noiseRuleOf } from '../core/noise';
 import { sandboxOf } from '../core/sandbox';
-import { setRunningGroup, setRunningKernel } from './engine-lock';
+import { readEngineInfo, setRunningGroup, setRunningKernel } from './engine-lock';
 import type { Executor } from './executor/types';
 import { rejudge, runExperiment } from './experiment';
 import { Repo } from './git';
@@ -94,8 +94,6 @@ interface Job {
   files: Record<string, string>;
   proposeSeconds: number;
   resume?: Continuation;
-  /** Step mode: a proposal a stopped or killed engine left awaiting review, offered again. */
-  pending?: true;
 }
 
 /** Runs the loop until a stop condition; writes and returns the run_end record. */
@@ -123,7 +121,7 @@ class Pool {
   private readonly ledger: Ledger;
   private readonly source: ProposalSource;
   private readonly resumed: Continuation[];
-  /** Step mode's reviewer (one worker only: loop.ts refuses more); null when nothing is reviewed. */
+  /** Step mode's reviewer: every one-worker run has one, as step mode may be switched on while it goes on; null with several, mostly. */
   private readonly review: StepReview | null;
 
   constructor(
@@ -141,18 +139,26 @@ class Pool {
     this.signal.addEventListener('abort', () => this.finished.wakeAll(), { once: true });
     this.source = new ProposalSource(o.proposer, o.pipeline && !this.several);
     this.resumed = [...o.resumed];
-    // A proposal left awaiting review is reviewed even by an engine resumed without step mode.
+    const left = this.resumed.filter(c => c.pending);
+    const claim = readEngineInfo(o.dir);
+    // With several workers, only to offer again a proposal left awaiting review: step mode is never switched on for them.
     this.review =
-      o.config.step || this.resumed.some(c => c.pending)
-        ? new StepReview({
+      this.several && left.length === 0
+        ? null
+        : new StepReview({
             root: runPaths(o.dir, o.tag).root,
             journal: o.journal,
             signal: this.signal,
             asker: o.asker,
             note: text => o.emit('note', text),
-          })
-        : null;
-    if (this.review && !o.config.step) this.review.enabled = false;
+            enabled: o.config.step === true,
+            firstN: Math.max(1, Math.min(this.next, ...left.map(c => c.start.n))),
+            // A switch made once this engine held the workspace counts, even before the loop began.
+            since: claim?.pid === process.pid ? Date.parse(claim.started) : Date.now(),
+            switchable: !this.several,
+          });
+    // A proposal left awaiting review is reviewed even by an engine resumed without step mode.
+    for (const c of left) this.review?.require(c.start.n);
   }
 
   async run(): Promise<RunEndRecord> {
@@ -170,6 +176,8 @@ class Pool {
       await Promise.all(lanes.map(l => this.guard(l, () => this.loop(l))));
     } finally {
       this.source.discard();
+      // No mode switch is journaled after the run's end.
+      this.review?.close();
       if (this.several) await removeWorktrees(this.main, root).catch(() => undefined);
     }
     const reason = this.fatal ? 'error' : (this.stopped?.reason ?? stopReason(this.o.signal));
@@ -293,7 +301,8 @@ class Pool {
         parent: this.best,
         files,
         proposeSeconds: c.start.proposal?.propose_s ?? 0,
-        ...(pending ? { pending: true as const } : { resume: c }),
+        // One left awaiting review is offered again as a fresh proposal (the reviewer requires it), not resumed.
+        ...(pending ? {} : { resume: c }),
       };
     }
     return this.propose(lane);
@@ -484,7 +493,7 @@ class Pool {
           logTailBytes: o.logTailBytes,
           signal: this.signal,
           runEnv: o.devices[lane.k - 1],
-          review: this.review && job.proposal && (this.review.enabled || job.pending) ? this.review : undefined,
+          review: job.proposal ? (this.review ?? undefined) : undefined,
           ledger: this.ledger,
           currentBest: () => this.currentBest(),
           worker,

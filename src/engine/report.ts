@@ -75,6 +75,9 @@ export function statusText(dir: string, tag?: string): string {
       );
     }
   }
+  if (running && s.step) {
+    lines.push(`step mode:   on: each proposal awaits autoresearch approve / reject (autoresearch step ${dir} off)`);
+  }
   if (!running && s.pending) {
     lines.push(`pending:     #${s.pending.n} ${s.pending.description} awaits review; offered again on --resume`);
   }

@@ -1,15 +1,19 @@
 /**
  * Step mode from a terminal: `autoresearch review` prints the proposal awaiting review,
  * `approve` and `reject` answer it from another shell by writing the decision file the waiting
- * engine takes (step-review.ts), and `ttyAsker` is the prompt `run` shows when it has a terminal.
+ * engine takes (step-review.ts), `step on|off` switches the mode of a run going on (review-mode.ts),
+ * and `ttyAsker` is the prompt `run` shows when it has a terminal.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import type { Command } from 'commander';
-import type { PendingReview, ReviewDecision } from '../core/review';
+import type { RunStartRecord } from '../core/journal';
+import type { PendingReview, ReviewDecision, ReviewMode } from '../core/review';
 import { isEngineAlive, readEngineInfo } from './engine-lock';
+import { JournalStore } from './journal-store';
+import { modePath, severalWorkersMessage } from './review-mode';
 import { readPending, reviewPaths, writeJsonAtomic, type Asker } from './step-review';
 import { checkTag, latestTag, runPaths, UserError } from './workspace';
 
@@ -80,6 +84,31 @@ export async function decide(
   return `${verb} #${pending.n} (${pending.description})`;
 }
 
+/**
+ * Turns step mode on or off for the run an engine is running now (the mode file, atomically); a
+ * UserError when no engine runs on it, or when `step` is on and the run has several workers.
+ */
+export function setStepMode(dir: string, o: { tag?: string; step: boolean }): string {
+  const engine = readEngineInfo(dir);
+  const tag = o.tag ?? engine?.tag ?? latestTag(dir);
+  if (!tag) throw new UserError(`no run in ${dir}`);
+  checkTag(tag);
+  if (!engine || engine.tag !== tag || engine.kind === 'transfer' || !isEngineAlive(engine)) {
+    throw new UserError(`no engine is running on run ${tag}; start it in step mode: autoresearch run ${dir} --step`);
+  }
+  const paths = runPaths(dir, tag);
+  const records = fs.existsSync(paths.journal) ? new JournalStore(paths.journal).read() : [];
+  const start = records.filter((r): r is RunStartRecord => r.type === 'run_start').at(-1);
+  const workers = start?.config.workers ?? 1;
+  if (o.step && workers > 1) throw new UserError(severalWorkersMessage(workers));
+  const mode: ReviewMode = { step: o.step, source: 'cli', ts: new Date().toISOString() };
+  fs.mkdirSync(paths.root, { recursive: true });
+  writeJsonAtomic(modePath(paths.root), mode);
+  return o.step
+    ? `step mode on for run ${tag}: from the next proposal on, each awaits autoresearch approve / reject`
+    : `step mode off for run ${tag}: the next proposals are not reviewed (one awaiting review now still is)`;
+}
+
 /** The prompt of `run` on a terminal: [a]pprove / [r]eject / [e]dit in $EDITOR. */
 export function ttyAsker(dir: string, print: (text: string) => void): Asker {
   return (pending, signal) =>
@@ -120,7 +149,7 @@ function editInEditor(dir: string, pending: PendingReview): Record<string, strin
   return Object.fromEntries(files.map(f => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
 }
 
-/** `review`, `approve` and `reject`. */
+/** `review`, `approve`, `reject` and `step`. */
 export function registerReviewCommands(program: Command, abs: (dir: string) => string): void {
   const numberOf = (v: string) => {
     const n = Number(v);
@@ -156,5 +185,15 @@ export function registerReviewCommands(program: Command, abs: (dir: string) => s
     .option('--note <text>', 'why, for the record and the next proposal')
     .action(async (dir: string, o: { tag?: string; n?: number; note?: string }) => {
       process.stdout.write((await decide(abs(dir), o, 'reject')) + '\n');
+    });
+  program
+    .command('step')
+    .description('step mode while a run goes on: on, each next proposal awaits review; off, none does')
+    .argument('<dir>', 'workspace')
+    .argument('<on|off>', 'on or off')
+    .option('--tag <tag>', 'run (default: the running one)')
+    .action((dir: string, state: string, o: { tag?: string }) => {
+      if (state !== 'on' && state !== 'off') throw new UserError(`step takes on or off, not ${JSON.stringify(state)}`);
+      process.stdout.write(setStepMode(abs(dir), { tag: o.tag, step: state === 'on' }) + '\n');
     });
 }

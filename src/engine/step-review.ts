@@ -3,7 +3,8 @@
  * review record in the journal, so a kill -9 offers the same one again on --resume), then the engine
  * waits for a decision file naming its number — from `autoresearch approve/reject` in another shell,
  * the server for the panel, or the TTY prompt, whichever answers first. fs.watch wakes it at once;
- * a slow poll is the backstop where watching a folder is unreliable (network file systems).
+ * a slow poll is the backstop where watching a folder is unreliable (network file systems). The
+ * mode file (review-mode.ts) turns the reviewing on and off while the run goes on.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -13,6 +14,7 @@ import { PendingReview, ReviewDecision, type ReviewAction, type ReviewSource } f
 import { exec } from './exec';
 import type { JournalStore } from './journal-store';
 import type { Proposal } from './proposers/types';
+import { readReviewMode, watchMode } from './review-mode';
 
 /** Stop requested while a proposal awaited review: it stays pending (nothing recorded) for a resume. */
 export class ReviewPostponed extends Error {}
@@ -50,6 +52,14 @@ export interface StepReviewOptions {
   note: (text: string) => void;
   /** The backstop poll's period (ms). */
   pollMs?: number;
+  /** Step mode as the run starts (its config.step); the mode file switches it afterwards. */
+  enabled: boolean;
+  /** The first experiment number this engine may offer: a switch seen before any is asked applies from it. */
+  firstN: number;
+  /** When this engine claimed the workspace (ms): a mode file from before is an earlier engine's, old news. */
+  since: number;
+  /** Whether the mode file is followed (not with several workers, which are never reviewed one by one). */
+  switchable: boolean;
 }
 
 /** The pending and decision files of a run's folder. */
@@ -106,11 +116,65 @@ async function editDiff(before: Record<string, string>, after: Record<string, st
   }
 }
 
-/** One run's reviewer: offers each proposal and waits; `enabled` goes false after "approve all". */
+/**
+ * One run's reviewer: offers each proposal and waits. `enabled` follows the mode file (a switch
+ * newer than what it knew) and goes false after "approve all"; each change is journaled.
+ */
 export class StepReview {
-  enabled = true;
+  enabled: boolean;
+  /** When the last switch it took was made (ms); a mode file no newer is old news (at first: this engine's start). */
+  private modeKnown: number;
+  /** The highest experiment number asked about: a switch seen later applies from the next one. */
+  private asked: number;
+  /** Proposals reviewed whatever the mode: those a stopped engine left awaiting review. */
+  private readonly required = new Set<number>();
+  private readonly unwatch: () => void;
 
-  constructor(private readonly o: StepReviewOptions) {}
+  constructor(private readonly o: StepReviewOptions) {
+    this.enabled = o.enabled;
+    this.modeKnown = o.since;
+    this.asked = o.firstN - 1;
+    // Followed while the run goes on, not only at the next offer, so the state (and the panel's toggle) shows a switch at once.
+    this.unwatch = o.switchable ? watchMode(o.root, () => this.followMode(this.asked + 1), o.pollMs ?? 1000) : () => {};
+    o.signal.addEventListener('abort', () => this.close(), { once: true });
+  }
+
+  /** Proposal n is reviewed even with step mode off (it was left awaiting review). */
+  require(n: number): void {
+    this.required.add(n);
+  }
+
+  /** Whether proposal n, checked and about to be committed, waits for a reviewer: the mode file is taken first. */
+  wants(n: number): boolean {
+    this.followMode(n);
+    this.asked = Math.max(this.asked, n);
+    return this.enabled || this.required.has(n);
+  }
+
+  /** Stops following the mode file (before the run's end is journaled). */
+  close(): void {
+    this.unwatch();
+  }
+
+  /** Takes a mode file newer than the last switch: a change of mode is journaled, applying from experiment `from`. */
+  private followMode(from: number): void {
+    if (this.o.signal.aborted || !this.o.switchable) return;
+    const mode = readReviewMode(this.o.root);
+    const at = mode ? Date.parse(mode.ts) : NaN;
+    if (!mode || !(at > this.modeKnown)) return;
+    this.modeKnown = at;
+    if (mode.step !== this.enabled) this.switchMode(mode.step, mode.source, from);
+  }
+
+  private switchMode(step: boolean, source: ReviewSource, n: number): void {
+    this.enabled = step;
+    this.o.journal.append({ type: 'review', ts: new Date().toISOString(), n, event: 'mode', step, source });
+    this.o.note(
+      step
+        ? `step mode on (${source}): from #${n} each proposal awaits review`
+        : `step mode off (${source}): from #${n} proposals are not reviewed`,
+    );
+  }
 
   /** Offers proposal n and waits for a usable decision; throws ReviewPostponed when the run stops first. */
   async review(offer: Offer): Promise<ReviewOutcome> {
@@ -163,7 +227,11 @@ export class StepReview {
         ...(d.all ? { all: true } : {}),
       });
       fs.rmSync(pendingFile, { force: true });
-      if (d.all) this.enabled = false;
+      // "Approve all" leaves step mode, journaled as any switch is (a mode file written before it stays old news).
+      if (d.all) {
+        this.modeKnown = Math.max(this.modeKnown, Date.now());
+        if (this.enabled) this.switchMode(false, d.source, offer.n + 1);
+      }
       return { action, source: d.source, waited_s, ...(note !== undefined ? { note } : {}) };
     }
   }

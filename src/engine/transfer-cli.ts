@@ -1,14 +1,16 @@
 /** `autoresearch transfer`: the command, its flags, and the table it prints. */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
+import { parseProgram } from '../core/program';
 import { proposerKeyEnv, type RunOptionValues } from '../core/run-options';
 import { fmtDelta, type TransferSummary } from '../core/transfer';
-import { ENV_NAME } from '../core/transfer-journal';
+import { ENV_NAME, type TransferSetting } from '../core/transfer-journal';
 import type { Executor } from './executor/types';
 import { locatePython, resolvePython } from './python';
 import { studyPaths } from './transfer-store';
 import { runTransferStudy } from './transfer';
-import { UserError } from './workspace';
+import { PROGRAM_FILE, UserError } from './workspace';
 
 interface TransferFlags {
   tag?: string;
@@ -17,11 +19,25 @@ interface TransferFlags {
   runs?: number;
   ablate?: boolean;
   json?: boolean;
+  defaults?: boolean;
   python?: string;
   executor?: 'subprocess' | 'kernel';
   kernel?: string;
   serverUrl?: string;
   token?: string;
+}
+
+/** The study's defaults from program.md's front matter (what the panel's dialog starts from): {} and null when absent. */
+export function transferDefaults(dir: string): { env: Record<string, string>; budget_s: number | null } {
+  const file = path.join(dir, PROGRAM_FILE);
+  if (!fs.existsSync(file)) return { env: {}, budget_s: null };
+  let setting: TransferSetting | undefined;
+  try {
+    setting = parseProgram(fs.readFileSync(file, 'utf8')).frontMatter.transfer;
+  } catch (e) {
+    throw new UserError((e as Error).message);
+  }
+  return { env: setting?.env ?? {}, budget_s: setting?.budget_s ?? null };
 }
 
 /** KEY=VALUE pairs into an environment; a pair without `=` or with a bad name is the user's to fix. */
@@ -123,6 +139,7 @@ export function registerTransferCommand(
     .option('--runs <k>', "runs of each commit (default: the run's noise_runs, at least 2)", count)
     .option('--ablate', 'also revert each kept change alone from the final best and measure it at the search scale')
     .option('--json', 'print the result as JSON')
+    .option('--defaults', "print program.md's transfer defaults as JSON ({env, budget_s}) and run nothing")
     .option('--python <path>', 'interpreter for the runs (default: python3 on PATH)')
     .option('--executor <name>', 'subprocess or kernel, as for run', 'subprocess')
     .option('--kernel <name>', 'kernelspec (--executor kernel)')
@@ -130,6 +147,10 @@ export function registerTransferCommand(
     .option('--token <token>', 'its token (default $JUPYTER_TOKEN)')
     .action(async (dirArg: string, o: TransferFlags) => {
       const dir = path.resolve(dirArg);
+      if (o.defaults) {
+        process.stdout.write(JSON.stringify(transferDefaults(dir)) + '\n');
+        return setExit(0);
+      }
       const env = parseEnvPairs(o.env);
       if (o.executor !== 'subprocess' && o.executor !== 'kernel')
         throw new UserError('--executor must be subprocess or kernel');

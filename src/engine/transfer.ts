@@ -102,7 +102,7 @@ export async function runTransferStudy(o: StudyOptions): Promise<StudyResult> {
   assertNoOtherEngine(o.dir);
   // The workspace's engine lock: no run starts on the machine while the study measures, and a
   // training run a killed study left behind is killed by the next one, as a resumed run does.
-  const left = acquireEngineLock(o.dir, s.tag);
+  const left = acquireEngineLock(o.dir, s.tag, 'transfer');
   const main = new Repo(o.dir);
   let ran = 0;
   try {

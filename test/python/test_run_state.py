@@ -145,6 +145,7 @@ def test_a_failing_state_command_runs_once_per_journal_size_and_names_the_proble
         (json.dumps({**empty_state("t"), "version": 2}), "'version'"),
         (json.dumps({**empty_state("t"), "trust": 3}), "'trust'"),
         (json.dumps({k: v for k, v in empty_state("t").items() if k != "trust"}), "'trust'"),
+        (json.dumps({**empty_state("t"), "step": "on"}), "'step'"),
     ],
 )
 def test_a_state_file_that_is_not_the_engine_s_is_refused_naming_it(tmp_path, content, says):
@@ -197,6 +198,8 @@ def test_run_status_keeps_its_shape_with_the_engine_s_best_and_each_worker_s_fli
         "cost_usd": 0.25,
         "tokens": 1234,
         "end": {"reason": "stop", "message": None, "ts": "2026-01-01T00:00:00Z"},
+        "pending": None,
+        "step": False,
         "records": 1,
     }
     assert not math.isnan(status["best"]["metric"])

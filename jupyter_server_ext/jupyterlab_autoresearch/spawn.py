@@ -1,0 +1,54 @@
+"""Starting an engine command detached from the server, its output appended to a log inside the
+workspace's `.autoresearch` folder: a run's engine and a transfer study alike."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from .confine import OutsideError, open_inside
+from .errors import EngineFailed, FileInTheWay
+from .workspaces import STATE_DIR
+
+
+def spawn_detached(
+    argv: list[str], ws: Path, env: dict[str, str], log_file: Path, rel: Callable[[Path], str]
+) -> tuple[subprocess.Popen, str, int]:
+    """Starts argv in ws in its own session, stdout and stderr to log_file (after a header line);
+    returns the process, when it started and the log's offset past the header."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    started = datetime.datetime.now(datetime.UTC).isoformat()
+    try:
+        out = open(open_inside(log_file, ws / STATE_DIR, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")
+    except OSError as err:
+        why = (
+            "it resolves outside the workspace's .autoresearch folder or is not a regular file"
+            if isinstance(err, OutsideError)
+            else err.strerror
+        )
+        raise FileInTheWay(
+            f"cannot write the engine's log {rel(log_file)}: {why}; remove what is in its place"
+        ) from None
+    with out:
+        out.write(f"--- {started} started by the Jupyter server: {' '.join(argv[2:])}\n".encode())
+        out.flush()
+        log_offset = out.tell()
+        # Its own session (and process group): the engine outlives this server, the request and
+        # the browser, and a kill can take its whole group. The environment passes through
+        # (the API key too; the engine keeps it from the training runs).
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=ws,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+            )
+        except OSError as err:
+            raise EngineFailed(f"could not start the engine: {err.strerror or err}") from None
+    return proc, started, log_offset
