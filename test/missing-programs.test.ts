@@ -38,6 +38,7 @@ describe('a training run without a module it imports', () => {
     const python = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
     const r = await cli(['run', ws, '--tag', 'm1', '--max-experiments', '1', '--python', python]);
     expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the baseline crashed \(.*\); install it — the log is /);
     const [baseline] = experiments(ws, 'm1');
     expect(baseline.status).toBe('crash');
     expect(baseline.reason).toBe(

@@ -294,6 +294,10 @@ export function failureOf(
   return 'error' in metric ? { status: 'crash', reason: metric.error } : null;
 }
 
+const MISSING_MODULE_WORDS = 'is not installed in';
+/** Whether a crash's reason is missingModuleWords'. */
+export const MISSING_MODULE = new RegExp(`the Python module \\S+ ${MISSING_MODULE_WORDS} `);
+
 /** Who ran a run's Python, for a message: the interpreter, or the kernel (whose environment may differ). */
 function ranBy(env: Pick<MeasureEnv, 'python' | 'executor'>): { python: string; kernel: string | null } {
   const kernel = env.executor.name === 'kernel' ? ((env.executor as { kernelName?: string }).kernelName ?? null) : null;
@@ -312,7 +316,7 @@ export function missingModuleWords(tail: string, by: { python: string; kernel: s
   const how = by.kernel
     ? `%pip install ${name} in a notebook on the ${by.kernel} kernel`
     : `${by.python} -m pip install ${name}`;
-  return `the Python module ${name} is not installed in ${where}; install it there (${how}; its package may have another name)`;
+  return `the Python module ${name} ${MISSING_MODULE_WORDS} ${where}; install it there (${how}; its package may have another name)`;
 }
 
 const GUARD_NOTE = /^\[autoresearch\] (sandbox: (on|off) \(|killed \d+ process)/;

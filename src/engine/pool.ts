@@ -22,6 +22,7 @@ import { sandboxOf } from '../core/sandbox';
 import { readEngineInfo, setRunningGroup, setRunningKernel } from './engine-lock';
 import type { Executor } from './executor/types';
 import { rejudge, runExperiment } from './experiment';
+import { MISSING_MODULE } from './measure';
 import { Repo } from './git';
 import type { JournalStore } from './journal-store';
 import type { EmitLoopEvent, LaneEvents, LoopEvents } from './loop-events';
@@ -249,8 +250,10 @@ class Pool {
     }
     const record = await this.experiment(lane, job);
     if (!this.best && record?.status === 'crash') {
+      // A module the environment lacks is the environment's to fix, not the code's.
+      const fix = MISSING_MODULE.test(record.reason ?? '') ? 'install it' : `fix ${this.o.config.editable[0]}`;
       this.fail(
-        `the baseline crashed (${record.reason}); fix ${this.o.config.editable[0]} — the log is ${record.log_path} — then run again with --resume`,
+        `the baseline crashed (${record.reason}); ${fix} — the log is ${record.log_path} — then run again with --resume`,
       );
     }
   }

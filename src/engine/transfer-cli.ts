@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseProgram } from '../core/program';
 import { proposerKeyEnv, type RunOptionValues } from '../core/run-options';
-import { fmtDelta, type TransferSummary } from '../core/transfer';
+import type { TransferSummary } from '../core/transfer';
+import { transferColumns, transferRows } from '../core/transfer-view';
 import { ENV_NAME, type TransferSetting } from '../core/transfer-journal';
 import type { Executor } from './executor/types';
 import { locatePython, resolvePython } from './python';
@@ -69,33 +70,21 @@ function seconds(v: string): number {
   return n;
 }
 
-/** The study as a table, one change a line, under its summary line. */
+/** The study as a table, one change a line, under its summary line (columns and cells: ../core/transfer-view.ts). */
 export function transferTable(s: TransferSummary): string {
   if (s.changes.length === 0) return s.summary.line;
+  const head = transferColumns(s);
   const ablate = s.changes.some(c => c.ablate);
-  const head = [
-    '#',
-    'commit',
-    'change',
-    `Δ search (${s.search_budget_s} s)`,
-    `Δ at ${s.scale} (${s.budget_s} s)`,
-    'verdict',
-  ];
-  if (ablate) head.push('Δ removed from best', 'ablation');
-  const rows = s.changes.map(c => {
+  const rows = transferRows(s).map(r => {
     const row = [
-      String(c.n),
-      c.commit.slice(0, 7),
-      c.description.length > 40 ? `${c.description.slice(0, 39)}…` : c.description,
-      fmtDelta(c.delta_search, c.se_search),
-      fmtDelta(c.delta_transfer, c.se_transfer),
-      c.verdict,
+      String(r.n),
+      r.commit,
+      r.description.length > 40 ? `${r.description.slice(0, 39)}…` : r.description,
+      r.search,
+      r.transfer,
+      r.verdict,
     ];
-    if (ablate)
-      row.push(
-        c.ablate?.verdict === 'conflict' ? 'revert conflicts' : fmtDelta(c.ablate?.delta ?? null, c.ablate?.se ?? null),
-        c.ablate?.verdict ?? '—',
-      );
+    if (ablate) row.push(r.ablation ?? '—', r.ablate_verdict ?? '—');
     return row;
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map(r => r[i].length)));
