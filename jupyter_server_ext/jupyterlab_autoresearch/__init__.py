@@ -4,7 +4,9 @@ The server extension answers the front end's REST calls; the experiment loop its
 a Node.js engine process (the bundled `engine/autoresearch.cjs`).
 """
 
+from .git_check import find_git
 from .handlers import setup_route_handlers
+from .node import find_node
 
 # For notebooks: `from jupyterlab_autoresearch import load, show, watch` (and load_transfer). Light to import:
 # pandas and IPython are imported only when called.
@@ -36,3 +38,7 @@ def _load_jupyter_server_extension(server_app):
     sup.stop_grace_s = float(config.get("stop_grace_s", sup.stop_grace_s))
     sup.start_wait_s = float(config.get("start_wait_s", sup.start_wait_s))
     server_app.log.info("Registered jupyterlab_autoresearch server extension")
+    # Said once at start, where whoever runs the server looks: no run can start without both.
+    for found in (find_node(), find_git()):
+        if not found.ok:
+            server_app.log.warning("autoresearch: %s", found.message)

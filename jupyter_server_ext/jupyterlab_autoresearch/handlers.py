@@ -14,6 +14,7 @@ from .base_handler import BaseHandler
 from .confine import OutsideError, read_tail
 from .engine_info import EngineInfo
 from .errors import DomainError
+from .git_check import find_git
 from .journal import JournalError
 from .lookup import SUPERVISOR
 from .node import engine_path, find_node
@@ -30,18 +31,19 @@ from .workspaces import STATE_DIR, api_path, find_workspaces, log_path, run_tags
 
 
 class StatusHandler(BaseHandler):
-    """`GET /autoresearch/status`: the package version, the engine bundle and the host's Node.js."""
+    """`GET /autoresearch/status`: the package version, the engine bundle, the host's Node.js and git."""
 
     @tornado.web.authenticated
     async def get(self):
-        # `node --version` is a subprocess: keep it off the event loop.
-        node = await asyncio.to_thread(find_node)
+        # `node --version` and `git --version` are subprocesses: keep them off the event loop.
+        node, git = await asyncio.gather(asyncio.to_thread(find_node), asyncio.to_thread(find_git))
         engine = engine_path()
         self.finish(
             {
                 "version": __version__,
                 "engine": {"path": str(engine), "exists": engine.is_file()},
                 "node": node.to_json(),
+                "git": git.to_json(),
             }
         )
 

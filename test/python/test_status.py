@@ -70,3 +70,56 @@ async def test_status_refuses_a_request_without_credentials(jp_fetch, jp_http_po
 
     # The same request with the token succeeds, so the refusal was about credentials.
     assert (await jp_fetch("autoresearch", "status")).code == 200
+
+
+async def test_status_says_git_is_missing_and_how_to_install_it(jp_fetch, monkeypatch, tmp_path):
+    found = json.loads((await jp_fetch("autoresearch", "status")).body)["git"]
+    assert found["ok"] is True and found["path"] == shutil.which("git") and found["version"][0].isdigit()
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
+    status = json.loads((await jp_fetch("autoresearch", "status")).body)["git"]
+    assert status["ok"] is False and status["path"] is None
+    assert status["message"].startswith("git is required on the Jupyter server host")
+    assert "sudo apt-get install git" in status["message"]
+
+
+def test_the_server_warns_at_start_without_git_or_node(tmp_path):
+    """A real `jupyter server` whose PATH has neither: its log says so once, at start, with the fix."""
+    import os
+    import sys
+    import time
+    from pathlib import Path
+
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": str(bin_dir), "AUTORESEARCH_NODE": ""}
+    assert shutil.which("git", path=env["PATH"]) is None and shutil.which("node", path=env["PATH"]) is None
+    server = subprocess.Popen(
+        [
+            str(bin_dir / "jupyter"),
+            "server",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            "--port=0",
+            f"--ServerApp.root_dir={tmp_path}",
+            *(["--allow-root"] if os.getuid() == 0 else []),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = server.stderr.readline()
+            if not line:
+                break
+            log.append(line)
+            if "is running at" in line:  # the extensions have loaded and warned by now
+                break
+    finally:
+        server.terminate()
+        rest = server.communicate(timeout=30)[1]
+    text = "".join(log) + rest
+    assert "autoresearch: git is required on the Jupyter server host" in text, text[-3000:]
+    assert "autoresearch: Node.js >= 20 is required on the Jupyter server host" in text
