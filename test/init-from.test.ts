@@ -87,6 +87,9 @@ describe('autoresearch init --from', () => {
     expect(budget.stderr).toMatch(/set budget_s in its program\.md front matter/);
     const both = await cli(['init', dir, '--from', originalLike(), '--template', 'tiny-cpu']);
     expect(both.stderr).toMatch(/--template and --from exclude each other/);
-    for (const r of [missing, ref, nowhere, budget, both]) expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    const option = await cli(['init', dir, '--from', '--upload-pack=touch /tmp/ar-pwned']);
+    expect(option.stderr).toMatch(/a URL or path may not start with "-"/);
+    expect(fs.existsSync(dir)).toBe(false);
+    for (const r of [missing, ref, nowhere, budget, both, option]) expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 });

@@ -49,7 +49,8 @@ class StatusHandler(BaseHandler):
 
 
 class WorkspacesHandler(BaseHandler):
-    """`GET`: workspaces under the root with their runs; `POST {path, template?, budget_s?}`: create one."""
+    """`GET`: workspaces under the root with their runs; `POST {path, template?, budget_s?}` or
+    `POST {path, from, ref?}`: create one from a template or from a repository."""
 
     @tornado.web.authenticated
     async def get(self):
@@ -75,7 +76,13 @@ class WorkspacesHandler(BaseHandler):
         ws = self.workspace(body["path"], must_exist=False)
         if ws == self.sup.root:
             raise ApiError(400, "path: name a new folder, not the server's root", "path")
-        message = await self.sup.init_workspace(ws, body.get("template", "tiny-cpu"), body.get("budget_s"))
+        if "from" in body and "template" in body:
+            raise ApiError(400, "template and from exclude each other: choose one", "from")
+        if "ref" in body and "from" not in body:
+            raise ApiError(400, "ref goes with from: the repository to take it from", "ref")
+        message = await self.sup.init_workspace(
+            ws, body.get("template"), body.get("budget_s"), body.get("from"), body.get("ref")
+        )
         self.set_status(201)
         self.finish({"path": api_path(self.sup.root, ws), "message": message})
 

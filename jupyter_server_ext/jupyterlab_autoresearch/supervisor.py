@@ -278,15 +278,25 @@ class Supervisor:
             IOLoop.current().remove_timeout(handle)
         self._escalations.clear()
 
-    async def init_workspace(self, ws: Path, template: str, budget_s: int | None) -> str:
-        """Runs the engine's `init`; returns its one-line report or raises with its one-line error."""
-        args = ["init", str(ws), "--template", template]
+    async def init_workspace(
+        self, ws: Path, template: str | None, budget_s: int | None, source: str | None = None, ref: str | None = None
+    ) -> str:
+        """Runs the engine's `init` (from a template, or `--from` a repository); returns its report
+        or raises with its one-line error."""
+        args = ["init", str(ws)]
+        if source is not None:
+            args += ["--from", source, *(["--ref", ref] if ref is not None else [])]
+        else:
+            args += ["--template", template or "tiny-cpu"]
         if budget_s is not None:
             args += ["--budget", str(budget_s)]
         try:
-            return await asyncio.to_thread(engine_command, args, self.root)
+            # A clone may fetch a large history over the network: more time than a template needs.
+            return await asyncio.to_thread(engine_command, args, self.root, 600 if source else 120)
         except BadRequest as err:
-            raise BadRequest(err.message, "path") from None  # the folder given is what it refused
+            # The folder given is what a template's init refuses; a clone's refusals are mostly about the source.
+            field = "path" if source is None or "not empty" in err.message else "from"
+            raise BadRequest(err.message, field) from None
 
     async def export_run(self, ws: Path, tag: str) -> str:
         """Runs the engine's `export` (writes <ws>/<tag>.ipynb); returns its one-line report."""

@@ -260,10 +260,23 @@ REVIEW_FIELDS = {
     "files": (files, False),
 }
 STEP_FIELDS = {"path": (path, True), "tag": (tag, False), "step": (boolean, True)}
+
+
+def source(name: str, value: Any) -> str:
+    """A repository URL or path, or a ref, for `init --from`: one line, and never read as one of git's options."""
+    value = text(name, value)
+    if value.startswith("-"):
+        raise ApiError(400, f'{name} may not start with "-", got {show(value)}', name)
+    return value
+
+
 WORKSPACE_FIELDS = {
     "path": (path, True),
     "template": (one_of("tiny-cpu"), False),
     "budget_s": (positive_int, False),
+    # A repository laid out like the original, instead of a template (`autoresearch init --from`).
+    "from": (source, False),
+    "ref": (source, False),
 }
 
 

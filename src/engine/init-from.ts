@@ -46,9 +46,15 @@ export async function initFromRepository(dir: string, o: InitFromOptions): Promi
   if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) {
     throw new UserError(`${dir} exists and is not empty; choose a new folder`);
   }
+  // Neither may pass for one of git's options (`--upload-pack=…` runs a command).
+  if (o.from.startsWith('-'))
+    throw new UserError(`--from ${JSON.stringify(o.from)}: a URL or path may not start with "-"`);
+  if (o.ref?.startsWith('-'))
+    throw new UserError(`--ref ${JSON.stringify(o.ref)}: a branch, tag or commit may not start with "-"`);
   const existed = fs.existsSync(dir);
   const url = source(o.from);
-  const cloned = await git(path.dirname(dir), ['clone', '--quiet', url, dir]);
+  // ext:: would run a command of the URL's choosing; git refuses it by default, and so do we, whatever the config.
+  const cloned = await git(path.dirname(dir), ['-c', 'protocol.ext.allow=never', 'clone', '--quiet', '--', url, dir]);
   if (!cloned.ok) {
     if (!existed) fs.rmSync(dir, { recursive: true, force: true });
     throw new UserError(`cannot clone ${o.from}: ${cloned.err.replace(/^fatal: /, '')}; check the URL or path`);
@@ -65,7 +71,7 @@ export async function initFromRepository(dir: string, o: InitFromOptions): Promi
 
 async function makeWorkspace(dir: string, o: InitFromOptions): Promise<InitFromResult> {
   if (o.ref !== undefined) {
-    const out = await git(dir, ['checkout', '--quiet', o.ref]);
+    const out = await git(dir, ['checkout', '--quiet', o.ref, '--']);
     if (!out.ok) throw new UserError(`${o.from} has no branch, tag or commit named "${o.ref}" (${out.err})`);
   }
   let branch = (await git(dir, ['symbolic-ref', '--quiet', '--short', 'HEAD'])).out;

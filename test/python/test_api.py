@@ -2,11 +2,12 @@
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import alive, git_status, journal, make_workspace, wait_for
+from conftest import GIT, alive, git_status, journal, make_workspace, wait_for
 from jupyterlab_autoresearch.workspaces import engine_log_path
 
 BAD_RUN_BODIES = [
@@ -68,6 +69,10 @@ async def test_a_bad_run_body_is_refused_naming_the_field(body, field, workspace
         ("workspaces", {"path": "new", "budget_s": 0.5}, "budget_s"),
         ("workspaces", {"path": ""}, "path"),
         ("workspaces", {"path": "/../../etc"}, "path"),
+        ("workspaces", {"path": "new", "from": "--upload-pack=touch /tmp/x"}, "from"),
+        ("workspaces", {"path": "new", "from": "/x", "template": "tiny-cpu"}, "from"),
+        ("workspaces", {"path": "new", "ref": "main"}, "ref"),
+        ("workspaces", {"path": "new", "from": "/no/such/repository"}, "from"),
         ("export", {}, "path"),
         ("export", {"path": "ws", "tag": "a/b"}, "tag"),
         ("export", {"path": "ws", "out": "/tmp/x.ipynb"}, "out"),
@@ -115,6 +120,25 @@ async def test_create_a_workspace_then_find_it(jp_root_dir, engine_bundle, super
     assert {"path": "projects/first", "name": "first", "program": True, "runs": [], "engine": None} in listed[
         "workspaces"
     ]
+
+
+async def test_create_a_workspace_from_a_repository(jp_root_dir, engine_bundle, supervisor, api, tmp_path):
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    (origin / "program.md").write_text("# autoresearch\n\nLower val_bpb.\n")
+    (origin / "prepare.py").write_text("TIME_BUDGET = 300\n")
+    (origin / "train.py").write_text('print("---")\nprint("val_bpb: 1.0")\n')
+    subprocess.run(["git", "init", "-q", "-b", "master"], cwd=origin, check=True)
+    subprocess.run([*GIT, "add", "-A"], cwd=origin, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "first"], cwd=origin, check=True)
+    code, made = await api("workspaces", "POST", {"path": "cloned", "from": str(origin)})
+    assert code == 201, made
+    assert "branch master" in made["message"] and "python prepare.py" in made["message"]
+    folder = Path(jp_root_dir) / "cloned"
+    assert (folder / ".gitignore").read_text() == "results.tsv\n.autoresearch/\n"
+    assert git_status(folder) == ""
+    code, listed = await api("workspaces")
+    assert any(w["path"] == "cloned" and w["program"] for w in listed["workspaces"])
 
 
 async def test_without_node_a_start_says_what_to_install(workspace, supervisor, api, monkeypatch, tmp_path):
