@@ -7,42 +7,31 @@ and never recomputes a verdict, so the CLI, the panel and a notebook say the sam
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from .workspaces import LAYOUT, STATE_DIR, run_tags
+from .errors import DomainError
+from .study import summary
+from .workspaces import run_tags
 
 
-def _summary_file(path: str | Path, tag: str | None) -> tuple[str, Path]:
+def _chosen(path: str | Path, tag: str | None) -> tuple[str, Path]:
     p = Path(path).expanduser().resolve()
     tags = run_tags(p) if p.is_dir() else []
     chosen = tag or (tags[0] if tags else None)
     if chosen is None:
         raise FileNotFoundError(f"no runs in {p} yet; start one with: autoresearch run {p}")
-    return chosen, p / STATE_DIR / chosen / LAYOUT["transfer_dir"] / LAYOUT["transfer_summary"]
-
-
-def read_summary(file: Path) -> dict[str, Any]:
-    """A study's summary.json, checked for the parts readers index; ValueError naming the fix when it is not one."""
-    fix = "rewrite it by rerunning autoresearch transfer"
-    try:
-        study: Any = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{file} is not JSON ({err}); {fix}") from None
-    if (
-        not isinstance(study, dict)
-        or not isinstance(study.get("changes"), list)
-        or not isinstance(study.get("summary"), dict)
-    ):
-        raise ValueError(f"{file} is not a transfer summary; {fix}")
-    return study
+    return chosen, p
 
 
 def study_of(workspace: Path, tag: str) -> dict[str, Any] | None:
-    """The transfer study of run `tag` (its summary.json), or None when the run has none."""
-    file = workspace / STATE_DIR / tag / LAYOUT["transfer_dir"] / LAYOUT["transfer_summary"]
-    return read_summary(file) if file.is_file() else None
+    """The transfer study of run `tag` (its summary.json, read as the server reads it: inside the
+    workspace's .autoresearch only), or None when the run has none; ValueError naming the fix when
+    the file is not one."""
+    try:
+        return summary(workspace, tag)
+    except DomainError as err:
+        raise ValueError(err.message) from None
 
 
 def load_transfer(path: str | Path, tag: str | None = None):
@@ -51,12 +40,12 @@ def load_transfer(path: str | Path, tag: str | None = None):
     `se_transfer`, `verdict`, and with --ablate `ablate_delta`, `ablate_se`, `ablate_verdict`), a
     pandas DataFrame whose `attrs["study"]` is the whole summary (`attrs["summary"]` its totals
     and the "N of M changes transferred" line), or a list of dicts without pandas."""
-    chosen, file = _summary_file(path, tag)
-    if not file.is_file():
+    chosen, workspace = _chosen(path, tag)
+    study = study_of(workspace, chosen)
+    if study is None:
         raise FileNotFoundError(
             f"run {chosen} has no transfer study yet; start one with: autoresearch transfer {Path(path)} --env AUTORESEARCH_SCALE=2"
         )
-    study = read_summary(file)
     rows = []
     for change in study["changes"]:
         row = {k: v for k, v in change.items() if k not in ("ablate", "search", "transfer")}

@@ -104,7 +104,7 @@ def test_a_damaged_study_is_named_not_fatal(workspace, tmp_path):
     saved = summary.read_text()
     try:
         summary.write_text("{not json")
-        with pytest.warns(UserWarning, match="transfer study is unreadable.*rerunning autoresearch transfer"):
+        with pytest.warns(UserWarning, match="transfer study is unreadable.*is not JSON.*rerun the study"):
             assert load(workspace, "t1").attrs["transfer"] is None
         engine("export", str(workspace), "--tag", "t1", "--out", str(tmp_path / "x.ipynb"))
         nb = json.loads((tmp_path / "x.ipynb").read_text())
