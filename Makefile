@@ -143,6 +143,7 @@ bench: setup
 	node bench/executor.mjs
 	node bench/noise.mjs
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node bench/panel.mjs
+	node bench/git-layer.mjs
 
 clean:
 	npm run clean
