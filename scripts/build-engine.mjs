@@ -9,7 +9,8 @@
 // the run options the server accepts and the engine flags they become, which the server
 // (validate.py, supervisor.py) reads since it cannot import src/core/run-options.ts; and
 // engine/layout.json, the `.autoresearch/` file names and the tag rule of src/core/layout.ts
-// (workspaces.py reads them).
+// (workspaces.py reads them); and the JSON Schemas of a journal record and of state.json, from
+// their zod schemas (src/core/json-schemas.ts), which the server validates against.
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -91,5 +92,9 @@ if (result.errors.length === 0) {
     const emptyState = (await coreModule('src/core/run-state.ts')).deriveRunState([], 0, '');
     const shared = { ...(await coreModule('src/core/layout.ts')).layout(), empty_state: emptyState };
     writeFileSync(layoutFile, JSON.stringify(shared, null, 2) + '\n');
+    // The journal's and state.json's JSON Schemas, from their zod schemas: what the Python side validates against.
+    for (const [name, schema] of Object.entries((await coreModule('src/core/json-schemas.ts')).jsonSchemas())) {
+      writeFileSync(resolve(dirname(layoutFile), name), JSON.stringify(schema, null, 1) + '\n');
+    }
   }
 }
