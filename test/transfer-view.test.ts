@@ -1,3 +1,5 @@
+import * as vega from 'vega';
+import * as vegaLite from 'vega-lite';
 import { describe, expect, it } from 'vitest';
 import type { TransferSummary } from '../src/core/transfer';
 import {
@@ -95,15 +97,24 @@ describe('the transfer study as readers see it', () => {
   });
 
   it('draws two series in a Vega-Lite spec and in the SVG, with the summary line as the title', () => {
-    const spec = transferChartSpec(summary()) as {
-      title: { text: string };
-      encoding: { color: { scale: { domain: string[] } } };
-    };
+    type Layer = { encoding: { x?: unknown; color?: { scale: { domain: string[] } } } };
+    const spec = transferChartSpec(summary()) as { title: { text: string }; layer: Layer[] };
     expect(spec.title.text).toBe('1 of 2 changes transferred');
-    expect(spec.encoding.color.scale.domain).toEqual(['search scale (60 s)', 'at 2× (120 s)']);
+    expect(spec.layer[2].encoding.color?.scale.domain).toEqual(['search scale (60 s)', 'at 2× (120 s)']);
     const svg = transferChartSvg(summary());
     expect(svg.match(/<circle [^>]*r="4.5"/g)).toHaveLength(3);
     expect(svg).toContain('raise &lt;lr&gt; &amp; warmup');
+  });
+
+  it('renders in Vega with the changes alone on its x axis and the two series as its colours', async () => {
+    const view = new vega.View(vega.parse(vegaLite.compile(transferChartSpec(summary()) as never).spec), {
+      renderer: 'none',
+    });
+    await view.runAsync();
+    expect(view.scale('x').domain()).toEqual(['#3 raise <lr> & warmup', '#7 deeper']);
+    expect(view.scale('color').domain()).toEqual(['search scale (60 s)', 'at 2× (120 s)']);
+    expect(await view.toSVG()).toContain('stroke-dasharray');
+    view.finalize();
   });
 
   it('tables each change, with ablation columns only when the study ablated', () => {

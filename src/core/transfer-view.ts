@@ -183,23 +183,27 @@ export function transferChartSpec(s: TransferSummary): Record<string, unknown> {
     legend: { orient: 'top' },
   };
   const y = { field: 'gain', type: 'quantitative', title: `gain in ${s.metric} (higher is better)` };
+  const xOffset = { field: 'series', sort: [names.search, names.transfer] };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     title: { text: s.summary.line, fontSize: 12 },
     width: Math.max(240, 90 * s.changes.length),
     height: 260,
     data: { values: points },
-    encoding: { x, xOffset: { field: 'series', sort: [names.search, names.transfer] }, color },
     layer: [
-      { mark: { type: 'rule', color: '#9e9e9e', strokeDash: [4, 4] }, encoding: { y: { datum: 0 }, x: null } },
+      // The zero line spans the plot: no x of its own, so it does not join the changes' axis.
+      { mark: { type: 'rule', color: '#9e9e9e', strokeDash: [4, 4] }, encoding: { y: { datum: 0 } } },
       {
         mark: { type: 'rule', strokeWidth: 2 },
         transform: [{ filter: 'datum.lo !== null' }],
-        encoding: { y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } },
+        encoding: { x, xOffset, color, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } },
       },
       {
         mark: { type: 'point', filled: true, size: 70 },
         encoding: {
+          x,
+          xOffset,
+          color,
           y,
           tooltip: [{ field: 'change' }, { field: 'series' }, { field: 'gain', format: '.6f' }, { field: 'verdict' }],
         },

@@ -66,12 +66,14 @@ export interface IEngineInfo {
   pid: number;
   tag: string;
   started: string;
+  /** What the engine does: a run, or a transfer study of the run's kept commits (absent from older servers: a run). */
+  kind?: 'run' | 'transfer';
 }
 
 /** One run's summary, as `GET /autoresearch/runs/status` and `GET /autoresearch/runs` answer. */
 export interface IRunStatus {
   tag: string;
-  state: 'running' | 'stopped' | 'died' | 'corrupt';
+  state: 'running' | 'awaiting-review' | 'stopped' | 'died' | 'corrupt';
   pid: number | null;
   stopping: boolean;
   resumable: boolean;
@@ -86,6 +88,9 @@ export interface IRunStatus {
   cost_usd: number;
   end: { reason: string; message: string | null; ts: string } | null;
   records: number;
+  /** Step mode: the proposal awaiting review, and whether proposals are reviewed now. */
+  pending?: { n: number; description: string; since: string } | null;
+  step?: boolean;
   error?: string;
 }
 
@@ -102,11 +107,13 @@ export interface IRunsList {
  */
 export type IRunOptions = Omit<RunRequest, 'resume'>;
 
-function post<T>(endPoint: string, settings: ServerConnection.ISettings, body: unknown): Promise<T> {
+/** POSTs JSON to `<base_url>/autoresearch/<endPoint>`. */
+export function post<T>(endPoint: string, settings: ServerConnection.ISettings, body: unknown): Promise<T> {
   return requestAPI<T>(endPoint, settings, { method: 'POST', body: JSON.stringify(body) });
 }
 
-function query(params: Record<string, string | number | undefined>): string {
+/** A query string of the parameters given (undefined ones left out). */
+export function query(params: Record<string, string | number | undefined>): string {
   const q = Object.entries(params)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)

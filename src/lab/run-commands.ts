@@ -1,8 +1,10 @@
 /**
- * What a panel's toolbar does, as JupyterLab commands: Start, Stop, Resume, Export and showing
- * another run. Each acts on the panel its `path` argument names (the toolbar passes its own), else
- * on the panel in focus, so the palette, menus and shortcuts can run them too; each is enabled
- * while it applies to that panel's run, and says so when that changes (notifyCommandChanged).
+ * What a panel's toolbar does, as JupyterLab commands: Start, Stop, Resume, Export, showing
+ * another run, the *Review each proposal* toggle, the decisions on a proposal awaiting review
+ * (Approve, Edit, Reject, Approve all) and the Transfer Study. Each acts on the panel its `path`
+ * argument names (the toolbar passes its own), else on the panel in focus, so the palette, menus
+ * and shortcuts can run them too; each is enabled while it applies to that panel's run, and says
+ * so when that changes (notifyCommandChanged).
  */
 import type { IWidgetTracker } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -17,7 +19,18 @@ export const RunCommandIDs = {
   resume: 'autoresearch:resume',
   export: 'autoresearch:export',
   selectRun: 'autoresearch:select-run',
+  reviewEach: 'autoresearch:review-each',
+  approve: 'autoresearch:approve',
+  editProposal: 'autoresearch:edit-proposal',
+  reject: 'autoresearch:reject',
+  approveAll: 'autoresearch:approve-all',
+  transfer: 'autoresearch:transfer',
 } as const;
+
+/** The proposal a decision names: `args.n`, else the one the panel shows. */
+function proposalOf(p: AutoresearchPanel | null, args: ReadonlyPartialJSONObject): number | null {
+  return typeof args.n === 'number' ? args.n : (p?.review.model.proposal?.n ?? null);
+}
 
 /** The panel a command acts on: the one of `args.path`, else the one in focus. */
 export function panelOf(
@@ -73,7 +86,7 @@ export function addRunCommands(
   );
   set.add(
     commands.addCommand(RunCommandIDs.export, {
-      label: trans.__('Export as notebook'),
+      label: args => (args.toolbar ? trans.__('Export') : trans.__('Export as notebook')),
       caption: trans.__('Write the run as <tag>.ipynb in the workspace'),
       isVisible: hasPanel,
       isEnabled: args => !!panel(args)?.controller.canExport,
@@ -94,13 +107,111 @@ export function addRunCommands(
     }),
   );
 
+  set.add(addReviewCommands(commands, panel, trans));
+
   // Menus, the palette and the toolbars ask again when the panel in focus or what applies changes.
   const notify = () => Object.values(RunCommandIDs).forEach(id => commands.notifyCommandChanged(id));
   tracker.currentChanged.connect(notify);
   tracker.widgetAdded.connect((_, p) => {
     p.controller.changed.connect((__, what) => (what === 'actions' ? notify() : undefined));
+    p.review.changed.connect(notify);
+    p.transfer.changed.connect(notify);
     notify();
   });
   set.add(new DisposableDelegate(() => tracker.currentChanged.disconnect(notify)));
+  return set;
+}
+
+/** Step mode's commands and the transfer study's, on the panel `panel(args)` names. */
+function addReviewCommands(
+  commands: CommandRegistry,
+  panel: (args: ReadonlyPartialJSONObject) => AutoresearchPanel | null,
+  trans: TranslationBundle,
+): IDisposable {
+  const hasPanel = (args: ReadonlyPartialJSONObject) => panel(args) !== null;
+  const canDecide = (args: ReadonlyPartialJSONObject) => !!panel(args)?.review.canDecide;
+  const set = new DisposableSet();
+  set.add(
+    commands.addCommand(RunCommandIDs.reviewEach, {
+      label: trans.__('Review each proposal'),
+      caption: trans.__(
+        'Step mode: each proposal waits for your Approve, Edit or Reject before it trains (a running engine switches from its next proposal)',
+      ),
+      isVisible: hasPanel,
+      isToggleable: true,
+      isToggled: args => !!panel(args)?.review.step,
+      isEnabled: args => !!panel(args)?.review.canToggleStep,
+      execute: async args => panel(args)?.review.toggleStep(),
+    }),
+  );
+  set.add(
+    commands.addCommand(RunCommandIDs.approve, {
+      label: args => (args.edited ? trans.__('Approve edited') : trans.__('Approve')),
+      caption: args =>
+        args.edited
+          ? trans.__('Train your version of the files (recorded as edited)')
+          : trans.__('Commit the proposal and train it'),
+      isVisible: hasPanel,
+      isEnabled: canDecide,
+      execute: async args => {
+        const p = panel(args);
+        const n = proposalOf(p, args);
+        const files = args.files && typeof args.files === 'object' ? (args.files as Record<string, string>) : undefined;
+        return n === null ? undefined : p?.review.approve(n, files);
+      },
+    }),
+  );
+  set.add(
+    commands.addCommand(RunCommandIDs.editProposal, {
+      label: args => (panel(args)?.review.model.editing ? trans.__('Cancel') : trans.__('Edit')),
+      caption: args =>
+        panel(args)?.review.model.editing
+          ? trans.__('Close the editors; the proposal stays as proposed')
+          : trans.__('Open the proposed files in editors, then approve your version'),
+      isVisible: hasPanel,
+      isToggleable: true,
+      isToggled: args => !!panel(args)?.review.model.editing,
+      isEnabled: args => canDecide(args) || !!panel(args)?.review.model.editing,
+      execute: args => {
+        const review = panel(args)?.review;
+        review?.setEditing(!review.model.editing);
+      },
+    }),
+  );
+  set.add(
+    commands.addCommand(RunCommandIDs.reject, {
+      label: trans.__('Reject'),
+      caption: trans.__('Discard the proposal untrained; the note goes to the next proposal'),
+      isVisible: hasPanel,
+      isEnabled: canDecide,
+      execute: async args => {
+        const p = panel(args);
+        const n = proposalOf(p, args);
+        return n === null ? undefined : p?.review.reject(n, typeof args.note === 'string' ? args.note : undefined);
+      },
+    }),
+  );
+  set.add(
+    commands.addCommand(RunCommandIDs.approveAll, {
+      label: trans.__('Approve all'),
+      caption: trans.__('Approve this proposal and leave step mode: the next ones train unreviewed'),
+      isVisible: hasPanel,
+      isEnabled: canDecide,
+      execute: async args => {
+        const p = panel(args);
+        const n = proposalOf(p, args);
+        return n === null ? undefined : p?.review.approveAll(n);
+      },
+    }),
+  );
+  set.add(
+    commands.addCommand(RunCommandIDs.transfer, {
+      label: trans.__('Transfer Study…'),
+      caption: trans.__('Replay the baseline and each kept commit at a larger scale: did the changes carry over?'),
+      isVisible: hasPanel,
+      isEnabled: args => !!panel(args)?.transfer.canStart,
+      execute: async args => panel(args)?.askTransfer(),
+    }),
+  );
   return set;
 }

@@ -1,6 +1,7 @@
 /**
  * The status bar item: the state and best metric of the Autoresearch panel in focus (or the
- * last one that was). A click brings that panel to the front.
+ * last one that was), "#N awaiting review" while a proposal waits for its reviewer. A click
+ * brings that panel to the front.
  */
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { WidgetTracker } from '@jupyterlab/apputils';
@@ -56,6 +57,7 @@ export class RunStatusItem extends Widget {
   private refresh(): void {
     const panel = this.panel;
     this.node.textContent = panel ? this.trans.__('Autoresearch: %1', panel.statusText()) : '';
-    this.node.dataset.state = panel?.model.state ?? '';
+    const m = panel?.model;
+    this.node.dataset.state = m ? (m.pending ? 'awaiting-review' : m.state) : '';
   }
 }

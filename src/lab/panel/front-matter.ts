@@ -46,3 +46,9 @@ export function frontMatterNumber(frontMatter: string, key: string): number | nu
   const value = entry ? Number(entry[1]) : NaN;
   return Number.isFinite(value) ? value : null;
 }
+
+/** A top-level `key: true` / `key: false` in the front matter (step, say); false when absent or otherwise. */
+export function frontMatterFlag(frontMatter: string, key: string): boolean {
+  const entry = frontMatterEntries(frontMatter).find(([k]) => k === key);
+  return entry?.[1].trim() === 'true';
+}

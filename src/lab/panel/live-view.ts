@@ -28,6 +28,7 @@ export class LiveView extends Widget {
 
   update(): void {
     const starts = [...this.model.inFlight.values()].sort((a, b) => a.n - b.n);
+    const pending = this.model.pending?.n ?? null;
     this.setHidden(starts.length === 0);
     this.list.replaceChildren(
       ...starts.map(start => {
@@ -40,7 +41,8 @@ export class LiveView extends Widget {
         head.textContent = `#${start.n}`;
         const badge = document.createElement('span');
         badge.className = 'jp-AutoresearchLive-badge';
-        badge.textContent = this.trans.__('running');
+        badge.textContent = start.n === pending ? this.trans.__('awaiting review') : this.trans.__('running');
+        badge.classList.toggle('jp-mod-pending', start.n === pending);
         const text = document.createElement('span');
         text.className = 'jp-AutoresearchLive-description';
         text.textContent = [who, start.description].filter(Boolean).join(' · ');
@@ -53,7 +55,8 @@ export class LiveView extends Widget {
 
   private updateLog(): void {
     const lines = this.model.liveLog;
-    this.log.hidden = this.model.liveLogN === null || !this.model.inFlight.has(this.model.liveLogN);
+    const n = this.model.liveLogN;
+    this.log.hidden = n === null || !this.model.inFlight.has(n) || this.model.pending?.n === n;
     this.log.textContent = lines.join('\n');
     this.log.scrollTop = this.log.scrollHeight;
   }

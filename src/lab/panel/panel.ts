@@ -1,8 +1,9 @@
 /**
  * The Autoresearch panel of one workspace: program.md as a markdown cell, the progress chart,
- * the experiments in flight with their live log, and every finished experiment as a notebook
- * output. It follows one run at a time over the event stream; reloading JupyterLab rebuilds it
- * from the journal, since the stream replays the journal before following it.
+ * the transfer study's table and chart, the experiments in flight with their live log, the
+ * proposal awaiting review (step mode), and every finished experiment as a notebook output. It
+ * follows one run at a time over the event stream; reloading JupyterLab rebuilds it from the
+ * journal, since the stream replays the journal before following it.
  *
  * Layout and wiring only: its RunController talks to the server and holds the RunModel, the
  * widgets render the model, and the toolbar's buttons run the commands of ../run-commands.ts.
@@ -19,13 +20,18 @@ import type { RunSettings } from '../../core/run-options';
 import type { IRunOptions } from '../api';
 import { ChartView } from './chart-view';
 import { ExperimentList } from './experiment-list';
-import { frontMatterNumber } from './front-matter';
+import { frontMatterFlag, frontMatterNumber } from './front-matter';
 import { LiveView } from './live-view';
 import { ProgramCell } from './program-cell';
 import { RunController } from './run-controller';
 import type { RunModel } from './run-model';
 import { describeBest, describeState } from './run-state';
 import { RunToolbar } from './run-toolbar';
+import { ReviewController } from './review-controller';
+import { ReviewView } from './review-view';
+import { TransferController } from './transfer-controller';
+import { askTransfer } from './transfer-dialog';
+import { TransferSection } from './transfer-section';
 
 /**
  * The settings of schema/plugin.json the panel reads: the run options' values for new runs (which
@@ -51,10 +57,15 @@ export interface IPanelOptions {
 export class AutoresearchPanel extends MainAreaWidget<Panel> {
   readonly path: string;
   readonly controller: RunController;
+  /** Step mode: the proposal awaiting review and the decisions on it. */
+  readonly review: ReviewController;
+  /** The transfer study of the run shown. */
+  readonly transfer: TransferController;
   readonly program: ProgramCell;
   readonly chart: ChartView;
   readonly list: ExperimentList;
   private readonly bar: RunToolbar;
+  private reviewView: ReviewView | null = null;
   private readonly notice = new Widget();
   private readonly ready: Promise<void>;
 
@@ -83,7 +94,22 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       notify: Notification,
     });
     const model = this.model;
-    this.bar = new RunToolbar({ trans, model, commands: opts.commands, args: () => ({ path: this.path }) });
+    const settings = opts.services.serverSettings;
+    this.review = new ReviewController({
+      path: opts.path,
+      settings,
+      trans,
+      run: model,
+      notify: Notification,
+      // The notification's action: the panel in front, its pending proposal in view.
+      reveal: () =>
+        void opts.commands
+          .execute('autoresearch:open', { path: this.path })
+          .then(() => this.reviewView?.node.scrollIntoView({ block: 'start' })),
+    });
+    this.transfer = new TransferController({ path: opts.path, settings, trans, run: model, notify: Notification });
+    const args = () => ({ path: this.path });
+    this.bar = new RunToolbar({ trans, model, commands: opts.commands, args });
     this.notice.addClass('jp-AutoresearchPanel-notice');
     this.notice.setHidden(true);
     this.chart = new ChartView(opts.rendermime, trans, () => ({
@@ -92,7 +118,16 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       direction: model.direction,
       model,
     }));
+    const transfer = new TransferSection(this.transfer, opts.rendermime, trans);
     const live = new LiveView(model, trans);
+    const review = (this.reviewView = new ReviewView({
+      review: this.review,
+      run: model,
+      trans,
+      commands: opts.commands,
+      editorServices: opts.editorServices,
+      args,
+    }));
     this.list = new ExperimentList({
       rendermime: opts.rendermime,
       trans,
@@ -101,14 +136,17 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       metric: () => model.metric,
       direction: () => model.direction,
     });
-    for (const w of [this.bar.runStrip, this.notice, this.program, this.chart, live, this.list]) {
+    for (const w of [this.bar.runStrip, this.notice, this.program, this.chart, transfer, live, review, this.list]) {
       content.addWidget(w);
     }
     for (const [name, widget] of this.bar.items) {
       this.toolbar.addItem(name, widget);
     }
 
-    this.program.loaded.connect((_, text) => this.bar.suggestBudget(frontMatterNumber(text.frontMatter, 'budget_s')));
+    this.program.loaded.connect((_, text) => {
+      this.bar.suggestBudget(frontMatterNumber(text.frontMatter, 'budget_s'));
+      this.review.model.suggestStep(frontMatterFlag(text.frontMatter, 'step'));
+    });
     this.controller.cleared.connect(() => this.list.clear());
     this.controller.experimentsAdded.connect((_, records) => this.list.add([...records]));
     this.controller.changed.connect(this.onControllerChanged, this);
@@ -134,9 +172,26 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     return `${describeState(this.model, trans)}${best ? ` · ${best}` : ''}`;
   }
 
-  /** The options a Start or Resume sends: the toolbar's fields, then the settings. */
+  /** The options a Start or Resume sends: the toolbar's fields (step mode included), then the settings. */
   runOptions(): IRunOptions {
-    return this.bar.runOptions(this.opts.defaults());
+    return { ...this.bar.runOptions(this.opts.defaults()), ...this.review.startOptions() };
+  }
+
+  /** Asks for a transfer study's settings (program.md's prefilled) and starts it on the run shown. */
+  async askTransfer(): Promise<void> {
+    const tag = this.model.tag;
+    if (tag === null) {
+      return;
+    }
+    await this.transfer.refresh();
+    const state = this.transfer.state;
+    const defaults = state?.defaults ?? { env: {}, budget_s: null };
+    const request = await askTransfer(this.opts.trans, tag, defaults, state?.defaults_problem ?? null);
+    if (request) {
+      // The same kernel as a run from this toolbar: a study replays through the executor a run uses.
+      const kernel = this.runOptions().kernel;
+      await this.transfer.start(kernel ? { ...request, kernel } : request);
+    }
   }
 
   dispose(): void {
@@ -144,6 +199,8 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       return;
     }
     this.bar.dispose();
+    this.review.dispose();
+    this.transfer.dispose();
     this.controller.dispose();
     super.dispose();
   }
@@ -167,6 +224,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     }
     this.bar.setRuns([...this.controller.tags], this.model.tag);
     this.node.dataset.state = this.model.state;
+    this.node.dataset.review = this.model.pending ? String(this.model.pending.n) : '';
     this.node.dataset.experiments = String(this.model.experiments.length);
   }
 

@@ -108,13 +108,14 @@ export class RunController implements IDisposable {
   }
 
   get canStart(): boolean {
-    return !this._busy && !this.running;
+    return !this._busy && !this.running && !this.model.study;
   }
   get canStop(): boolean {
-    return !this._busy && this.model.state === 'running' && !this.model.stopping;
+    // Stop ends a transfer study too (POST runs/stop stops whatever engine works on the workspace).
+    return !this._busy && (this.model.state === 'running' || this.model.study) && !this.model.stopping;
   }
   get canResume(): boolean {
-    return !this._busy && !this.running && this.model.tag !== null;
+    return !this._busy && !this.running && !this.model.study && this.model.tag !== null;
   }
   get canExport(): boolean {
     return !this._busy && this.model.tag !== null && this.model.experiments.length > 0;

@@ -18,7 +18,7 @@ import { eventsUrl } from '../api';
 export interface IStateMessage {
   type: 'state';
   tag: string;
-  state: 'running' | 'stopped' | 'died';
+  state: 'running' | 'awaiting-review' | 'stopped' | 'died';
   pid: number | null;
   stopping: boolean;
   /** The run the workspace's engine works on, if one does (maybe not this one). */
@@ -33,7 +33,11 @@ export interface IStateMessage {
  * arrival like everything read from the network: one the panel cannot read is left out (with a
  * warning), and the panel keeps showing the last one it could.
  */
-const SentRunState = RunStateFile.extend({ status: z.enum([...RunStateFile.shape.status.options, 'died']) });
+const SentRunState = RunStateFile.extend({
+  status: z.enum([...RunStateFile.shape.status.options, 'died']),
+  /** Step mode now (absent from engines before it could be switched during a run). */
+  step: z.boolean().optional(),
+});
 export type IRunStateFile = z.infer<typeof SentRunState>;
 
 /** An experiment in flight: the state file's entry for it. */

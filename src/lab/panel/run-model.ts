@@ -24,7 +24,14 @@ export type RunState = 'none' | 'starting' | 'running' | 'stopped' | 'died';
 const NO_COUNTS: Readonly<Record<string, number>> = Object.freeze({});
 
 /** What a `changed` emission is about. */
-export type RunModelChange = 'reset' | 'records' | 'state' | 'run-state' | 'connection' | 'error' | 'action';
+export type RunModelChange = 'reset' | 'records' | 'state' | 'run-state' | 'connection' | 'error' | 'action' | 'study';
+
+/** Step mode: the proposal an engine waits on a reviewer for, as state.json names it. */
+export interface IPendingSummary {
+  n: number;
+  description: string;
+  since: string;
+}
 
 /** The best so far: its estimate (the mean over its runs) and, once σ is known, that estimate's standard error. */
 export interface IBest {
@@ -64,6 +71,7 @@ export class RunModel {
   private _caughtUp = false;
   private _error: string | null = null;
   private _runState: IRunStateFile | null = null;
+  private _study = false;
 
   private readonly _changed = new Signal<this, RunModelChange>(this);
   private readonly _experimentAdded = new Signal<this, IExperimentAdded>(this);
@@ -167,12 +175,12 @@ export class RunModel {
     const b = this._runState?.best;
     return b ? { n: b.n, metric: b.metric, runs: b.runs, stderr: b.stderr } : null;
   }
-  /** Pooled σ of one run, or null before any code ran twice (or for a run from before repeats). */
   /** σ's degrees of freedom, 0 before it is measured. */
   get sigmaDf(): number {
     return this._runState?.sigma_df ?? 0;
   }
 
+  /** Pooled σ of one run, or null before any code ran twice (or for a run from before repeats). */
   get sigma(): number | null {
     return this._runState?.sigma ?? null;
   }
@@ -196,6 +204,28 @@ export class RunModel {
     return this._runState?.trust ?? null;
   }
 
+  /** Step mode now, as the engine last wrote it (a switch from the panel or the CLI shows once the engine takes it). */
+  get step(): boolean {
+    return this._runState?.step ?? this._runStart?.config.step ?? false;
+  }
+  /** The proposal an engine waits on a reviewer for; null when none, or no engine works on the run. */
+  get pending(): IPendingSummary | null {
+    const live = this._state === 'running' && this._runState?.status === 'running';
+    return live ? (this._runState?.pending ?? null) : null;
+  }
+  /** A transfer study of this run is going on: the workspace's engine replays the run's commits. */
+  get study(): boolean {
+    return this._study;
+  }
+
+  /** Whether a transfer study of this run goes on, as GET transfer last said. */
+  setStudy(running: boolean): void {
+    if (running !== this._study) {
+      this._study = running;
+      this._changed.emit('study');
+    }
+  }
+
   /** Forgets everything: the panel is about to follow another run. */
   reset(tag: string | null, state: RunState = 'none'): void {
     this._tag = tag;
@@ -212,6 +242,7 @@ export class RunModel {
     this._caughtUp = false;
     this._error = null;
     this._runState = null;
+    this._study = false;
     this._changed.emit('reset');
     this._logChanged.emit();
   }
@@ -300,7 +331,8 @@ export class RunModel {
   }
 
   private setState(message: IStateMessage): void {
-    this._state = message.state;
+    // An engine waiting on a reviewer is running: the pending proposal is state.json's to say.
+    this._state = message.state === 'awaiting-review' ? 'running' : message.state;
     this._stopping = message.stopping;
     this._engineTag = message.engine_tag ?? null;
     const first = !this._caughtUp;

@@ -4,15 +4,22 @@ import { fmtNoise } from '../../core/noise';
 import { bestWords, perMilliWords, perProposerWords, trustRunsWords } from '../../core/noise-words';
 import type { RunModel } from './run-model';
 
-/** The run's state in a few words: "#12 training", "proposing #13", "stopped (stop)". */
+/** The run's state in a few words: "#12 training", "#13 awaiting review", "proposing #13", "stopped (stop)". */
 export function describeState(m: RunModel, trans: TranslationBundle): string {
   if (m.tag === null) {
     return trans.__('no runs yet');
+  }
+  if (m.study && !m.stopping) {
+    return trans.__('transfer study running');
   }
   switch (m.state) {
     case 'running': {
       if (m.stopping) {
         return trans.__('stopping');
+      }
+      const pending = m.pending;
+      if (pending) {
+        return trans.__('#%1 awaiting review', pending.n);
       }
       const running = [...m.inFlight.keys()].sort((a, b) => a - b);
       if (running.length > 1) {

@@ -1,6 +1,7 @@
 /**
- * The panel's toolbar controls: kernel, proposer and model, budget, Start / Stop / Resume,
- * Export, the run being shown, and the run's state with a budget progress bar and the cost.
+ * The panel's toolbar controls: kernel, proposer and model, budget, the *Review each proposal*
+ * toggle, Start / Stop / Resume, Export, Transfer Study…, the run being shown, and the run's
+ * state with a budget progress bar and the cost.
  * Plain form controls styled by JupyterLab's classes, so themes apply. The buttons and the run
  * picker execute the panel's commands (run-commands.ts), take their labels from them and are
  * enabled as the commands are, like JupyterLab's command toolbar buttons (and carry the command
@@ -10,7 +11,7 @@
 import type { KernelSpec } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { CommandRegistry } from '@lumino/commands';
-import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import type { ReadonlyJSONObject, ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { fmtNoise } from '../../core/noise';
@@ -37,13 +38,22 @@ export interface IRunToolbarOptions {
   args: () => ReadonlyPartialJSONObject;
 }
 
-/** The buttons, in order, with their JupyterLab button class. */
+/** The buttons, in order, with their JupyterLab button class (a toggle shows its state as aria-pressed). */
 const BUTTONS: Array<[string, string]> = [
+  [RunCommandIDs.reviewEach, 'jp-mod-reject jp-AutoresearchToolbar-toggle'],
   [RunCommandIDs.start, 'jp-mod-accept'],
   [RunCommandIDs.stop, 'jp-mod-warn'],
   [RunCommandIDs.resume, 'jp-mod-reject'],
   [RunCommandIDs.export, 'jp-mod-reject'],
+  [RunCommandIDs.transfer, 'jp-mod-reject'],
 ];
+
+/**
+ * Buttons that are toolbar items of their own, after the run picker: on a narrow screen the
+ * toolbar folds its last items into its overflow menu, and these (a study once a run is done)
+ * are the ones to fold first, before Start and Stop.
+ */
+const TRAILING = new Set<string>([RunCommandIDs.transfer]);
 
 /** Whether the proposer takes this run option: one that some proposers declare as theirs goes to them alone. */
 function proposerTakes(proposer: ProposerName, key: string): boolean {
@@ -155,7 +165,13 @@ export class RunToolbar {
     this.runStrip.node.append(this.state, this.progress, this.best, this.cost, this.sandbox);
     const buttons = new Widget();
     buttons.addClass('jp-AutoresearchToolbar-buttons');
-    buttons.node.append(...this.buttons.values());
+    buttons.node.append(...[...this.buttons].filter(([id]) => !TRAILING.has(id)).map(([, b]) => b));
+    const trailing = [...TRAILING].map((id): [string, Widget] => {
+      const w = new Widget();
+      w.addClass('jp-AutoresearchToolbar-buttons');
+      w.node.appendChild(this.buttons.get(id)!);
+      return [`autoresearch-${id.replace('autoresearch:', '')}`, w];
+    });
     this.items = [
       ['autoresearch-kernel', item(trans.__('Kernel'), this.kernel, 'jp-AutoresearchToolbar-kernelItem')],
       ['autoresearch-proposer', item(trans.__('Proposer'), this.proposer, 'jp-AutoresearchToolbar-proposerItem')],
@@ -163,6 +179,7 @@ export class RunToolbar {
       ['autoresearch-budget', item(trans.__('Budget (s)'), this.budget, 'jp-AutoresearchToolbar-budgetItem')],
       ['autoresearch-buttons', buttons],
       ['autoresearch-runs', item(trans.__('Run'), this.runs, 'jp-AutoresearchToolbar-runsItem')],
+      ...trailing,
     ];
     this.clock = new Poll({
       factory: async () => this.renderState(),
@@ -233,7 +250,8 @@ export class RunToolbar {
     let words = describeState(m, trans);
     const current = m.current;
     const budget = m.budgetS;
-    if (running && current && budget) {
+    // A proposal awaiting review has not started training: no countdown for it.
+    if (running && current && budget && m.pending === null) {
       const elapsed = (Date.now() - Date.parse(current.ts)) / 1000;
       this.progress.value = Math.min(1, Math.max(0, elapsed / budget));
       const left = budget - elapsed;
@@ -244,6 +262,7 @@ export class RunToolbar {
     }
     this.state.textContent = words;
     this.state.dataset.state = m.state;
+    this.state.dataset.review = m.pending ? 'pending' : '';
     this.cost.textContent = m.costUsd > 0 ? trans.__('cost $%1', m.costUsd.toFixed(4)) : '';
     const sandbox = describeSandbox(m, trans);
     this.sandbox.textContent = sandbox?.words ?? '';
@@ -264,10 +283,14 @@ export class RunToolbar {
   private renderButtons(): void {
     const args = this.args();
     for (const [id, b] of this.buttons) {
-      b.textContent = this.commands.label(id, args);
+      // `toolbar`: a command may say it in fewer words where space is short (Export).
+      b.textContent = this.commands.label(id, { ...args, toolbar: true });
       b.title = this.commands.caption(id, args);
       b.setAttribute('aria-label', b.title);
       b.disabled = !this.commands.isEnabled(id, args);
+      if (this.commands.isToggleable(id, args as ReadonlyJSONObject)) {
+        b.setAttribute('aria-pressed', String(this.commands.isToggled(id, args)));
+      }
     }
   }
 
@@ -280,7 +303,8 @@ export class RunToolbar {
   /** Whether the strip shows a countdown (an experiment in flight with a budget). */
   private ticking(): boolean {
     const m = this.run;
-    return (m.state === 'running' || m.state === 'starting') && m.current !== null && m.budgetS !== null;
+    const training = m.current !== null && m.budgetS !== null && m.pending === null;
+    return (m.state === 'running' || m.state === 'starting') && training;
   }
 
   /**

@@ -106,17 +106,18 @@ function resources(d: ExperimentBundleData, trans: TranslationBundle): HTMLEleme
   return list;
 }
 
-function diffSection(
-  d: ExperimentBundleData,
-  trans: TranslationBundle,
+/** A unified diff as a collapsible section, each line coloured and its Python highlighted. */
+export function renderDiff(
+  diff: string,
+  summary: string,
+  open: boolean,
   highlight: LineHighlighter | null,
-): HTMLElement {
+): HTMLDetailsElement {
   const details = el('details', 'jp-AutoresearchExperiment-diff');
-  // Kept experiments open their diff: they are the ones that changed the branch.
-  details.open = d.status === 'keep';
-  details.appendChild(el('summary', '', trans.__('diff (+%1 −%2)', d.lines_added, d.lines_removed)));
+  details.open = open;
+  details.appendChild(el('summary', '', summary));
   const pre = el('pre', 'jp-AutoresearchExperiment-diffBody');
-  for (const line of parseDiff(d.diff)) {
+  for (const line of parseDiff(diff)) {
     const row = el('div', `jp-AutoresearchExperiment-diffLine jp-mod-${line.kind}`);
     if (highlight && (line.kind === 'add' || line.kind === 'del' || line.kind === 'context')) {
       row.appendChild(el('span', 'jp-AutoresearchExperiment-diffPrefix', line.text.slice(0, 1)));
@@ -136,6 +137,23 @@ function diffSection(
   return details;
 }
 
+/** How a reviewer decided on it (step mode), in words: "edited in the panel after 12.0 s". */
+export function reviewWords(review: NonNullable<ExperimentBundleData['review']>, trans: TranslationBundle): string {
+  const action =
+    review.action === 'edit'
+      ? trans.__('edited and approved')
+      : review.action === 'reject'
+        ? trans.__('rejected')
+        : trans.__('approved');
+  const where =
+    review.source === 'panel'
+      ? trans.__('in the panel')
+      : review.source === 'tty'
+        ? trans.__('at the terminal prompt')
+        : trans.__('from the command line');
+  return trans.__('%1 %2 after %3', action, where, fmtSeconds(review.waited_s));
+}
+
 /** The experiment's output, as a detached element. */
 export function renderExperiment(
   d: ExperimentBundleData,
@@ -150,10 +168,17 @@ export function renderExperiment(
   if (d.reason) {
     root.appendChild(labelled('jp-AutoresearchExperiment-reason', trans.__('Reason: '), d.reason));
   }
+  if (d.review) {
+    const review = labelled('jp-AutoresearchExperiment-review', trans.__('Review: '), reviewWords(d.review, trans));
+    review.dataset.action = d.review.action;
+    root.appendChild(review);
+  }
   noiseSections(d, trans).forEach(section => root.appendChild(section));
   root.appendChild(resources(d, trans));
   if (d.diff) {
-    root.appendChild(diffSection(d, trans, highlight));
+    // Kept experiments open their diff: they are the ones that changed the branch.
+    const summary = trans.__('diff (+%1 −%2)', d.lines_added, d.lines_removed);
+    root.appendChild(renderDiff(d.diff, summary, d.status === 'keep', highlight));
   }
   if (d.log_tail !== null && d.log_tail !== undefined) {
     const details = el('details', 'jp-AutoresearchExperiment-log');
