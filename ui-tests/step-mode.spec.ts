@@ -14,6 +14,12 @@ test.use({ autoGoto: true, viewport: { width: 1400, height: 1200 } });
 // cores, with the reviewer's clicks in between, then one unreviewed experiment.
 test.setTimeout(420_000);
 
+// A failed test must not leave its engine waiting for a reviewer after the server is gone
+// (engines outlive the server by design): stop whatever still runs on the workspace.
+test.afterEach(async ({ page, tmpPath }) => {
+  await page.request.post('/autoresearch/runs/stop', { data: { path: `${tmpPath}/step` } }).catch(() => undefined);
+});
+
 const NOTE = 'Galata: not this direction, try the learning rate';
 const EDIT_LINE = '# edited in the Galata step-mode test';
 
