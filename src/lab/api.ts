@@ -17,6 +17,8 @@ export interface IServerStatus {
     required: string;
     message: string | null;
   };
+  /** Absent from servers older than the git check. */
+  git?: { ok: boolean; path: string | null; version: string | null; message: string | null };
 }
 
 /** Sends a request to `<base_url>/autoresearch/<endPoint>` and returns the parsed JSON body. */

@@ -5,7 +5,7 @@
  * `mimeExtension` (./renderer), so notebooks render experiments without the panel.
  */
 import { ILayoutRestorer, type JupyterFrontEnd, type JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, WidgetTracker } from '@jupyterlab/apputils';
+import { ICommandPalette, Notification, WidgetTracker } from '@jupyterlab/apputils';
 import { IEditorServices } from '@jupyterlab/codeeditor';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
@@ -132,8 +132,12 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
 
     fetchStatus(app.serviceManager.serverSettings)
       .then(status => {
-        if (!status.node.ok) {
-          console.warn(`autoresearch: ${status.node.message}`);
+        // No run can start without either: say so where the user looks, once, with the fix.
+        for (const tool of [status.node, status.git]) {
+          if (tool && !tool.ok && tool.message) {
+            console.warn(`autoresearch: ${tool.message}`);
+            Notification.warning(trans.__('Autoresearch: %1', tool.message), { autoClose: false });
+          }
         }
       })
       .catch(reason =>
