@@ -12,10 +12,12 @@ not help, and never blocks on a FIFO left in a file's place.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import stat
 from pathlib import Path
+from typing import Any
 
 
 class OutsideError(PermissionError):
@@ -62,6 +64,30 @@ def open_inside(path: str | Path, folder: str | Path, flags: int = os.O_RDONLY, 
         os.close(fd)
         raise
     return fd
+
+
+# What read_json_inside says of a file it could not parse, which callers put after its name.
+NOT_JSON = "is not JSON"
+
+
+def read_json_inside(
+    path: str | Path, folder: str | Path, max_bytes: int, **loads: Any
+) -> tuple[Any, str | None] | None:
+    """A JSON file the engine writes inside `folder`: None when absent, else (value, None), or
+    (None, what is wrong with it in words) when it is over `max_bytes` or not JSON. OutsideError
+    when it resolves outside `folder`. `loads` goes to json.loads (parse_constant, say)."""
+    try:
+        fd = open_inside(path, folder)
+    except FileNotFoundError:
+        return None
+    with open(fd, "rb") as f:
+        raw = f.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        return None, f"{NOT_JSON} (it is over {max_bytes // (1024 * 1024)} MiB)"
+    try:
+        return json.loads(raw, **loads), None
+    except (ValueError, RecursionError) as err:
+        return None, f"{NOT_JSON} ({err})"
 
 
 def read_tail(path: str | Path, folder: str | Path, tail: int) -> tuple[bytes, int]:

@@ -8,7 +8,7 @@ import datetime
 import json
 from pathlib import Path
 
-from .confine import OutsideError, open_inside, replace_inside
+from .confine import OutsideError, read_json_inside, replace_inside
 from .engine_info import EngineInfo
 from .errors import BadRequest, Conflict, FileInTheWay, StateUnreadable
 from .workspaces import REVIEW_DECISION_FILE, REVIEW_MODE_FILE, REVIEW_PENDING_FILE, STATE_DIR, api_path, run_file
@@ -56,23 +56,15 @@ def read_pending(ws: Path, tag: str) -> dict | None:
     file = run_file(ws, tag, REVIEW_PENDING_FILE)
     shown = api_path(ws.parent, file)
     try:
-        fd = open_inside(file, ws / STATE_DIR)
-    except FileNotFoundError:
-        return None
+        got = read_json_inside(file, ws / STATE_DIR, MAX_PENDING_BYTES)
     except OutsideError:
         raise FileInTheWay(
             f"{shown} resolves outside the workspace's .autoresearch folder or is not a regular file; remove it"
         ) from None
-    with open(fd, "rb") as f:
-        raw = f.read(MAX_PENDING_BYTES + 1)
-    try:
-        if len(raw) > MAX_PENDING_BYTES:
-            raise ValueError(f"it is over {MAX_PENDING_BYTES // (1024 * 1024)} MiB")
-        pending = json.loads(raw)
-    except (ValueError, RecursionError) as err:
-        problem = f"is not JSON ({err})"
-    else:
-        problem = pending_problem(pending)
+    if got is None:
+        return None
+    pending, problem = got
+    problem = problem or pending_problem(pending)
     if problem is not None:
         raise StateUnreadable(f"{shown} {problem}; delete it and the engine offers the proposal again on --resume")
     return pending

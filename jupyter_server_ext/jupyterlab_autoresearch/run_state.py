@@ -10,14 +10,13 @@ once for that size. Blocking (a file read, perhaps a Node.js run): the server ca
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from .confine import OutsideError, open_inside
+from .confine import OutsideError, open_inside, read_json_inside
 from .engine_commands import engine_command
 from .errors import DomainError, StateUnreadable, Unavailable
 from .node import SERVER_HOST
@@ -97,23 +96,15 @@ def read_state_file(ws: Path, tag: str) -> dict | None:
     file = state_path(ws, tag)
     shown = api_path(ws.parent, file) if file.is_relative_to(ws.parent) else str(file)
     try:
-        fd = open_inside(file, ws / STATE_DIR)
-    except FileNotFoundError:
-        return None
+        got = read_json_inside(file, ws / STATE_DIR, MAX_STATE_BYTES, parse_constant=_refuse_constant)
     except OutsideError:
         raise StateUnreadable(
             f"{shown} resolves outside the workspace's .autoresearch folder or is not a regular file; remove it"
         ) from None
-    with open(fd, "rb") as f:
-        raw = f.read(MAX_STATE_BYTES + 1)
-    try:
-        if len(raw) > MAX_STATE_BYTES:
-            raise ValueError(f"it is over {MAX_STATE_BYTES // (1024 * 1024)} MiB")
-        state = json.loads(raw, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as err:
-        problem = f"is not JSON ({err})"
-    else:
-        problem = shape_problem(state)
+    if got is None:
+        return None
+    state, problem = got
+    problem = problem or shape_problem(state)
     if problem is not None:
         raise StateUnreadable(f"{shown} {problem}; delete it and the engine's `autoresearch state` rewrites it")
     return state

@@ -10,7 +10,7 @@ import os
 import threading
 from pathlib import Path
 
-from .confine import OutsideError, open_inside
+from .confine import OutsideError, read_json_inside
 from .engine_commands import engine_command
 from .errors import DomainError, FileInTheWay, StateUnreadable
 from .workspaces import LAYOUT, STATE_DIR, api_path, transfer_path
@@ -78,22 +78,17 @@ def summary(ws: Path, tag: str) -> dict | None:
     file = transfer_path(ws, tag, LAYOUT["transfer_summary"])
     shown = api_path(ws.parent, file)
     try:
-        fd = open_inside(file, ws / STATE_DIR)
-    except FileNotFoundError:
-        return None
+        got = read_json_inside(file, ws / STATE_DIR, MAX_SUMMARY_BYTES)
     except OutsideError:
         raise FileInTheWay(
             f"{shown} resolves outside the workspace's .autoresearch folder or is not a regular file; remove it"
         ) from None
-    with open(fd, "rb") as f:
-        raw = f.read(MAX_SUMMARY_BYTES + 1)
+    if got is None:
+        return None
+    study, problem = got
     fix = "delete it and rerun the study, which rewrites it from its journal"
-    try:
-        if len(raw) > MAX_SUMMARY_BYTES:
-            raise ValueError(f"it is over {MAX_SUMMARY_BYTES // (1024 * 1024)} MiB")
-        study = json.loads(raw)
-    except (ValueError, RecursionError) as err:
-        raise StateUnreadable(f"{shown} is not JSON ({err}); {fix}") from None
+    if problem is not None:
+        raise StateUnreadable(f"{shown} {problem}; {fix}")
     if (
         not isinstance(study, dict)
         or not isinstance(study.get("changes"), list)
