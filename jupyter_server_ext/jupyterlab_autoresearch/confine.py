@@ -66,6 +66,9 @@ def open_inside(path: str | Path, folder: str | Path, flags: int = os.O_RDONLY, 
     return fd
 
 
+# What the server says of a file of the engine's that resolves outside its workspace's state.
+OUTSIDE_STATE = "resolves outside the workspace's .autoresearch folder or is not a regular file"
+
 # What read_json_inside says of a file it could not parse, which callers put after its name.
 NOT_JSON = "is not JSON"
 

@@ -8,7 +8,7 @@ import datetime
 import json
 from pathlib import Path
 
-from .confine import OutsideError, read_json_inside, replace_inside
+from .confine import OUTSIDE_STATE, OutsideError, read_json_inside, replace_inside
 from .engine_info import EngineInfo
 from .errors import BadRequest, Conflict, FileInTheWay, StateUnreadable
 from .workspaces import REVIEW_DECISION_FILE, REVIEW_MODE_FILE, REVIEW_PENDING_FILE, STATE_DIR, api_path, run_file
@@ -58,9 +58,7 @@ def read_pending(ws: Path, tag: str) -> dict | None:
     try:
         got = read_json_inside(file, ws / STATE_DIR, MAX_PENDING_BYTES)
     except OutsideError:
-        raise FileInTheWay(
-            f"{shown} resolves outside the workspace's .autoresearch folder or is not a regular file; remove it"
-        ) from None
+        raise FileInTheWay(f"{shown} {OUTSIDE_STATE}; remove it") from None
     if got is None:
         return None
     pending, problem = got

@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from .confine import OutsideError, open_inside, read_json_inside
+from .confine import OUTSIDE_STATE, OutsideError, open_inside, read_json_inside
 from .engine_commands import engine_command
 from .errors import DomainError, StateUnreadable, Unavailable
 from .node import SERVER_HOST
@@ -98,9 +98,7 @@ def read_state_file(ws: Path, tag: str) -> dict | None:
     try:
         got = read_json_inside(file, ws / STATE_DIR, MAX_STATE_BYTES, parse_constant=_refuse_constant)
     except OutsideError:
-        raise StateUnreadable(
-            f"{shown} resolves outside the workspace's .autoresearch folder or is not a regular file; remove it"
-        ) from None
+        raise StateUnreadable(f"{shown} {OUTSIDE_STATE}; remove it") from None
     if got is None:
         return None
     state, problem = got

@@ -9,7 +9,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from .confine import OutsideError, open_inside
+from .confine import OUTSIDE_STATE, OutsideError, open_inside
 from .errors import EngineFailed, FileInTheWay
 from .workspaces import STATE_DIR
 
@@ -24,11 +24,7 @@ def spawn_detached(
     try:
         out = open(open_inside(log_file, ws / STATE_DIR, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")
     except OSError as err:
-        why = (
-            "it resolves outside the workspace's .autoresearch folder or is not a regular file"
-            if isinstance(err, OutsideError)
-            else err.strerror
-        )
+        why = f"it {OUTSIDE_STATE}" if isinstance(err, OutsideError) else err.strerror
         raise FileInTheWay(
             f"cannot write the engine's log {rel(log_file)}: {why}; remove what is in its place"
         ) from None

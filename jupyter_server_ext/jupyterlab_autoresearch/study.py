@@ -10,7 +10,7 @@ import os
 import threading
 from pathlib import Path
 
-from .confine import OutsideError, read_json_inside
+from .confine import OUTSIDE_STATE, OutsideError, read_json_inside
 from .engine_commands import engine_command
 from .errors import DomainError, FileInTheWay, StateUnreadable
 from .workspaces import LAYOUT, STATE_DIR, api_path, transfer_path
@@ -80,9 +80,7 @@ def summary(ws: Path, tag: str) -> dict | None:
     try:
         got = read_json_inside(file, ws / STATE_DIR, MAX_SUMMARY_BYTES)
     except OutsideError:
-        raise FileInTheWay(
-            f"{shown} resolves outside the workspace's .autoresearch folder or is not a regular file; remove it"
-        ) from None
+        raise FileInTheWay(f"{shown} {OUTSIDE_STATE}; remove it") from None
     if got is None:
         return None
     study, problem = got

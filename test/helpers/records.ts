@@ -1,5 +1,5 @@
 /** Synthetic journal records, for tests of what proposers make of a history. */
-import type { ExperimentRecord } from '../../src/core/journal';
+import type { ExperimentRecord, RunConfig, RunStartRecord } from '../../src/core/journal';
 
 /** An experiment record with plausible fields; override any of them. */
 export function record(n: number, over: Partial<ExperimentRecord> = {}): ExperimentRecord {
@@ -40,4 +40,31 @@ export function history(count: number): ExperimentRecord[] {
   return Array.from({ length: count }, (_, n) =>
     record(n, { status: n === 0 || n % 10 === 0 ? 'keep' : n % 13 === 0 ? 'crash' : 'discard' }),
   );
+}
+
+/** A run_start record of run t1 (offline proposer, a 30 s budget); override any of its config. */
+export function runStartRecord(config: Partial<RunConfig> = {}): RunStartRecord {
+  return {
+    type: 'run_start',
+    ts: '2026-11-30T00:00:00Z',
+    tag: 't1',
+    branch: 'autoresearch/t1',
+    resume: false,
+    base_commit: 'a'.repeat(40),
+    proposer: 'offline',
+    seed: 0,
+    readonly_hashes: {},
+    engine_version: '0.1.0',
+    pid: 1,
+    config: {
+      metric: 'val_bpb',
+      direction: 'lower',
+      budget_s: 30,
+      timeout_s: 90,
+      run: 'python train.py',
+      editable: ['train.py'],
+      readonly: [],
+      ...config,
+    },
+  };
 }

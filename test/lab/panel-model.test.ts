@@ -3,7 +3,7 @@
  * state file for them, built by deriveRunState as the engine writes it), and program.md's front matter.
  */
 import { describe, expect, it } from 'vitest';
-import type { ExperimentStartRecord, JournalRecord, RunStartRecord } from '../../src/core/journal';
+import type { ExperimentStartRecord, JournalRecord } from '../../src/core/journal';
 import { frontMatterEntries, frontMatterNumber, joinProgram, splitProgram } from '../../src/lab/panel/front-matter';
 import type { EventMessage } from '../../src/lab/panel/run-events';
 import { LIVE_LOG_LINES, RunModel } from '../../src/lab/panel/run-model';
@@ -12,32 +12,11 @@ import { deriveRunState } from '../../src/core/run-state';
 import { trustReport } from '../../src/core/trust';
 import { noisyJournal } from '../helpers/noisy-journal';
 import { nullTranslator } from '@jupyterlab/translation';
-import { record } from '../helpers/records';
+import { record, runStartRecord } from '../helpers/records';
 
 const trans = nullTranslator.load('jupyterlab_autoresearch');
 
-const runStart: RunStartRecord = {
-  type: 'run_start',
-  ts: '2026-11-30T00:00:00Z',
-  tag: 't1',
-  branch: 'autoresearch/t1',
-  resume: false,
-  base_commit: 'a'.repeat(40),
-  proposer: 'offline',
-  seed: 0,
-  readonly_hashes: {},
-  engine_version: '0.1.0',
-  pid: 1,
-  config: {
-    metric: 'loss',
-    direction: 'lower',
-    budget_s: 30,
-    timeout_s: 90,
-    run: 'python train.py',
-    editable: ['train.py'],
-    readonly: [],
-  },
-};
+const runStart = runStartRecord({ metric: 'loss' });
 const start = (n: number): ExperimentStartRecord => ({
   type: 'experiment_start',
   ts: '2026-11-30T00:00:01Z',

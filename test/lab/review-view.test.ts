@@ -19,7 +19,7 @@ import { RunModel } from '../../src/lab/panel/run-model';
 import { RunToolbar } from '../../src/lab/panel/run-toolbar';
 import { renderExperiment } from '../../src/lab/renderer/experiment-view';
 import { RunCommandIDs } from '../../src/lab/run-commands';
-import { record } from '../helpers/records';
+import { record, runStartRecord } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.
 vi.hoisted(() => {
@@ -34,29 +34,8 @@ vi.mock('@jupyterlab/codeeditor', () => ({ CodeEditor: {}, CodeEditorWrapper: cl
 const trans = nullTranslator.load('jupyterlab_autoresearch');
 
 const records: JournalRecord[] = [
-  {
-    type: 'run_start',
-    ts: '2026-11-30T00:00:00Z',
-    tag: 't1',
-    branch: 'autoresearch/t1',
-    resume: false,
-    base_commit: 'a'.repeat(40),
-    proposer: 'offline',
-    seed: 0,
-    readonly_hashes: {},
-    engine_version: '0.1.0',
-    pid: 1,
-    config: {
-      metric: 'val_bpb',
-      direction: 'lower',
-      budget_s: 30,
-      timeout_s: 90,
-      run: 'python train.py',
-      editable: ['train.py'],
-      readonly: [],
-      step: true,
-    },
-  },
+  runStartRecord({ step: true }),
+
   {
     type: 'experiment_start',
     ts: '2026-11-30T00:00:01Z',

@@ -5,40 +5,18 @@
  */
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it } from 'vitest';
-import type { JournalRecord, ReviewRecord, RunStartRecord } from '../../src/core/journal';
+import type { JournalRecord, ReviewRecord } from '../../src/core/journal';
 import { deriveRunState } from '../../src/core/run-state';
 import { frontMatterFlag } from '../../src/lab/panel/front-matter';
 import { ReviewModel } from '../../src/lab/panel/review-model';
 import type { EventMessage } from '../../src/lab/panel/run-events';
 import { RunModel } from '../../src/lab/panel/run-model';
 import { describeState } from '../../src/lab/panel/run-state';
-import { record } from '../helpers/records';
+import { record, runStartRecord } from '../helpers/records';
 
 const trans = nullTranslator.load('jupyterlab_autoresearch');
 
-const runStart = (step: boolean): RunStartRecord => ({
-  type: 'run_start',
-  ts: '2026-11-30T00:00:00Z',
-  tag: 't1',
-  branch: 'autoresearch/t1',
-  resume: false,
-  base_commit: 'a'.repeat(40),
-  proposer: 'offline',
-  seed: 0,
-  readonly_hashes: {},
-  engine_version: '0.1.0',
-  pid: 1,
-  config: {
-    metric: 'val_bpb',
-    direction: 'lower',
-    budget_s: 30,
-    timeout_s: 90,
-    run: 'python train.py',
-    editable: ['train.py'],
-    readonly: [],
-    step,
-  },
-});
+const runStart = (step: boolean) => runStartRecord({ step });
 const start = (n: number): JournalRecord => ({
   type: 'experiment_start',
   ts: '2026-11-30T00:00:01Z',
