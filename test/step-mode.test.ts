@@ -59,7 +59,18 @@ const root = (dir: string) => path.join(dir, '.autoresearch', 't1');
 const state = (dir: string) =>
   RunStateFile.parse(JSON.parse(fs.readFileSync(path.join(root(dir), 'state.json'), 'utf8')));
 const reviews = (dir: string) => journal(dir, 't1').filter(r => r.type === 'review');
-const awaiting = (dir: string, n: number) => waitFor(() => readPending(root(dir))?.n === n, 30_000, `#${n} pending`);
+/** Whether the journal has offered #n (a line still being written reads as not yet). */
+const offered = (dir: string, n: number) => {
+  try {
+    return reviews(dir).some(r => r.type === 'review' && r.event === 'pending' && r.n === n);
+  } catch {
+    return false;
+  }
+};
+// The offer is whole once both are there: the pending file is written first, then the journal's
+// record, and a kill -9 between the two leaves no offer to resume (the experiment is interrupted).
+const awaiting = (dir: string, n: number) =>
+  waitFor(() => readPending(root(dir))?.n === n && offered(dir, n), 30_000, `#${n} pending`);
 
 /** What the server's checks say of the run's journal lines and state.json (journal_schema.py, run_state.py): '' when all pass. */
 function serverProblems(dir: string): string {
