@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # IPython is imported when watch() is called, as the package promises
+    from IPython.display import DisplayHandle
 
 from .notebook import engine_on, joined, locate_workspace, run_notebook
 from .run_state import load_state
@@ -57,29 +60,37 @@ def _text(markdown: str) -> dict[str, str]:
 
 
 class _View:
-    """The cell's outputs: the state line, the chart, then the latest experiments (newest first)."""
+    """The cell's outputs: the state line, the chart, then the latest experiments (newest first).
 
-    def __init__(self, display, latest: int):
-        self.display = display
+    Each output's handle exists before its first display: an interrupt that lands while display()
+    is still sending must find the handle, so that the closing words update the state line
+    instead of adding a second one."""
+
+    def __init__(self, latest: int):
+        from IPython.display import DisplayHandle
+
+        self.handle = DisplayHandle
         self.latest = latest
-        self.state = None
-        self.chart = None
-        self.slots: list[Any] = []
+        self.state = DisplayHandle()
+        self.chart = DisplayHandle()
+        self.slots: list[DisplayHandle] = []
+        self._shown: set[str] = set()
 
-    def _put(self, handle, bundle: dict) -> Any:
-        if handle is None:
-            return self.display(bundle, raw=True, display_id=True)
-        handle.update(bundle, raw=True)
-        return handle
+    def _put(self, handle: DisplayHandle, bundle: dict) -> None:
+        if handle.display_id in self._shown:
+            handle.update(bundle, raw=True)
+        else:
+            self._shown.add(handle.display_id)
+            handle.display(bundle, raw=True)
 
     def show_state(self, markdown: str) -> None:
-        self.state = self._put(self.state, _text(markdown))
+        self._put(self.state, _text(markdown))
 
     def show_run(self, notebook: dict) -> None:
         cells = {c.get("id"): c for c in notebook["cells"] if c["cell_type"] == "code"}
         chart = cells.get("chart")
         if chart and chart.get("outputs"):
-            self.chart = self._put(self.chart, joined(chart["outputs"][0]["data"]))
+            self._put(self.chart, joined(chart["outputs"][0]["data"]))
         experiments = [
             joined(out["data"])
             for cell in notebook["cells"]
@@ -88,24 +99,21 @@ class _View:
         ]
         newest = experiments[::-1][: self.latest]
         for i, bundle in enumerate(newest):
-            if i < len(self.slots):
-                self.slots[i].update(bundle, raw=True)
-            else:
-                self.slots.append(self.display(bundle, raw=True, display_id=True))
+            if i == len(self.slots):
+                self.slots.append(self.handle())
+            self._put(self.slots[i], bundle)
 
 
 def watch(path: str | Path, tag: str | None = None, *, latest: int = 5, interval: float = 1.0) -> None:
     """Shows run `tag` (default: the latest) of the workspace at `path` and keeps it current: its
     state, the progress chart and the `latest` newest experiments, updated in place as they land.
     Returns when the run ends (stopped, or its engine died) or the cell is interrupted."""
-    from IPython.display import display
-
     if latest < 1:
         raise ValueError("latest must be at least 1: how many of the newest experiments to show")
     if interval <= 0:
         raise ValueError("interval must be above 0 seconds")
     workspace, chosen, journal = locate_workspace(path, tag, "watch()")
-    view = _View(display, latest)
+    view = _View(latest)
     drawn_size = -1
     last_words = None
     state: dict | None = None
