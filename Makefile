@@ -142,6 +142,7 @@ bench: setup
 	node bench/pipeline.mjs
 	node bench/executor.mjs
 	node bench/noise.mjs
+	node bench/claude-replay.mjs
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node bench/panel.mjs
 	node bench/git-layer.mjs
 
