@@ -36,7 +36,7 @@ help:
 	@echo "make lint   - Prettier, ESLint and tsc (TypeScript), Ruff (Python): checks only"
 	@echo "make format - rewrites the sources in the style make lint checks"
 	@echo "make demo   - a headless engine run: 5 short experiments on a fresh workspace"
-	@echo "make bench  - the benchmarks: engine overhead, pipelining, kernel executor, noise-aware keep, panel (bench/)"
+	@echo "make bench  - the benchmarks: engine overhead, pipelining, kernel executor, noise-aware keep, claude cost, panel, git layer (bench/)"
 	@echo "make setup  - install everything (each target does this first)"
 
 setup: system-packages $(VENV)/.stamp-deps node_modules/.stamp-npm-ci lib/.stamp-build $(VENV)/.stamp-editable
@@ -135,6 +135,7 @@ format: setup
 # bench/overhead takes ~3 minutes; bench/pipeline ~14 (10 experiments of 60 s, two sides at once);
 # bench/executor ~2 (20 experiments of 1 s through a kernel and as a subprocess, twice each);
 # bench/noise ~1 (30 offline proposals on a noisy synthetic metric, strict vs noise-aware keep, 5 seeds);
+# bench/claude-replay ~0.2 (a recorded 30-proposal claude session replayed through the stand-in at 50 and 700 experiments);
 # bench/panel ~1 (the panel opened on runs of 10 and 1,000 experiments in Chromium, 3 times each).
 bench: setup
 	@$(USE_VENV)
@@ -142,6 +143,7 @@ bench: setup
 	node bench/pipeline.mjs
 	node bench/executor.mjs
 	node bench/noise.mjs
+	node bench/claude-replay.mjs
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node bench/panel.mjs
 	node bench/git-layer.mjs
 

@@ -1,40 +1,60 @@
-/** What a claude proposal request says, and that it stays bounded over a long run. */
+/** What a claude proposal request says, and that it remembers every experiment cheaply over a long run. */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ExperimentRecord } from '../src/core/journal';
-import {
-  fixOffer,
-  MAX_SUMMARY_LINES,
-  readLogTail,
-  RECENT_FULL,
-  systemText,
-  userContent,
-} from '../src/engine/proposers/claude-prompt';
-import type { ProposalContext } from '../src/engine/proposers/types';
+import { CHUNK, RECENT_FULL } from '../src/engine/proposers/claude-history';
+import { fixOffer, readLogTail, systemText, userContent } from '../src/engine/proposers/claude-prompt';
+import { machineWords, runFacts } from '../src/engine/proposers/run-facts';
+import type { ProposalContext, RunFacts } from '../src/engine/proposers/types';
 import { history, record } from './helpers/records';
+import { researchHistory } from './stand-ins/research-history';
 
 const TRAIN = 'LEARNING_RATE = 0.001\nN_LAYER = 4\nprint("---")\n';
+const TEMPLATE = path.join(__dirname, '..', 'templates', 'tiny-cpu');
+let dir: string;
+let logs: string;
 
-function ctx(h: ExperimentRecord[]): ProposalContext {
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-prompt-'));
+  fs.copyFileSync(path.join(TEMPLATE, 'prepare.py'), path.join(dir, 'prepare.py'));
+  logs = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-prompt-logs-'));
+});
+
+const RUN: RunFacts = {
+  budgetS: 60,
+  timeoutS: 120,
+  editable: ['train.py'],
+  readonly: ['prepare.py'],
+  executor: 'subprocess',
+  machine: '2 CPU cores, 7 GB of memory; no NVIDIA GPU found (nvidia-smi lists none)',
+  workers: 1,
+  experimentsLeft: 37,
+  deadline: null,
+  maxDollars: 10,
+  spentUsd: 1.25,
+};
+const NOISE = { noiseRuns: 3, keepSigma: 2, confirmRuns: 2, sigma: 0.004, df: 10, bestRuns: 3 };
+
+function ctx(h: ExperimentRecord[], over: Partial<ProposalContext> = {}): ProposalContext {
   return {
-    workdir: '/tmp/none',
+    workdir: dir,
     files: { 'train.py': TRAIN },
     history: h,
     program: 'Make val_bpb lower.\nNever touch the tokenizer.',
     metric: 'val_bpb',
     direction: 'lower',
     seed: 0,
+    ...over,
   };
 }
-
-function size(h: ExperimentRecord[]): number {
-  const c = ctx(h);
-  return (
-    systemText(c).length + userContent(c, { fix: fixOffer(h), logTail: null }).reduce((n, b) => n + b.text.length, 0)
-  );
-}
+const blocksOf = (c: ProposalContext) => userContent(c, { fix: fixOffer(c.history), logTail: null, ttl: '1h' });
+const textOf = (c: ProposalContext) =>
+  systemText(c) +
+  blocksOf(c)
+    .map(b => b.text)
+    .join('\n');
 
 describe('the claude prompt', () => {
   it('gives the engine role first, then program.md verbatim', () => {
@@ -42,79 +62,186 @@ describe('the claude prompt', () => {
     expect(text).toMatch(/^You are the researcher/);
     expect(text).toMatch(/the engine runs, commits and judges/);
     expect(text).toMatch(/exactly one experiment/);
+    expect(text).toMatch(/view also reads the read-only files/);
     expect(text.endsWith('Make val_bpb lower.\nNever touch the tokenizer.')).toBe(true);
   });
 
   it('states the keep rule truthfully, and σ with the floor a gain must clear once the noise is measured', () => {
-    const noise = { noiseRuns: 3, keepSigma: 2, confirmRuns: 2, sigma: 0.01, df: 4, bestRuns: 3 };
-    const c = { ...ctx(history(10)), noise };
+    const noise = { ...NOISE, sigma: 0.01, df: 4 };
+    const c = ctx(history(10), { noise });
     expect(systemText(c)).toMatch(
-      /keeps a commit only when the mean of its runs beats the best's mean by more than\s+2 standard errors of the difference/,
+      /keeps a commit only when the mean of its runs beats the best's mean by more than\s+2 standard errors of the difference, on at least two runs: a result no better than the best is discarded after one run,\s+a promising one is re-run \(up to 2 more times\)/,
     );
-    const text = userContent(c, { fix: null, logTail: null })
+    const text = blocksOf(c)
       .map(b => b.text)
       .join('\n');
     // 2 × 0.01 × √(1/2 + 1/3) = 0.0183
     expect(text).toContain(
       "Noise: σ = 0.0100 per run (4 degrees of freedom). A kept change must beat the best's mean (3 runs) by more than\n0.0183 on two runs",
     );
-    // The strict rule says what it always said, and no noise.
-    const strict = { ...ctx(history(10)), noise: { ...noise, noiseRuns: 1, sigma: null } };
+    const strict = ctx(history(10), { noise: { ...noise, noiseRuns: 1, sigma: null } });
     expect(systemText(strict)).toMatch(/keeps the commit if it beats the best so far/);
-    expect(
-      userContent(strict, { fix: null, logTail: null })
-        .map(b => b.text)
-        .join('\n'),
-    ).not.toContain('Noise:');
+    expect(textOf(strict)).not.toContain('Noise:');
   });
 
-  it('shows the files, the standing, the recent experiments in full and older ones in one line each', () => {
-    const h = history(50);
-    const blocks = userContent(ctx(h), { fix: null, logTail: null });
-    expect(blocks).toHaveLength(2);
-    // The stable summary comes first and carries a cache breakpoint; the changing part has none.
-    expect(blocks[0].cache_control).toEqual({ type: 'ephemeral' });
-    expect(blocks[1].cache_control).toBeUndefined();
-    expect(blocks[0].text).toContain('#0 keep 1.000000');
-    expect(blocks[0].text).toMatch(/#24 discard 0\.997600 \(-0\.002400\) experiment 24/);
-    expect(blocks[0].text).not.toContain('#25 ');
-    const main = blocks[1].text;
-    expect(main).toContain('Best so far: 0.996000 at #40; baseline 1.000000 at #0.');
-    expect(main).toContain('## Experiments #25–#41, one line each');
-    expect(main).toContain(`## The last ${RECENT_FULL} experiment(s) in full`);
-    expect(main).toContain('### #49 discard: 0.995100 (-0.004900 vs best 1.000000)');
-    expect(main).toContain('+LEARNING_RATE = 0.0010');
-    expect(main).not.toContain('### #41 ');
-    expect(main).toContain('## train.py\n```python\n' + TRAIN);
-  });
-
-  it('keeps the summary block identical between steps, so its cached prefix is reused', () => {
-    const texts = new Set<string>();
-    for (let len = 33; len < 58; len++) texts.add(userContent(ctx(history(len)), { fix: null, logTail: null })[0].text);
-    expect(texts.size).toBe(1);
-  });
-
-  it('grows sub-linearly: 700 experiments cost well under 14 × the prompt of 50', () => {
-    const at50 = size(history(50));
-    const at200 = size(history(200));
-    const at700 = size(history(700));
-    expect(at700).toBeLessThan((700 / 50) * at50);
-    // Past MAX_SUMMARY_LINES the summary is a digest of bounded size: the prompt stops growing.
-    expect(at700).toBeLessThan(2.5 * at50);
-    expect(at700).toBeLessThan(1.6 * at200);
-    expect(size(history(1400))).toBeLessThan(1.05 * at700);
-    expect(userContent(ctx(history(700)), { fix: null, logTail: null })[0].text.split('\n').length).toBeLessThan(
-      MAX_SUMMARY_LINES,
+  it('states the run facts: budget, machine, what is left, the read-only files and their constants', () => {
+    const h = researchHistory(12, { logDir: logs });
+    const c = ctx(h, { run: RUN, noise: NOISE });
+    const [head, ...rest] = blocksOf(c);
+    expect(head.text).toContain(
+      '- Each experiment trains for 60 s of wall-clock time (AUTORESEARCH_BUDGET_S); a run past 120 s is killed and counts as a crash.',
     );
+    expect(head.text).toContain("- Training runs on the engine's machine: 2 CPU cores, 7 GB of memory;");
+    expect(head.text).toContain("- The baseline's log says: `device cpu | params 1.21M | layers 6");
+    expect(head.text).toContain('Read-only (you may view them, never edit them): prepare.py.');
+    expect(head.text).toMatch(/## Constants of prepare\.py \(read-only\)\n```\nTIME_BUDGET = 60 # seconds/);
+    expect(head.text).toContain('EVAL_SEQ_LEN = 128 # context length of every evaluation window');
+    // The files come after the history chunks, which never change: a keep rewrites only them and what follows.
+    expect(rest.at(-2)!.text).toBe(
+      '# The editable files at the best commit\n\n## train.py\n```python\n' + TRAIN + '\n```',
+    );
+    const tail = rest.at(-1)!.text;
+    expect(tail).toContain('Left: 37 experiment(s) (--max-experiments), $8.75 of $10.00 (--max-dollars; $1.25 spent).');
+    // A kernel's machine is not the engine's: nothing is claimed about it.
+    const kernel = blocksOf(ctx(h, { run: { ...RUN, executor: 'kernel', machine: null } }))[0].text;
+    expect(kernel).toContain('Training runs in a Jupyter kernel, which may be on another machine');
+    expect(kernel).not.toContain('CPU cores');
   });
 
-  it('digests a long history: the keeps, the closest misses, the last failures, with counts', () => {
-    const text = userContent(ctx(history(700)), { fix: null, logTail: null })[0].text;
-    expect(text).toMatch(/^# Earlier experiments \(#0–#674\), digested: \d+ keep, \d+ discard, \d+ crash/);
-    expect(text).toContain('## Kept (each beat the best of its time), the last 60 of 68');
-    expect(text).toContain('#670 keep');
-    expect(text).toContain('## The 15 closest misses (discarded)');
-    expect(text).toMatch(/## The last 10 crashed or rejected\n(#\d+ crash .*\n){9}#663 crash/);
+  it("builds the run facts from the config and the loop's counters; a kernel's machine is not described", () => {
+    const config = {
+      metric: 'val_bpb',
+      direction: 'lower' as const,
+      budget_s: 300,
+      timeout_s: 600,
+      run: 'python train.py',
+      editable: ['train.py'],
+      readonly: ['prepare.py'],
+    };
+    const base = { config, workers: 1, proposed: 7, deadline: Infinity, spentUsd: 0.5 };
+    expect(runFacts({ ...base, executor: 'kernel', maxExperiments: 10, maxDollars: 2 })).toEqual({
+      budgetS: 300,
+      timeoutS: 600,
+      editable: ['train.py'],
+      readonly: ['prepare.py'],
+      executor: 'kernel',
+      machine: null,
+      workers: 1,
+      experimentsLeft: 3,
+      deadline: null,
+      maxDollars: 2,
+      spentUsd: 0.5,
+    });
+    expect(runFacts({ ...base, executor: 'subprocess' }).machine).toMatch(/^\d+ CPU cores, \d+ GB of memory; /);
+    expect(machineWords({ CUDA_VISIBLE_DEVICES: '1' }, () => ['NVIDIA H100 80GB HBM3, 81559 MiB'])).toMatch(
+      /; GPUs: NVIDIA H100 80GB HBM3 \(81559 MiB\), CUDA_VISIBLE_DEVICES=1$/,
+    );
+    expect(machineWords({}, () => null)).toMatch(/; no NVIDIA GPU found \(nvidia-smi lists none\)$/);
+  });
+
+  it('gives every experiment one line with its diagnostics, its delta in σ, the prediction and the lesson', () => {
+    const h = researchHistory(30, { logDir: logs });
+    const text = blocksOf(ctx(h, { run: RUN }))
+      .map(b => b.text)
+      .join('\n');
+    const r = h[9];
+    expect(r.status).toBe('discard');
+    const sigmas = ((r.delta as number) / 0.004).toFixed(1);
+    expect(text).toContain(
+      `#9 discard ${r.metric!.toFixed(6)} (${r.delta! >= 0 ? '+' : '−'}${Math.abs(r.delta!).toFixed(6)}, ${r.delta! >= 0 ? '+' : '−'}${sigmas.replace('-', '')}σ; expected −`,
+    );
+    expect(text).toMatch(
+      new RegExp(
+        `#9 discard [^\\n]* · steps ${r.summary.num_steps} · ${r.summary.num_params_M}M params · ${r.summary.total_tokens_M}M tok · 60\\.1 s · peak 0\\.\\d GB · loss 1\\.\\d{4} · change `,
+      ),
+    );
+    expect(text).toContain(`— lesson on #7: #7 says`);
+    const crash = h.find(x => x.status === 'crash')!;
+    expect(text).toContain(`#${crash.n} crash — · ${crash.description.slice(0, 40)}`);
+    expect(text).toContain('[exited with code 1: RuntimeError: shape mismatch in attention]');
+    expect(text).toContain(`## The last ${RECENT_FULL} experiment(s) in full`);
+    expect(text).toMatch(/Diagnostics: steps \d+ · /);
+  });
+
+  it('keeps each full chunk of lines identical as the run goes on, the last one marked for the cache', () => {
+    const long = researchHistory(3 * CHUNK + 10);
+    const seen = new Map<number, Set<string>>();
+    const h1 = { type: 'ephemeral', ttl: '1h' };
+    for (let len = 2 * CHUNK; len <= 3 * CHUNK + 10; len++) {
+      const blocks = blocksOf(ctx(long.slice(0, len)));
+      const full = blocks.slice(1, -2);
+      expect(full).toHaveLength(Math.floor(len / CHUNK));
+      full.forEach((b, i) => seen.set(i, (seen.get(i) ?? new Set()).add(b.text)));
+      // Breakpoints: the last full chunk and the files; not the facts before the chunks, nor the
+      // moving tail (the proposer marks the newest block); with the system block's, four at most.
+      expect(blocks[0].cache_control).toBeUndefined();
+      expect(full.at(-1)!.cache_control).toEqual(h1);
+      expect(full.slice(0, -1).every(b => b.cache_control === undefined)).toBe(true);
+      expect(blocks.at(-2)!.cache_control).toEqual(h1);
+      expect(blocks.at(-1)!.cache_control).toBeUndefined();
+      expect(
+        blocks.at(-1)!.text.startsWith('# The latest experiments, continuing the list above\n') || len % CHUNK === 0,
+      ).toBe(true);
+    }
+    for (const texts of seen.values()) expect(texts.size).toBe(1);
+    expect(seen.get(0)!.values().next().value).toMatch(/^#0 keep .*\n#1 /);
+    // Before a chunk is full, the facts carry the breakpoint instead.
+    expect(blocksOf(ctx(long.slice(0, 3)))[0].cache_control).toEqual(h1);
+  });
+
+  it('remembers all of 1,400 experiments within 130k tokens, nearly all of it before the last breakpoint', () => {
+    const h = researchHistory(1400, { logDir: logs });
+    const c = ctx(h, { run: RUN, noise: NOISE });
+    const blocks = blocksOf(c);
+    const text = textOf(c);
+    for (const r of h) expect(text).toContain(`#${r.n} ${r.status} `);
+    const descriptions = new Set(h.map(r => r.description.slice(0, 60)));
+    for (const d of descriptions) expect(text).toContain(d);
+    // ≈ 4 characters a token: the figure the README states (claude-sonnet-5-5's context is 1M tokens).
+    const tokens = text.length / 4;
+    expect(tokens).toBeLessThan(130_000);
+    expect(tokens).toBeGreaterThan(80_000);
+    // What is re-sent uncached each proposal: the chunk still filling and the moving part.
+    expect(blocks.at(-1)!.text.length / 4).toBeLessThan(5000);
+    expect(blocks.at(-1)!.text.length / text.length).toBeLessThan(0.05);
+  });
+
+  it('tallies the directions tried, lists the latest lessons and scores the predictions', () => {
+    const h = [
+      record(0),
+      record(1, {
+        diff: '-LEARNING_RATE = 0.001\n+LEARNING_RATE = 0.002\n',
+        delta: -0.01,
+        status: 'keep',
+        proposal_meta: { expected_delta: -0.005 },
+      }),
+      record(2, {
+        diff: '-LEARNING_RATE = 0.002\n+LEARNING_RATE = 0.004\n',
+        delta: 0.02,
+        proposal_meta: { expected_delta: -0.003, lesson: { about: 1, text: 'a higher rate helps here' } },
+      }),
+      record(3, {
+        diff: '+        x = rotary(x)\n',
+        delta: 0.001,
+        proposal_meta: { direction: 'Rotary embeddings', lesson: { about: 2, text: 'too high diverges late' } },
+      }),
+      record(4, { status: 'crash', diff: '-N_LAYER = 4\n+N_LAYER = 40\n' }),
+    ];
+    const text = blocksOf(ctx(h))
+      .map(b => b.text)
+      .join('\n');
+    expect(text).toContain(
+      '- LEARNING_RATE: 2 tries (1 keep); best −0.010000 at #1, worst +0.020000 at #2; values 0.002, 0.004',
+    );
+    expect(text).toContain('- rotary embeddings: 1 try; best +0.001000 at #3');
+    expect(text).toContain('- N_LAYER: 1 try (1 crash); values 40');
+    expect(text).toContain(
+      '## Your latest lessons\n- on #1 (written with #2): a higher rate helps here\n- on #2 (written with #3): too high diverges late',
+    );
+    expect(text).toContain('Your predictions: 1 of 2 had the sign right; the median miss is 0.023000.');
+    expect(text).toMatch(
+      /call finish_experiment with description, rationale, expected_delta \(.*\) and lesson \(what #4 taught\)/,
+    );
   });
 
   it('offers to fix a crash, at most twice per idea', () => {

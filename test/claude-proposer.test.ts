@@ -30,7 +30,10 @@ const replace = (old_str: string, new_str: string, p = 'train.py') =>
   edit({ command: 'str_replace', path: p, old_str, new_str });
 const finish = (description = 'raise the learning rate', rationale = 'the loss still falls fast at the end') =>
   call('finish_experiment', { description, rationale });
-const turn = (...content: ReturnType<typeof call>[]): Turn => ({ type: 'message', content });
+const turn = (...content: ReturnType<typeof call>[]): Extract<Turn, { type: 'message' }> => ({
+  type: 'message',
+  content,
+});
 const usage = (input: number, output: number, write = 0, read = 0): Usage => ({
   input_tokens: input,
   output_tokens: output,
@@ -96,7 +99,9 @@ describe('the claude proposer', () => {
     const body = messageRequests()[0].body;
     expect(body).toMatchObject({ model: DEFAULT_MODEL, stream: true });
     expect(body.tools[0]).toEqual({ type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' });
-    expect(body.tools.at(-1)).toMatchObject({ name: 'finish_experiment', cache_control: { type: 'ephemeral' } });
+    // The system block's breakpoint covers the tools before it (a request has four breakpoints at most).
+    expect(body.tools.at(-1)).toMatchObject({ name: 'finish_experiment' });
+    expect(body.tools.at(-1).cache_control).toBeUndefined();
     expect(body.system[0]).toMatchObject({ type: 'text', cache_control: { type: 'ephemeral' } });
     expect(body.system[0].text).toMatch(/Make val_bpb lower\.$/);
     // The workspace itself is never touched: the engine applies the proposal.
@@ -121,8 +126,11 @@ describe('the claude proposer', () => {
     const expected: Array<[number, RegExp]> = [
       [1, /^old_str was not found in train\.py; it must match the file exactly/],
       [2, /^old_str matches 3 times in train\.py \(lines 4, 5, 6\); include more context to make it unique$/],
-      [3, /^prepare\.py is read-only: only train\.py may be viewed and edited$/],
-      [4, /^model\.py is not a file you can see; the editable files are: train\.py$/],
+      [3, /^prepare\.py is read-only: view it if you need to, but only train\.py may be edited$/],
+      [
+        4,
+        /^model\.py is not a file you can see; the editable files are: train\.py; the read-only ones \(view only\): prepare\.py$/,
+      ],
       [5, /^the edit was not applied: it would leave train\.py with a syntax error \(train\.py:3: .*\)/],
       [6, /^the create command is not available here; use view, str_replace or insert/],
       [7, /^make an edit first/],
@@ -153,7 +161,7 @@ describe('the claude proposer', () => {
     );
   });
 
-  it('abandons a proposal after 8 tool turns, and after more than 3 failed edits, with what it cost', async () => {
+  it('abandons a proposal after 8 tool turns, and after 3 failed edits, with what it cost', async () => {
     for (let i = 0; i < 8; i++)
       server.enqueue({ ...turn(edit({ command: 'view', path: 'train.py' })), usage: usage(100, 10) });
     const err = await proposer()
@@ -166,13 +174,13 @@ describe('the claude proposer', () => {
     expect(err.meta).toMatchObject({ turns: 8, failed_edits: 0 });
     expect(messageRequests()).toHaveLength(8);
 
-    for (let i = 0; i < 4; i++) server.enqueue(turn(replace('nope', 'x')));
+    for (let i = 0; i < 3; i++) server.enqueue(turn(replace('nope', 'x')));
     const failed = await proposer()
       .propose(ctx())
       .catch(e => e);
     expect(failed).toBeInstanceOf(ProposalAbandoned);
-    expect(failed.message).toMatch(/^proposal abandoned: 4 failed edits; the last: old_str was not found/);
-    expect(messageRequests()).toHaveLength(12);
+    expect(failed.message).toMatch(/^proposal abandoned: 3 failed edits; the last: old_str was not found/);
+    expect(messageRequests()).toHaveLength(11);
   });
 
   it('marks the tools, the system block and the stable history for caching, and moves a breakpoint along the turns', async () => {
@@ -180,15 +188,28 @@ describe('the claude proposer', () => {
       turn(edit({ command: 'view', path: 'train.py' })),
       turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()),
     );
-    await proposer().propose(ctx({ history: history(40) }));
+    // Results 95 s apart: proposals come sooner than a 5-minute entry expires, so every breakpoint keeps 5 minutes.
+    const h = history(40).map((r, i) => ({ ...r, ts: new Date(i * 95_000).toISOString() }));
+    await proposer().propose(ctx({ history: h }));
     const [first, second] = messageRequests().map(r => r.body);
-    expect(first.messages[0].content[0]).toMatchObject({ cache_control: { type: 'ephemeral' } });
-    expect(first.messages[0].content[0].text).toMatch(/^# Earlier experiments \(#0–#24\)/);
-    expect(first.messages[0].content[1].cache_control).toEqual({ type: 'ephemeral' });
-    expect(second.messages[0].content[1].cache_control).toBeUndefined();
+    const user = first.messages[0].content;
+    // The run's facts, the one full chunk of 25 lines, the files at the best, then the moving tail.
+    expect(user).toHaveLength(4);
+    expect(user[0].text).toMatch(/^# The run\n/);
+    expect(user[0].cache_control).toBeUndefined();
+    expect(user[1].text).toMatch(/^#0 keep 1\.000000 · experiment 0/);
+    expect(user[1].text.split('\n')).toHaveLength(25);
+    expect(user[1].cache_control).toEqual({ type: 'ephemeral' });
+    expect(user[2].text).toMatch(/^# The editable files at the best commit\n\n## train\.py/);
+    expect(user[2].cache_control).toEqual({ type: 'ephemeral' });
+    expect(user[3].text).toMatch(/^# The latest experiments, continuing the list above\n#25 discard/);
+    expect(user[3].cache_control).toEqual({ type: 'ephemeral' });
+    expect(second.messages[0].content[3].cache_control).toBeUndefined();
     expect(second.messages[2].content.at(-1).cache_control).toEqual({ type: 'ephemeral' });
-    expect(second.tools.at(-1).cache_control).toEqual({ type: 'ephemeral' });
     expect(second.system[0].cache_control).toEqual({ type: 'ephemeral' });
+    // Four breakpoints: the system block, the head, the last full chunk, the newest block.
+    const marks = JSON.stringify(second).match(/"cache_control"/g);
+    expect(marks).toHaveLength(4);
   });
 
   it('reads the cache on later turns (the stand-in caches prefixes as the API does)', async () => {
@@ -315,7 +336,7 @@ describe('the claude proposer', () => {
 
   it('runs in the real loop: the edit is committed with its description, an abandoned proposal is recorded, --max-dollars stops cleanly', async () => {
     dir = makeWorkspace({ train: standInTrain({ metric: '1.000000' }) });
-    for (let i = 0; i < 4; i++) server.enqueue({ ...turn(replace('no such text', 'x')), usage: usage(1000, 100) });
+    for (let i = 0; i < 3; i++) server.enqueue({ ...turn(replace('no such text', 'x')), usage: usage(1000, 100) });
     server.enqueue({
       ...turn(replace('"1.000000"', '"0.900000"'), finish('lower the printed metric')),
       usage: usage(100_000, 10_000),
@@ -332,7 +353,7 @@ describe('the claude proposer', () => {
     const end = await loop.run();
     expect(end).toMatchObject({ reason: 'budget', best_metric: 0.9 });
     expect(end.message).toMatch(
-      /^spent \$0\.3120 of --max-dollars 0\.5; the next proposal would cost about \$0\.3000$/,
+      /^spent \$0\.3090 of --max-dollars 0\.5; the next proposal would cost about \$0\.3000$/,
     );
     const exps = experiments(dir, 't1');
     expect(exps.map(e => [e.n, e.status, e.description])).toEqual([
@@ -342,10 +363,10 @@ describe('the claude proposer', () => {
     ]);
     expect(exps[1]).toMatchObject({
       commit: null,
-      reason: expect.stringMatching(/^proposal abandoned: 4 failed edits/),
-      usage: usage(4000, 400),
+      reason: expect.stringMatching(/^proposal abandoned: 3 failed edits/),
+      usage: usage(3000, 300),
     });
-    expect(exps[1].cost_usd).toBeCloseTo(0.012, 9);
+    expect(exps[1].cost_usd).toBeCloseTo(0.009, 9);
     expect(exps[2]).toMatchObject({
       usage: usage(100_000, 10_000),
       proposal_meta: { model: DEFAULT_MODEL, turns: 1, failed_edits: 0 },

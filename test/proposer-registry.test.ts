@@ -99,7 +99,7 @@ describe('the proposer declarations and the registry', () => {
       has_model: true,
       needs_key: true,
       key_env: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'],
-      options: ['model', 'pipeline'],
+      options: ['model', 'effort', 'pipeline'],
     });
     expect(proposers.offline).toMatchObject({ has_model: false, needs_key: false, key_env: [] });
     expect(proposerKeyEnv()).toEqual(['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']);

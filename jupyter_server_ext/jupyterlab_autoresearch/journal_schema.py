@@ -118,7 +118,14 @@ MINIMUM = {
     "run_s": 0,
     "waited_s": 0,
 }
-USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+# cache_creation_1h_input_tokens is optional (the 1-hour part of the cache writes, src/core/journal.ts's Usage).
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_1h_input_tokens",
+)
 # zod's int() is a safe integer: beyond 2^53 a JavaScript number is no longer exact.
 SAFE_INT = 2**53 - 1
 

@@ -6,9 +6,10 @@
  * and nbviewer strip those and the file must still read well there.
  * Pure: no DOM and no Node APIs, so the panel and the engine share it.
  */
-import type { ExperimentRecord } from './journal';
+import { proposalNotes, type ExperimentRecord, type ProposalNotes } from './journal';
 import type { Direction } from './keep';
 import { fmtNoise } from './noise';
+import { cacheHitRate } from './pricing';
 import { confirmedWords, runWords, sameAsWords, spread, verdictWords } from './noise-words';
 
 export const EXPERIMENT_MIME = 'application/vnd.autoresearch.experiment+json';
@@ -16,12 +17,32 @@ export const EXPERIMENT_MIME = 'application/vnd.autoresearch.experiment+json';
 /** How many lines of a crashed run's log the bundle carries. */
 export const LOG_TAIL_LINES = 30;
 
+/** How many characters of the model's reasoning the plain-text fallback shows (the HTML has it all, collapsed). */
+export const REASONING_PLAIN_CHARS = 600;
+
 /** What the experiment MIME type carries: the journal record less proposer internals, plus context. */
 export interface ExperimentBundleData extends Omit<ExperimentRecord, 'type' | 'proposal_meta'> {
   metric_name: string;
   direction: Direction;
   /** The last lines of the run's log, for a crash; null otherwise or when the log is gone. */
   log_tail: string | null;
+  /** The model's reasoning (its summarised thinking), its prediction, the lesson it drew and its effort, where it gave them. */
+  reasoning?: string;
+  expected_delta?: number;
+  lesson?: { about: number; text: string };
+  effort?: string;
+}
+
+/** The notes of a proposal that a reader of the notebook is shown (the rest of proposal_meta is proposer state). */
+function shownNotes(
+  notes: ProposalNotes,
+): Pick<ExperimentBundleData, 'reasoning' | 'expected_delta' | 'lesson' | 'effort'> {
+  return {
+    ...(notes.reasoning ? { reasoning: notes.reasoning } : {}),
+    ...(notes.expected_delta !== undefined ? { expected_delta: notes.expected_delta } : {}),
+    ...(notes.lesson ? { lesson: notes.lesson } : {}),
+    ...(notes.effort ? { effort: notes.effort } : {}),
+  };
 }
 
 export interface ExperimentBundle {
@@ -97,13 +118,22 @@ function runsHeading(r: ExperimentRecord): string | null {
 }
 
 function resourceCells(r: ExperimentRecord): Array<[string, string]> {
+  const hit = cacheHitRate(r.usage);
   return [
     ['lines', `+${r.lines_added} −${r.lines_removed}`],
     ['memory', `${r.memory_gb.toFixed(1)} GB`],
     ['run time', fmtSeconds(r.timings.run_s)],
     ['cost', fmtCost(r.cost_usd)],
+    // The share of the proposal's prompt read from the cache: the ledger's measure of caching.
+    ...(hit !== null ? [['prompt cached', `${Math.round(hit * 100)}%`] as [string, string]] : []),
     ['commit', r.commit ? r.commit.slice(0, 7) : '—'],
   ];
+}
+
+/** "expected −0.004000, got +0.002100": the model's prediction beside the outcome. */
+function predictionWords(r: ExperimentRecord, notes: ProposalNotes): string | null {
+  if (notes.expected_delta === undefined) return null;
+  return `expected ${fmtDelta(notes.expected_delta)}${r.delta !== null ? `, got ${fmtDelta(r.delta)}` : ''}`;
 }
 
 /** The experiment's MIME bundle: its JSON, an HTML fallback and a plain-text fallback. */
@@ -113,8 +143,14 @@ export function experimentBundle(record: ExperimentRecord, opts: BundleOptions =
   // Only a crash shows its log: for other outcomes the summary already says what happened.
   const logTail = record.status === 'crash' && opts.log ? tailLines(opts.log) : null;
   // proposal_meta is proposer-internal state, not something a reader of the notebook needs.
-  const { type: _type, proposal_meta: _meta, ...rest } = record;
-  const data: ExperimentBundleData = { ...rest, metric_name: metric, direction, log_tail: logTail };
+  const { type: _type, proposal_meta: meta, ...rest } = record;
+  const data: ExperimentBundleData = {
+    ...rest,
+    metric_name: metric,
+    direction,
+    log_tail: logTail,
+    ...shownNotes(proposalNotes(meta)),
+  };
   return {
     [EXPERIMENT_MIME]: data,
     'text/html': experimentHtml(record, metric, logTail),
@@ -130,8 +166,16 @@ function experimentHtml(r: ExperimentRecord, metric: string, logTail: string | n
     `<p><b>#${r.n}</b> <code>${e(r.status)}</code> <b>${e(metric)} ${e(fmtMetric(r.metric))}</b>${spr ? ` ${e(spr)}` : ''}` +
     `${cmp ? ` ${e(cmp)}` : ''}${r.description ? ` — ${e(r.description)}` : ''}</p>`;
   const parts = [header];
+  const notes = proposalNotes(r.proposal_meta);
   if (r.rationale) {
     parts.push(`<p><i>Why:</i> ${e(r.rationale)}</p>`);
+  }
+  const predicted = predictionWords(r, notes);
+  if (predicted) {
+    parts.push(`<p><i>Prediction:</i> ${e(predicted)}</p>`);
+  }
+  if (notes.lesson) {
+    parts.push(`<p><i>Lesson on #${notes.lesson.about}:</i> ${e(notes.lesson.text)}</p>`);
   }
   if (r.reason) {
     parts.push(`<p><i>Reason:</i> ${e(r.reason)}</p>`);
@@ -174,6 +218,15 @@ function experimentHtml(r: ExperimentRecord, metric: string, logTail: string | n
   if (logTail !== null) {
     parts.push(`<details open><summary>log tail</summary>`, `<pre><code>${e(logTail)}</code></pre></details>`);
   }
+  if (notes.reasoning) {
+    // Collapsed: it is long, and the description and rationale above say what was decided.
+    const paragraphs = notes.reasoning.split(/\n\s*\n/).filter(p => p.trim());
+    parts.push(
+      `<details><summary>the model's reasoning${notes.effort ? ` (effort ${e(notes.effort)})` : ''}</summary>`,
+      ...paragraphs.map(p => `<p>${e(p.trim()).replace(/\n/g, '<br>')}</p>`),
+      '</details>',
+    );
+  }
   return `<div>\n${parts.join('\n')}\n</div>`;
 }
 
@@ -183,7 +236,11 @@ function experimentText(r: ExperimentRecord, metric: string, logTail: string | n
   const lines = [
     `#${r.n} ${r.status}  ${metric} ${fmtMetric(r.metric)}${spr ? ` ${spr}` : ''}${cmp ? `  ${cmp}` : ''}  ${r.description}`,
   ];
+  const notes = proposalNotes(r.proposal_meta);
   if (r.rationale) lines.push(`why: ${r.rationale}`);
+  const predicted = predictionWords(r, notes);
+  if (predicted) lines.push(`prediction: ${predicted}`);
+  if (notes.lesson) lines.push(`lesson on #${notes.lesson.about}: ${notes.lesson.text}`);
   if (r.reason) lines.push(`reason: ${r.reason}`);
   const same = sameAsWords(r);
   if (same) lines.push(`reused: ${same}`);
@@ -198,5 +255,10 @@ function experimentText(r: ExperimentRecord, metric: string, logTail: string | n
   );
   if (r.diff) lines.push('', r.diff.replace(/\n$/, ''));
   if (logTail !== null) lines.push('', 'log tail:', logTail);
+  if (notes.reasoning) {
+    const one = notes.reasoning.replace(/\s+/g, ' ').trim();
+    const shown = one.length > REASONING_PLAIN_CHARS ? `${one.slice(0, REASONING_PLAIN_CHARS - 1)}…` : one;
+    lines.push('', `reasoning${notes.effort ? ` (effort ${notes.effort})` : ''}: ${shown}`);
+  }
   return lines.join('\n');
 }

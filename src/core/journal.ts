@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { PriceRow } from './pricing';
 import { ReviewAction, ReviewSource } from './review';
+import { EFFORT_LEVELS } from './run-options';
 import { SandboxSetting } from './sandbox';
 
 export const EXPERIMENT_STATUSES = ['keep', 'discard', 'crash', 'interrupted', 'rejected'] as const;
@@ -18,6 +19,11 @@ export const Usage = z.object({
   output_tokens: z.number().int().nonnegative(),
   cache_creation_input_tokens: z.number().int().nonnegative(),
   cache_read_input_tokens: z.number().int().nonnegative(),
+  /**
+   * The part of cache_creation_input_tokens written with the 1-hour lifetime, which is priced
+   * higher than the 5-minute one; absent in journals from before the claude proposer asked for it.
+   */
+  cache_creation_1h_input_tokens: z.number().int().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof Usage>;
 export const ZERO_USAGE: Usage = {
@@ -45,6 +51,8 @@ export const RunConfig = z.object({
   model: z.string().optional(),
   max_dollars: z.number().positive().optional(),
   prices: z.record(z.string(), PriceRow).optional(),
+  /** claude proposer: how hard the model thinks (output_config.effort, or a thinking budget on older models). */
+  effort: z.enum(EFFORT_LEVELS).optional(),
   /** Experiments run at once (--workers); absent in journals from before workers existed, meaning 1. */
   workers: z.number().int().min(1).optional(),
   /**
@@ -76,6 +84,35 @@ export const RunStartRecord = z.object({
   pid: z.number().int(),
 });
 export type RunStartRecord = z.infer<typeof RunStartRecord>;
+
+/**
+ * What a proposer notes in a proposal's meta that others read (the claude proposer's): the bundle
+ * shows the reasoning, the prediction and the lesson; the next prompt shows them to the model.
+ * Each field is read on its own, so one malformed field costs only itself.
+ */
+export const ProposalNotes = z
+  .object({
+    model: z.string().optional().catch(undefined),
+    /** The effort the proposal was made with, and how it was sent ("adaptive", "budget 16000"). */
+    effort: z.string().optional().catch(undefined),
+    thinking: z.string().optional().catch(undefined),
+    /** The model's summarised thinking over the proposal's turns. */
+    reasoning: z.string().optional().catch(undefined),
+    /** The change of the metric the model expected (its sign as the metric's: negative is lower). */
+    expected_delta: z.number().optional().catch(undefined),
+    /** What the last finished experiment (about) taught, in the model's words. */
+    lesson: z.object({ about: z.number().int().nonnegative(), text: z.string() }).optional().catch(undefined),
+    /** The idea explored, when no constant names it ("rotary embeddings"). */
+    direction: z.string().optional().catch(undefined),
+  })
+  .loose();
+export type ProposalNotes = z.infer<typeof ProposalNotes>;
+
+/** The notes in a record's proposal meta; {} when it has none (the offline proposer's, a baseline). */
+export function proposalNotes(meta: unknown): ProposalNotes {
+  const parsed = ProposalNotes.safeParse(meta);
+  return parsed.success ? parsed.data : {};
+}
 
 /** What a proposal was, kept with its start so a resumed engine can finish measuring it. */
 export const ProposalFacts = z.object({

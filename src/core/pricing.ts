@@ -3,9 +3,10 @@
  * (MTok), and the cost of one request's usage.
  *
  * Source: Anthropic's pricing page (platform.claude.com/docs/en/about-claude/pricing)
- * and the model overview pages, as of November 2026. Cache writes are the 5-minute
- * ("ephemeral") rate, the only kind the claude proposer asks for; cache reads are
- * "cache hits and refreshes". Sonnet 5.5's cache read is $0.10 since 2026-10-07
+ * and the model overview pages, as of November 2026. `cache_write` is the 5-minute
+ * rate (1.25 × input); a 1-hour write costs 2 × input (`cache_write_1h`), which the claude
+ * proposer asks for when proposals come further apart than the 5-minute lifetime; cache
+ * reads are "cache hits and refreshes". Sonnet 5.5's cache read is $0.10 since 2026-10-07
  * (cut from $0.20). Haiku 5.5 has a higher tier for prompts over 100k tokens.
  * Prices change: a run can override any model's row (ClaudeProposer's `prices`).
  */
@@ -18,19 +19,22 @@ export interface Prices {
   output: number;
   /** $/MTok written to the prompt cache (5-minute TTL). */
   cache_write: number;
+  /** $/MTok written to the prompt cache with the 1-hour TTL; absent: 2 × input, Anthropic's rule. */
+  cache_write_1h?: number;
   /** $/MTok read from the prompt cache. */
   cache_read: number;
   /** A dearer tier for long prompts (input + cache reads + cache writes above the threshold), on every token of that request. */
   long_prompt?: { threshold_tokens: number } & Omit<Prices, 'long_prompt'>;
 }
 
-/** A price row as a configuration gives it (program.md's `prices`): $/MTok, all four required. */
+/** A price row as a configuration gives it (program.md's `prices`): $/MTok, the four rates required, the 1-hour write optional. */
 export const PriceRow = z
   .object({
     input: z.number().nonnegative(),
     output: z.number().nonnegative(),
     cache_write: z.number().nonnegative(),
     cache_read: z.number().nonnegative(),
+    cache_write_1h: z.number().nonnegative().optional(),
   })
   .strict();
 
@@ -91,21 +95,37 @@ export function costOf(model: string, usage: Usage, overrides: Record<string, Pr
   const base = pricesFor(model, overrides);
   const prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
   const p = base.long_prompt && prompt > base.long_prompt.threshold_tokens ? base.long_prompt : base;
+  // The 1-hour part of the writes is a part of cache_creation_input_tokens, never more than it.
+  const hour = Math.min(usage.cache_creation_1h_input_tokens ?? 0, usage.cache_creation_input_tokens);
   return (
     (usage.input_tokens * p.input +
       usage.output_tokens * p.output +
-      usage.cache_creation_input_tokens * p.cache_write +
+      (usage.cache_creation_input_tokens - hour) * p.cache_write +
+      hour * (p.cache_write_1h ?? 2 * p.input) +
       usage.cache_read_input_tokens * p.cache_read) /
     1e6
   );
 }
 
-/** The sum of two usages. */
+/** The sum of two usages (the 1-hour writes kept only where either has them). */
 export function addUsage(a: Usage, b: Usage): Usage {
+  const hour = (a.cache_creation_1h_input_tokens ?? 0) + (b.cache_creation_1h_input_tokens ?? 0);
   return {
     input_tokens: a.input_tokens + b.input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
     cache_creation_input_tokens: a.cache_creation_input_tokens + b.cache_creation_input_tokens,
     cache_read_input_tokens: a.cache_read_input_tokens + b.cache_read_input_tokens,
+    ...(a.cache_creation_1h_input_tokens !== undefined || b.cache_creation_1h_input_tokens !== undefined
+      ? { cache_creation_1h_input_tokens: hour }
+      : {}),
   };
+}
+
+/**
+ * The share of a usage's prompt tokens read from the cache: reads ÷ (reads + writes + uncached
+ * input). Null when there was no prompt (a proposer that asks no model).
+ */
+export function cacheHitRate(usage: Usage): number | null {
+  const prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
+  return prompt > 0 ? usage.cache_read_input_tokens / prompt : null;
 }

@@ -146,9 +146,16 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
   config.sandbox = mergeSandbox(overrides.sandbox, fm.sandbox);
   if (overrides.step ?? fm.step) config.step = true;
   const model = overrides.model ?? fm.model;
+  const effort = overrides.effort ?? fm.effort;
   const maxDollars = overrides.max_dollars ?? fm.max_dollars;
   const prices = fm.prices || overrides.prices ? { ...fm.prices, ...overrides.prices } : undefined;
-  Object.assign(config, model && { model }, maxDollars && { max_dollars: maxDollars }, prices && { prices });
+  Object.assign(
+    config,
+    model && { model },
+    effort && { effort },
+    maxDollars && { max_dollars: maxDollars },
+    prices && { prices },
+  );
   if (config.timeout_s < config.budget_s) {
     throw new Error(
       `timeout_s (${config.timeout_s}) is shorter than budget_s (${config.budget_s}); make it at least the budget (default: twice it)`,

@@ -45,7 +45,7 @@ export const DECLARED = {
     hasModel: true,
     needsKey: true,
     keyEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'],
-    options: ['model', 'pipeline'],
+    options: ['model', 'effort', 'pipeline'],
   },
 } as const;
 export type ProposerName = keyof typeof DECLARED;

@@ -54,6 +54,13 @@ export {
   type ProposerName,
 } from './proposers';
 
+/**
+ * How hard the claude proposer's model thinks, as the Messages API's output_config.effort names it.
+ * Models without effort get a thinking budget of the same rank (src/engine/proposers/claude-thinking.ts).
+ */
+export const EFFORT_LEVELS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
+export type Effort = (typeof EFFORT_LEVELS)[number];
+
 const quoted = (names: readonly string[]) => names.map(n => `'${n}'`);
 const defaultWhen = (n: ProposerName) => (INFO[n].needsKey ? `${n} (the default when ${INFO[n].keyEnv[0]} is set)` : n);
 
@@ -142,6 +149,14 @@ export const RUN_OPTIONS = {
       default: '',
       description: `Model name for the ${orList(quoted(proposersWith('model')))} proposer; empty means program.md's model, else the engine's default.`,
     },
+  },
+  effort: {
+    flag: '--effort <level>',
+    kind: 'choice',
+    choices: EFFORT_LEVELS,
+    frontMatter: true,
+    server: 'body',
+    help: "how hard the claude proposer's model thinks: low, medium, high, xhigh or max (default: program.md's effort, else high; a model without xhigh or max gets the nearest it has)",
   },
   max_dollars: {
     flag: '--max-dollars <x>',

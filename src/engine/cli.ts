@@ -115,6 +115,11 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
       `${flagOf('model')} applies to the ${orList(proposersWith('model'))} proposer, not ${proposerName}`,
     );
   }
+  if (o.effort !== undefined && !proposersWith('effort').includes(proposerName)) {
+    throw new UserError(
+      `${flagOf('effort')} applies to the ${orList(proposersWith('effort'))} proposer, not ${proposerName}`,
+    );
+  }
   // program.md's front matter may set the model, a spending cap and prices; flags win over it.
   const { config } = loadProgram(dir, overrides);
   const workers = o.workers ?? RUN_OPTIONS.workers.default;
@@ -131,6 +136,7 @@ async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
     seed,
     python,
     model: config.model,
+    effort: config.effort,
     prices: config.prices,
     onNote: text => reporter.print(text),
   });

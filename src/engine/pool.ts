@@ -37,6 +37,7 @@ import {
   type ProposalContext,
   type Proposer,
 } from './proposers/types';
+import { runFacts } from './proposers/run-facts';
 import { filesAt, rebaseProposal } from './rebase-proposal';
 import { proposalFacts, type Continuation } from './resume';
 import type { ResultsFile } from './results-file';
@@ -324,6 +325,18 @@ class Pool {
       seed: this.o.seed,
       signal: this.signal,
       noise: noiseFacts(config, this.ledger.measurements, best),
+      // What the run is and has left, for a proposer that tells its model (the claude proposer's facts).
+      run: runFacts({
+        config,
+        executor: this.o.executors[lane.k - 1].name,
+        workers: this.o.executors.length,
+        maxExperiments: this.o.maxExperiments,
+        proposed: this.proposed,
+        deadline: this.o.deadline,
+        maxDollars: this.o.maxDollars,
+        spentUsd: this.spent(),
+        env: this.o.devices[lane.k - 1],
+      }),
     };
     if (this.several && best) {
       ctx.inFlight = [...this.inFlight.values()].map(({ cost: _cost, ...e }) => e);

@@ -1,38 +1,39 @@
 /**
- * What a claude proposal request says: the system block (the engine's role,
- * then program.md verbatim) and the user content (a stable summary of older
- * experiments, then what changes: the latest results in full, a crash's log
- * tail, the files at the best commit). The size stays bounded however long
- * the run: older experiments shrink to one line each, then to a digest.
+ * What a claude proposal request says, in cache order. The system block: the engine's role and
+ * rules, then program.md verbatim. The user turn: first what never changes (the run's facts, the
+ * read-only files' constants, every experiment as one line in append-only chunks), then what
+ * changes only on a keep (the editable files at the best), then what moves (the chunk still
+ * filling, where the run stands and what is left, the directions tried, the latest lessons, the
+ * last experiments in full, a crash's log tail, what is training now). Nothing is forgotten: at
+ * 1,400 experiments every description is still there, most of it read from the cache.
  */
 import * as fs from 'node:fs';
 import type { TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import { z } from 'zod';
 import type { ExperimentRecord } from '../../core/journal';
 import { fmtNoise } from '../../core/noise';
-import type { ProposalContext } from './types';
+import { mark, type Ttl } from './claude-cache';
+import { leftLine, stableFacts } from './claude-facts';
+import {
+  directionTally,
+  fixOf,
+  fullEntry,
+  historyChunks,
+  lastResult,
+  LINE_LEGEND,
+  predictionLine,
+  RECENT_FULL,
+  recentLessons,
+} from './claude-history';
 import { EDITOR, FINISH, FIX } from './claude-tools';
+import type { ProposalContext } from './types';
+
+export { fixOf, RECENT_FULL } from './claude-history';
 
 /** Reviewer rejections listed with their notes (step mode). */
 const REVIEWER_NOTES = 20;
-/** Experiments shown in full (diff, rationale, reason). */
-export const RECENT_FULL = 8;
-/** The summary block grows in steps of this many experiments, so its cached prefix is reused between steps. */
-export const SUMMARY_STEP = 25;
-/** Past this many summarised experiments, the summary becomes a digest of bounded size. */
-export const MAX_SUMMARY_LINES = 150;
 /** Fix attempts allowed per crashed idea. */
 export const MAX_FIX_ATTEMPTS = 2;
-const DIFF_CHARS = 3000;
 const LOG_TAIL_BYTES = 3000;
-
-const ProposalMeta = z.object({ fix_of: z.number().int().optional() }).loose();
-
-/** The fix_of recorded in a record's proposal meta, if any. */
-export function fixOf(r: ExperimentRecord): number | undefined {
-  const m = ProposalMeta.safeParse(r.proposal_meta);
-  return m.success ? m.data.fix_of : undefined;
-}
 
 /** The system prompt: the role the engine gives the model, then program.md as the researcher wrote it. */
 export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'direction' | 'noise'>): string {
@@ -42,7 +43,8 @@ export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'di
       ? [
           `trains for a fixed time budget and reads the metric ${ctx.metric} (${ctx.direction} is better). Runs are noisy, so the engine measured the`,
           `noise (the baseline ran ${n.noiseRuns} times) and keeps a commit only when the mean of its runs beats the best's mean by more than`,
-          `${n.keepSigma} standard errors of the difference, reproduced on at least two runs (a promising result is re-run up to ${n.confirmRuns} more times);`,
+          `${n.keepSigma} standard errors of the difference, on at least two runs: a result no better than the best is discarded after one run,`,
+          `a promising one is re-run (up to ${n.confirmRuns} more times) until it clears that bar or is discarded as within noise;`,
           'otherwise it resets to the best. You do not run anything; the engine runs, commits and judges.',
         ]
       : [
@@ -55,9 +57,16 @@ export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'di
     '',
     'Each turn you propose exactly one experiment:',
     `- edit the editable files only with the ${EDITOR} tool (view, str_replace, insert; str_replace must match exactly one place);`,
-    `- then call ${FINISH} with a one-line description and your rationale. That ends your turn.`,
+    '  view also reads the read-only files, to check what they fix (the data, the evaluation, the constants);',
+    `- then call ${FINISH} with a one-line description, your rationale, the delta of ${ctx.metric} you expect, and the lesson the`,
+    '  last finished experiment taught. That ends your turn.',
     `- If the last experiment crashed from a trivial bug, you may be offered to fix it instead (${FIX}).`,
-    'Prefer ideas the history does not already rule out; a change small enough to judge from one run is easier to learn from.',
+    '',
+    'Work as a careful researcher: read the history before choosing (every experiment is in it, one line each), do not repeat what it',
+    'already rules out, and read the diagnostics, not only the metric: under a fixed time budget an idea that slows each step loses steps,',
+    'so a loss may come from fewer steps rather than a worse idea. Prefer one change small enough to judge from one run. Predict its effect',
+    'honestly; your predictions are compared with the outcomes.',
+    LINE_LEGEND,
     '',
     "The researcher's instructions (program.md) follow.",
     '',
@@ -85,38 +94,55 @@ export function fixOffer(history: ExperimentRecord[]): FixOffer | null {
   return done < MAX_FIX_ATTEMPTS ? { record: last, root, attempt: done + 1 } : null;
 }
 
-/** The user message's content: a cached summary of older experiments (when there are any), then the changing part. */
-export function userContent(
-  ctx: ProposalContext,
-  opts: { fix: FixOffer | null; logTail: string | null },
-): TextBlockParam[] {
+export interface PromptOptions {
+  fix: FixOffer | null;
+  logTail: string | null;
+  /** The stable breakpoints' lifetime (claude-cache.ts); 5 minutes unless said. */
+  ttl?: Ttl;
+}
+
+/**
+ * The user message's content, the most stable first (Anthropic's caching guidance): the run's
+ * facts and the full history chunks, which never change (the last chunk marked, or the facts
+ * while there is none); the editable files at the best, which change only on a keep (marked);
+ * then the moving part, unmarked (the proposer marks the newest block of each turn). A keep thus
+ * rewrites the files and the moving part, never the history.
+ */
+export function userContent(ctx: ProposalContext, opts: PromptOptions): TextBlockParam[] {
+  const ttl = opts.ttl ?? '5m';
   const h = ctx.history;
-  const recentStart = Math.max(0, h.length - RECENT_FULL);
-  const boundary = Math.floor(recentStart / SUMMARY_STEP) * SUMMARY_STEP;
-  const blocks: TextBlockParam[] = [];
-  if (boundary > 0) {
-    blocks.push({
-      type: 'text',
-      text: summaryText(h.slice(0, boundary), ctx.direction),
-      cache_control: { type: 'ephemeral' },
-    });
-  }
+  const { full, filling } = historyChunks(h);
+  const head = [
+    stableFacts(ctx),
+    h.length ? '# Every experiment so far, one line each, the oldest first' : '# No experiment has finished yet',
+  ].join('\n\n');
+  const blocks: TextBlockParam[] = [{ type: 'text', text: head, ...(full.length ? {} : { cache_control: mark(ttl) }) }];
+  full.forEach((text, i) =>
+    blocks.push({ type: 'text', text, ...(i === full.length - 1 ? { cache_control: mark(ttl) } : {}) }),
+  );
+  const files = Object.entries(ctx.files)
+    .map(([f, text]) => `## ${f}\n\`\`\`${f.endsWith('.py') ? 'python' : ''}\n${text}\n\`\`\``)
+    .join('\n\n');
+  blocks.push({ type: 'text', text: `# The editable files at the best commit\n\n${files}`, cache_control: mark(ttl) });
+  const latest = filling ? `# The latest experiments, continuing the list above\n${filling}` : '';
+  blocks.push({ type: 'text', text: [latest, ...movingParts(ctx, opts)].filter(Boolean).join('\n\n') });
+  return blocks;
+}
+
+function movingParts(ctx: ProposalContext, opts: PromptOptions): string[] {
+  const h = ctx.history;
   const parts = [standing(ctx)];
-  if (recentStart > boundary) {
-    parts.push(
-      `## Experiments #${h[boundary].n}–#${h[recentStart - 1].n}, one line each\n${h.slice(boundary, recentStart).map(oneLine).join('\n')}`,
-    );
-  }
-  if (h.length) {
-    parts.push(
-      `## The last ${h.length - recentStart} experiment(s) in full\n\n${h.slice(recentStart).map(full).join('\n\n')}`,
-    );
-  }
+  const tally = directionTally(h, ctx.direction);
+  if (tally) parts.push(tally);
+  const lessons = recentLessons(h);
+  if (lessons) parts.push(lessons);
   const vetoes = reviewerNotes(h);
   if (vetoes) parts.push(vetoes);
-  if (opts.logTail !== null) {
-    const last = h[h.length - 1];
-    parts.push(`## The log tail of #${last.n}, which crashed\n\`\`\`\n${opts.logTail}\n\`\`\``);
+  const recent = h.slice(-RECENT_FULL);
+  if (recent.length)
+    parts.push(`## The last ${recent.length} experiment(s) in full\n\n${recent.map(fullEntry).join('\n\n')}`);
+  if (opts.logTail !== null && h.length) {
+    parts.push(`## The log tail of #${h[h.length - 1].n}, which crashed\n\`\`\`\n${opts.logTail}\n\`\`\``);
   }
   if (opts.fix) {
     parts.push(
@@ -139,14 +165,12 @@ export function userContent(
       `## Experiments other workers are running right now (not in the results yet)\n${lines.join('\n')}\n\nPropose something different from each of them.`,
     );
   }
+  const last = lastResult(h);
   parts.push(
-    `# The editable files at the best commit\n\n${Object.entries(ctx.files)
-      .map(([f, text]) => `## ${f}\n\`\`\`${f.endsWith('.py') ? 'python' : ''}\n${text}\n\`\`\``)
-      .join('\n\n')}`,
+    `# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH} with description, rationale, ` +
+      `expected_delta (the change of ${ctx.metric} you expect, negative for lower)${last ? ` and lesson (what #${last.n} taught)` : ''}.`,
   );
-  parts.push(`# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH}.`);
-  blocks.push({ type: 'text', text: parts.join('\n\n') });
-  return blocks;
+  return parts;
 }
 
 /** Step mode: the human reviewer's rejections, each note verbatim (the teacher's words are the point), the latest last. */
@@ -191,7 +215,11 @@ function standing(ctx: ProposalContext): string {
       : 'No baseline yet.',
     `Experiments so far: ${h.length} (${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')}).`,
     ...noiseLines(ctx),
-  ].join('\n');
+    leftLine(ctx),
+    predictionLine(h),
+  ]
+    .filter((l): l is string => l !== null)
+    .join('\n');
 }
 
 /** σ and the floor a gain must clear, in numbers, once the noise has been measured. */
@@ -208,76 +236,6 @@ function noiseLines(ctx: ProposalContext): string[] {
   ];
 }
 
-/** The summary of older experiments: one line each, or past MAX_SUMMARY_LINES a digest of bounded size. */
-export function summaryText(records: ExperimentRecord[], direction: 'lower' | 'higher'): string {
-  const range = `#${records[0].n}–#${records[records.length - 1].n}`;
-  if (records.length <= MAX_SUMMARY_LINES) {
-    return `# Earlier experiments (${range}), one line each\n${records.map(oneLine).join('\n')}`;
-  }
-  const counts = new Map<string, number>();
-  records.forEach(r => counts.set(r.status, (counts.get(r.status) ?? 0) + 1));
-  const keeps = records.filter(r => r.status === 'keep');
-  const sign = direction === 'lower' ? 1 : -1;
-  const misses = records
-    .filter(r => r.status === 'discard' && r.delta !== null)
-    .sort((a, b) => sign * ((a.delta as number) - (b.delta as number)));
-  const failures = records.filter(r => r.status === 'crash' || r.status === 'rejected');
-  const shownKeeps = keeps.slice(-60);
-  return [
-    `# Earlier experiments (${range}), digested: ${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')}`,
-    `## Kept (each beat the best of its time)${keeps.length > shownKeeps.length ? `, the last ${shownKeeps.length} of ${keeps.length}` : ''}`,
-    ...shownKeeps.map(oneLine),
-    `## The ${Math.min(15, misses.length)} closest misses (discarded)`,
-    ...misses.slice(0, 15).map(oneLine),
-    `## The last ${Math.min(10, failures.length)} crashed or rejected`,
-    ...failures.slice(-10).map(oneLine),
-    `The other ${records.length - shownKeeps.length - Math.min(15, misses.length) - Math.min(10, failures.length)} were discarded or failed and are not listed.`,
-  ].join('\n');
-}
-
-/** One experiment in one line: number, status, metric and delta, description (and why, for a failure). */
-export function oneLine(r: ExperimentRecord): string {
-  const metric =
-    r.metric !== null ? `${fmt(r.metric)}${spread(r)}${r.delta !== null ? ` (${signed(r.delta)})` : ''}` : '—';
-  const why = (r.status === 'crash' || r.status === 'rejected') && r.reason ? ` [${clip(r.reason, 80)}]` : '';
-  return `#${r.n} ${r.status} ${metric} ${clip(r.description, 120)}${why}`;
-}
-
-function full(r: ExperimentRecord): string {
-  const fixNote = fixOf(r) !== undefined ? ` (fix attempt for #${fixOf(r)})` : '';
-  const metric =
-    r.metric !== null
-      ? `${fmt(r.metric)}${spread(r)}${r.delta !== null ? ` (${signed(r.delta)} vs best ${fmt(r.best_before)})` : ''}`
-      : '—';
-  const lines = [`### #${r.n} ${r.status}${fixNote}: ${metric}`, `Description: ${r.description}`];
-  if (r.rationale) lines.push(`Rationale: ${clip(r.rationale, 500)}`);
-  if (r.reason) lines.push(`Reason: ${clip(r.reason, 300)}`);
-  if (r.diff.trim()) {
-    const diff =
-      r.diff.length > DIFF_CHARS
-        ? `${r.diff.slice(0, DIFF_CHARS)}\n… (diff cut at ${DIFF_CHARS} of ${r.diff.length} characters)`
-        : r.diff;
-    lines.push('```diff\n' + diff.trimEnd() + '\n```');
-  }
-  return lines.join('\n');
-}
-
-/** ` ±0.0021 (3 runs)` for a metric measured more than once; empty otherwise. */
-function spread(r: ExperimentRecord): string {
-  const runs = r.runs?.filter(x => x.metric !== null).length ?? 1;
-  if (runs <= 1) return '';
-  return `${r.verdict?.se ? ` ±${fmtNoise(r.verdict.se)}` : ''} (${runs} runs)`;
-}
-
 function fmt(v: number | null): string {
   return v === null ? '—' : v.toFixed(6);
-}
-
-function signed(v: number): string {
-  return (v >= 0 ? '+' : '') + v.toFixed(6);
-}
-
-function clip(text: string, n: number): string {
-  const one = text.replace(/\s+/g, ' ').trim();
-  return one.length > n ? one.slice(0, n - 1) + '…' : one;
 }

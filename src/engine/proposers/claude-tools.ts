@@ -1,57 +1,27 @@
 /**
- * The tools a claude proposal may call, over an in-memory copy of the editable
- * files: Anthropic's text editor (view, str_replace, insert), a tool that
- * starts from a crashed experiment to fix it, and finish_experiment. Nothing
- * here writes to the workspace; the engine applies the finished proposal.
+ * The tools a claude proposal calls, run over an in-memory copy of the editable files:
+ * Anthropic's text editor (view, str_replace, insert; view also reads the read-only files, from
+ * the workspace), a tool that starts from a crashed experiment to fix it, and finish_experiment.
+ * Nothing here writes to the workspace; the engine applies the finished proposal. A path of any
+ * spelling that is none of the run's files (`toString`, `__proto__`, `../x`) is an is_error result.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { z } from 'zod';
 import { syntaxCheck } from '../python';
+import { lineOf, numbered, occurrences, readonlyText } from './claude-text';
+import { EDITOR, FINISH, FinishInput, FIX, type Finish } from './claude-tool-defs';
 
-export const EDITOR = 'str_replace_based_edit_tool';
-export const FINISH = 'finish_experiment';
-export const FIX = 'fix_crashed_experiment';
-
-/** The tool definitions, in a fixed order so the prompt-cache prefix stays the same; the last one carries the breakpoint. */
-export function toolDefinitions(): ToolUnion[] {
-  return [
-    { type: 'text_editor_20250728', name: EDITOR },
-    {
-      name: FIX,
-      description:
-        "Only when the prompt offers to fix a crashed experiment: replaces your working copy with that experiment's files, so you can fix its bug instead of trying a new idea. Then edit and call finish_experiment as usual.",
-      input_schema: { type: 'object', properties: {}, required: [] },
-    },
-    {
-      name: FINISH,
-      description:
-        'Ends your turn: the engine commits your edits as one experiment, trains, and keeps it only if the metric improves. Call it once, after your edits.',
-      input_schema: {
-        type: 'object',
-        properties: {
-          description: {
-            type: 'string',
-            description:
-              'One line, at most ~100 characters: what this experiment changes (becomes the commit message).',
-          },
-          rationale: { type: 'string', description: 'Why you expect it to help, in two or three sentences.' },
-        },
-        required: ['description', 'rationale'],
-      },
-      cache_control: { type: 'ephemeral' },
-    },
-  ];
-}
+export { numbered } from './claude-text';
+export { EDITOR, FINISH, FIX, toolDefinitions } from './claude-tool-defs';
 
 export interface ToolOutcome {
   content: string;
   isError: boolean;
   /** An edit that was refused (counts toward the proposal's failed-edit limit). */
   failedEdit: boolean;
-  finish?: { description: string; rationale: string };
+  finish?: Finish;
 }
 
 const ViewInput = z.object({
@@ -72,7 +42,6 @@ const InsertInput = z.object({
   new_str: z.string().optional(),
   insert_text: z.string().optional(),
 });
-const FinishInput = z.object({ description: z.string().trim().min(1), rationale: z.string().default('') });
 
 const ok = (content: string): ToolOutcome => ({ content, isError: false, failedEdit: false });
 const refused = (content: string, failedEdit = true): ToolOutcome => ({ content, isError: true, failedEdit });
@@ -87,7 +56,13 @@ export class EditSession {
 
   constructor(
     private readonly base: Record<string, string>,
-    private readonly opts: { workdir: string; python: string; fix?: { n: number; files: Record<string, string> } },
+    private readonly opts: {
+      workdir: string;
+      python: string;
+      fix?: { n: number; files: Record<string, string> };
+      /** The read-only files (relative to workdir): viewable, never editable. */
+      readonly?: string[];
+    },
   ) {
     this.files = { ...base };
   }
@@ -121,23 +96,50 @@ export class EditSession {
     return Object.keys(this.files).join(', ');
   }
 
-  /** The editable file a path names, or why it names none. Accepts `train.py`, `/train.py` and absolute paths ending in it. */
-  private resolve(p: string): { file: string } | { error: string; dir?: boolean } {
+  private readonlyList(): string[] {
+    return this.opts.readonly ?? [];
+  }
+
+  private seeable(): string {
+    const ro = this.readonlyList();
+    return `the editable files are: ${this.editable()}${ro.length ? `; the read-only ones (view only): ${ro.join(', ')}` : ''}`;
+  }
+
+  /**
+   * The run's file a path names, or why it names none. Accepts `train.py`, `/train.py` and absolute
+   * paths ending in it; the files are looked up as own keys, so `toString` or `__proto__` name nothing.
+   */
+  private resolve(p: string): { file: string; readonly?: true } | { error: string; dir?: boolean } {
     const raw = p.trim().replace(/\\/g, '/');
     const rel =
       path.isAbsolute(raw) && !path.relative(this.opts.workdir, raw).startsWith('..')
         ? path.relative(this.opts.workdir, raw)
         : raw.replace(/^\/+/, '');
     const norm = path.posix.normalize(rel || '.');
-    if (norm in this.files) return { file: norm };
-    const suffix = Object.keys(this.files).filter(f => raw.endsWith('/' + f));
-    if (suffix.length === 1) return { file: suffix[0] };
+    const ro = this.readonlyList();
+    if (Object.hasOwn(this.files, norm)) return { file: norm };
+    if (ro.includes(norm)) return { file: norm, readonly: true };
+    // An absolute path from another checkout (`/repo/train.py`) names the file it ends in; `../train.py` names none.
+    const suffix = (list: string[]) => (raw.startsWith('/') ? list.filter(f => raw.endsWith('/' + f)) : []);
+    const editable = suffix(Object.keys(this.files));
+    if (editable.length === 1) return { file: editable[0] };
+    const viewable = suffix(ro);
+    if (viewable.length === 1) return { file: viewable[0], readonly: true };
     if (norm === '.' || norm === './') return { error: '', dir: true };
     const inside = !norm.startsWith('..') && !path.isAbsolute(norm);
     if (inside && fs.existsSync(path.join(this.opts.workdir, norm))) {
-      return { error: `${norm} is read-only: only ${this.editable()} may be viewed and edited` };
+      return { error: `${norm} is not one of the run's files you can see; ${this.seeable()}` };
     }
-    return { error: `${p} is not a file you can see; the editable files are: ${this.editable()}` };
+    return { error: `${p} is not a file you can see; ${this.seeable()}` };
+  }
+
+  /** Why an edit of a path is refused, or the editable file it names. */
+  private editTarget(p: string): { file: string } | { error: string } {
+    const where = this.resolve(p);
+    if ('error' in where) return { error: where.error || `${p} is a folder; edit one of ${this.editable()}` };
+    if (where.readonly)
+      return { error: `${where.file} is read-only: view it if you need to, but only ${this.editable()} may be edited` };
+    return { file: where.file };
   }
 
   private view(input: unknown): ToolOutcome {
@@ -148,8 +150,13 @@ export class EditSession {
         false,
       );
     const where = this.resolve(parsed.data.path);
-    if ('error' in where) return where.dir ? ok(Object.keys(this.files).join('\n')) : refused(where.error, false);
-    const lines = this.files[where.file].split('\n');
+    if ('error' in where)
+      return where.dir
+        ? ok([...Object.keys(this.files), ...this.readonlyList().map(f => `${f} (read-only)`)].join('\n'))
+        : refused(where.error, false);
+    const text = where.readonly ? readonlyText(this.opts.workdir, where.file) : this.files[where.file];
+    if (text === null) return refused(`${where.file} could not be read`, false);
+    const lines = text.split('\n');
     const [start, end] = parsed.data.view_range ?? [1, -1];
     const last = end === -1 ? lines.length : Math.min(end, lines.length);
     if (start < 1 || start > lines.length || last < start)
@@ -162,9 +169,8 @@ export class EditSession {
     if (!parsed.success)
       return refused(`str_replace needs path, old_str and new_str: ${z.prettifyError(parsed.error)}`);
     const { old_str: oldStr, new_str: newStr = '' } = parsed.data;
-    const where = this.resolve(parsed.data.path);
-    if ('error' in where)
-      return refused(where.error || `${parsed.data.path} is a folder; edit one of ${this.editable()}`);
+    const where = this.editTarget(parsed.data.path);
+    if ('error' in where) return refused(where.error);
     const text = this.files[where.file];
     if (oldStr === '') return refused('old_str is empty; give the exact text to replace');
     const at = occurrences(text, oldStr);
@@ -190,9 +196,8 @@ export class EditSession {
     if (!parsed.success) return refused(`insert needs path, insert_line and new_str: ${z.prettifyError(parsed.error)}`);
     const add = parsed.data.new_str ?? parsed.data.insert_text;
     if (add === undefined) return refused('insert needs the text to insert, in new_str');
-    const where = this.resolve(parsed.data.path);
-    if ('error' in where)
-      return refused(where.error || `${parsed.data.path} is a folder; edit one of ${this.editable()}`);
+    const where = this.editTarget(parsed.data.path);
+    if ('error' in where) return refused(where.error);
     const text = this.files[where.file];
     const lines = text.split('\n');
     const count = text.endsWith('\n') ? lines.length - 1 : lines.length;
@@ -256,7 +261,10 @@ export class EditSession {
   private finish(input: unknown): ToolOutcome {
     const parsed = FinishInput.safeParse(input);
     if (!parsed.success)
-      return refused(`${FINISH} needs a one-line description and a rationale: ${z.prettifyError(parsed.error)}`, false);
+      return refused(
+        `${FINISH} needs a one-line description, a rationale and expected_delta (a number): ${z.prettifyError(parsed.error)}`,
+        false,
+      );
     if (this.edits === 0)
       return refused(`make an edit first: use ${EDITOR} to change ${this.editable()}, then call ${FINISH}`, false);
     if (Object.keys(this.changed()).length === 0)
@@ -266,30 +274,18 @@ export class EditSession {
       );
     // The description becomes a commit subject and a results.tsv cell: one line.
     const description = parsed.data.description.replace(/\s+/g, ' ').trim().slice(0, 200);
+    const { expected_delta, lesson, direction } = parsed.data;
     return {
       content: 'Recorded; the engine will run it.',
       isError: false,
       failedEdit: false,
-      finish: { description, rationale: parsed.data.rationale.trim() },
+      finish: {
+        description,
+        rationale: parsed.data.rationale.trim(),
+        ...(expected_delta !== undefined ? { expected_delta } : {}),
+        ...(lesson?.trim() ? { lesson: lesson.trim() } : {}),
+        ...(direction?.trim() ? { direction: direction.trim().slice(0, 80) } : {}),
+      },
     };
   }
-}
-
-/** Start offsets of the non-overlapping occurrences of needle. */
-function occurrences(text: string, needle: string): number[] {
-  const found: number[] = [];
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) found.push(i);
-  return found;
-}
-
-function lineOf(text: string, offset: number): number {
-  return text.slice(0, offset).split('\n').length;
-}
-
-/** Lines from..to (1-based, inclusive) with their numbers, like `cat -n`. */
-export function numbered(lines: string[], from: number, to: number): string {
-  return lines
-    .slice(from - 1, to)
-    .map((l, i) => `${String(from + i).padStart(6)}\t${l}`)
-    .join('\n');
 }

@@ -5,20 +5,9 @@
  * gives up on a transient outage (it waits and retries until stopped), and
  * never lets the API key into anything it returns or throws.
  */
-import Anthropic, {
-  APIConnectionError,
-  APIError,
-  APIUserAbortError,
-  AnthropicError,
-  AuthenticationError,
-  NotFoundError,
-  PermissionDeniedError,
-} from '@anthropic-ai/sdk';
+import Anthropic, { APIError, AuthenticationError, NotFoundError, PermissionDeniedError } from '@anthropic-ai/sdk';
 import type {
-  ContentBlock,
   ContentBlockParam,
-  Message,
-  MessageCreateParamsBase,
   MessageParam,
   TextBlockParam,
   ToolResultBlockParam,
@@ -26,11 +15,21 @@ import type {
 import type { Usage } from '../../core/journal';
 import { ZERO_USAGE } from '../../core/journal';
 import { addUsage, costOf, pricesFor, type Prices } from '../../core/pricing';
-import { exec } from '../exec';
+import type { Effort } from '../../core/run-options';
 import { UserError } from '../workspace';
-import { fixOffer, readLogTail, systemText, userContent, type FixOffer } from './claude-prompt';
+import { mark, stableTtl } from './claude-cache';
+import { readonlyFiles } from './claude-facts';
+import { readLogTail, systemText, userContent } from './claude-prompt';
+import { Requester, RequestRefused, usageOf } from './claude-request';
+import { thinkingPlan, type ThinkingPlan } from './claude-thinking';
 import { EditSession, toolDefinitions } from './claude-tools';
+import { checkAbandoned, CUT_OFF_ASK, finishNotes, loadFix, NO_TOOL_NUDGE, notRun, toParam } from './claude-turns';
 import { ProposalAbandoned, type Proposal, type ProposalContext, type Proposer } from './types';
+
+export { isTransient } from './claude-request';
+export { MAX_ABANDONED_IN_A_ROW } from './claude-turns';
+/** The model's reasoning kept per proposal, in characters (the journal holds every proposal's). */
+const MAX_REASONING_CHARS = 20_000;
 
 /**
  * The default model: the newest Sonnet alias in the SDK's own `Model` list
@@ -45,12 +44,15 @@ export interface ClaudeOptions {
   /** Defaults to $ANTHROPIC_BASE_URL, else the public API (the SDK's own rule). */
   baseURL?: string;
   model?: string;
+  /** How hard the model thinks (claude-thinking.ts); default DEFAULT_EFFORT. */
+  effort?: Effort;
   /** The workspace's Python, for the syntax check of each edit. */
   python: string;
   /** Requests per proposal; one more would abandon it. */
   maxToolTurns?: number;
-  /** Refused edits tolerated per proposal; one more abandons it. */
+  /** Refused edits (a cut-off reply counts as one) that abandon a proposal. */
   maxFailedEdits?: number;
+  /** Overrides the output room the effort gets. */
   maxTokens?: number;
   /** Price overrides by model id, $/MTok. */
   prices?: Record<string, Prices>;
@@ -72,7 +74,10 @@ export class ClaudeProposer implements Proposer {
   readonly model: string;
   /** Where notes about waiting go (the CLI prints them above its live line). */
   onNote?: (text: string) => void;
+  /** How the model is asked to think: the same on every request of the run, which keeps the cache valid. */
+  readonly thinking: ThinkingPlan;
   private readonly client: Anthropic;
+  private readonly requester: Requester;
   private readonly tools = toolDefinitions();
 
   constructor(private readonly opts: ClaudeOptions) {
@@ -86,6 +91,12 @@ export class ClaudeProposer implements Proposer {
     }
     this.client =
       opts.client ?? new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: opts.maxRetries ?? 4 });
+    this.thinking = thinkingPlan(this.model, opts.effort, opts.maxTokens);
+    this.requester = new Requester(this.client, {
+      backoff: opts.backoff,
+      onNote: text => this.onNote?.(text),
+      redact: text => this.redact(text),
+    });
   }
 
   /** Checks the key and the model (GET /v1/models/{id}: free, no tokens), so a bad key fails at start, not after the baseline. */
@@ -144,31 +155,42 @@ export class ClaudeProposer implements Proposer {
 
   /** One experiment: a tool-use conversation that ends with finish_experiment, or ProposalAbandoned. */
   async propose(ctx: ProposalContext): Promise<Proposal> {
+    checkAbandoned(ctx.history, this.name);
     const maxTurns = this.opts.maxToolTurns ?? 8;
     const maxFailed = this.opts.maxFailedEdits ?? 3;
-    const fix = await this.loadFix(ctx);
+    const fix = await loadFix(ctx);
     const last = ctx.history[ctx.history.length - 1];
     const logTail = last?.status === 'crash' ? readLogTail(last.log_path) : null;
     const session = new EditSession(ctx.files, {
       workdir: ctx.workdir,
       python: this.opts.python,
       fix: fix ? { n: fix.offer.record.n, files: fix.files } : undefined,
+      readonly: readonlyFiles(ctx),
     });
-    const system: TextBlockParam[] = [{ type: 'text', text: systemText(ctx), cache_control: { type: 'ephemeral' } }];
+    const ttl = stableTtl(ctx);
+    const system: TextBlockParam[] = [{ type: 'text', text: systemText(ctx), cache_control: mark(ttl) }];
     const messages: MessageParam[] = [
-      { role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail }) },
+      { role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail, ttl }) },
     ];
     let usage: Usage = { ...ZERO_USAGE };
     let cost = 0;
     let turns = 0;
     let failed = 0;
     let lastError = '';
+    const thoughts: string[] = [];
     let moving: { cache_control?: unknown } | null = null;
+    const account = (u: Usage) => {
+      usage = addUsage(usage, u);
+      cost += costOf(this.model, u, this.opts.prices);
+    };
     const meta = () => ({
       model: this.model,
+      effort: this.thinking.effort,
+      thinking: this.thinking.thinking,
       ...(session.usedFix && fix ? { fix_of: fix.offer.root } : {}),
       turns,
       failed_edits: failed,
+      ...(thoughts.length ? { reasoning: thoughts.join('\n\n').slice(0, MAX_REASONING_CHARS) } : {}),
     });
     const abandon = (why: string) =>
       new ProposalAbandoned(this.redact(`proposal abandoned: ${why}`), usage, cost, meta());
@@ -182,31 +204,55 @@ export class ClaudeProposer implements Proposer {
         if (moving) delete moving.cache_control;
         const content = messages[messages.length - 1].content as Array<{ cache_control?: unknown }>;
         moving = content[content.length - 1];
-        moving.cache_control = { type: 'ephemeral' };
-        // Room for adaptive thinking plus an edit; output is billed as generated, not as reserved.
-        const msg = await this.request(
-          { model: this.model, max_tokens: this.opts.maxTokens ?? 16_384, system, tools: this.tools, messages },
-          ctx.signal,
-        );
-        const u = usageOf(msg);
-        usage = addUsage(usage, u);
-        cost += costOf(this.model, u, this.opts.prices);
+        moving.cache_control = mark('5m');
+        let msg;
+        try {
+          msg = await this.requester.send(
+            {
+              model: this.model,
+              max_tokens: this.thinking.maxTokens,
+              system,
+              tools: this.tools,
+              messages,
+              ...this.thinking.params,
+            },
+            ctx.signal,
+            account,
+          );
+        } catch (e) {
+          // Refused after the first turn: the conversation is at fault (a block the model produced), not
+          // the run; a refused first turn is the engine's prompt or settings, and ends the run.
+          if (e instanceof RequestRefused && e.status === 400 && turns > 0)
+            throw abandon(`turn ${turns + 1} was refused: ${e.message}`);
+          throw e;
+        }
+        account(usageOf(msg.usage));
         turns++;
+        for (const b of msg.content) if (b.type === 'thinking' && b.thinking.trim()) thoughts.push(b.thinking.trim());
         const reply = msg.content.map(toParam).filter((b): b is ContentBlockParam => b !== null);
+        const uses = msg.content.filter(b => b.type === 'tool_use');
+        if (msg.stop_reason === 'max_tokens') {
+          // A reply cut at the output limit may end in a cut tool call whose input still parses: run none of it.
+          failed++;
+          lastError = `the reply was cut off at the output limit (max_tokens ${this.thinking.maxTokens})`;
+          if (failed >= maxFailed) throw abandon(`${failed} failed edits; the last: ${lastError}`);
+          const ask = { type: 'text' as const, text: CUT_OFF_ASK };
+          if (reply.length) {
+            messages.push({ role: 'assistant', content: reply });
+            messages.push({ role: 'user', content: [...uses.map(u => notRun(u.id)), ask] });
+          } else {
+            (messages[messages.length - 1].content as ContentBlockParam[]).push(ask);
+          }
+          continue;
+        }
         // The API refuses an empty assistant turn; an empty reply is simply asked again (it still counts as a turn).
         if (reply.length === 0) continue;
         messages.push({ role: 'assistant', content: reply });
-        const uses = msg.content.filter(b => b.type === 'tool_use');
         if (uses.length === 0) {
           if (msg.stop_reason === 'refusal') throw abandon('the model declined to propose');
           messages.push({
             role: 'user',
-            content: [
-              {
-                type: 'text',
-                text: 'Use str_replace_based_edit_tool to make your edit, then call finish_experiment; only finish_experiment ends your turn.',
-              },
-            ],
+            content: [{ type: 'text', text: NO_TOOL_NUDGE }],
           });
           continue;
         }
@@ -214,14 +260,9 @@ export class ClaudeProposer implements Proposer {
         for (const use of uses) {
           const out = await session.handle(use.name, use.input);
           if (out.finish) {
-            return {
-              description: out.finish.description,
-              rationale: out.finish.rationale,
-              files: session.changed(),
-              usage,
-              cost_usd: cost,
-              meta: meta(),
-            };
+            const { description, rationale } = out.finish;
+            const meta_ = { ...meta(), ...finishNotes(ctx, out.finish) };
+            return { description, rationale, files: session.changed(), usage, cost_usd: cost, meta: meta_ };
           }
           if (out.failedEdit) failed++;
           if (out.isError) lastError = out.content;
@@ -232,50 +273,11 @@ export class ClaudeProposer implements Proposer {
             ...(out.isError ? { is_error: true } : {}),
           });
         }
-        if (failed > maxFailed) throw abandon(`${failed} failed edits; the last: ${lastError}`);
+        if (failed >= maxFailed) throw abandon(`${failed} failed edits; the last: ${lastError}`);
         messages.push({ role: 'user', content: results });
       }
     } finally {
       session.dispose();
-    }
-  }
-
-  /** One request, retried through any transient failure (429, 529, 5xx, a dropped or cut stream) until it succeeds or the run stops. */
-  private async request(params: MessageCreateParamsBase, signal?: AbortSignal): Promise<Message> {
-    const { baseMs, maxMs } = this.opts.backoff ?? { baseMs: 2000, maxMs: 300_000 };
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const msg = await this.client.messages.stream(params, { signal }).finalMessage();
-        // A stream cut before message_delta has no stop reason: the answer is incomplete.
-        if (msg.stop_reason === null) throw new AnthropicError('the response stream ended early');
-        return msg;
-      } catch (e) {
-        if (signal?.aborted || e instanceof APIUserAbortError) throw e;
-        if (!isTransient(e)) throw new Error(this.redact(describe(e)), { cause: e });
-        const cap = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 20));
-        // Equal jitter: never less than half the step, so many engines don't retry in lockstep.
-        const wait = Math.max(retryAfterMs(e), cap / 2 + Math.random() * (cap / 2));
-        this.onNote?.(
-          `the Messages API is unavailable (${this.redact(describe(e))}); retrying in ${Math.round(wait / 1000)} s`,
-        );
-        await sleep(wait, signal);
-      }
-    }
-  }
-
-  /** The crashed experiment's files when a fix is on offer, read from its commit (git objects outlive the reset). */
-  private async loadFix(ctx: ProposalContext): Promise<{ offer: FixOffer; files: Record<string, string> } | null> {
-    const offer = fixOffer(ctx.history);
-    if (!offer?.record.commit) return null;
-    // With several workers the best may have moved since the crash started: a fix made from its
-    // files would undo the newer keep, so it is proposed afresh instead.
-    if (ctx.bestCommit !== undefined && offer.record.parent_commit !== ctx.bestCommit) return null;
-    try {
-      const files: Record<string, string> = {};
-      for (const f of Object.keys(ctx.files)) files[f] = await gitShow(ctx.workdir, `${offer.record.commit}:${f}`);
-      return { offer, files };
-    } catch {
-      return null;
     }
   }
 
@@ -285,87 +287,4 @@ export class ClaudeProposer implements Proposer {
     if (this.opts.apiKey.length >= 8) out = out.split(this.opts.apiKey).join('[redacted]');
     return out;
   }
-}
-
-function usageOf(msg: Message): Usage {
-  return {
-    input_tokens: msg.usage.input_tokens ?? 0,
-    output_tokens: msg.usage.output_tokens ?? 0,
-    cache_creation_input_tokens: msg.usage.cache_creation_input_tokens ?? 0,
-    cache_read_input_tokens: msg.usage.cache_read_input_tokens ?? 0,
-  };
-}
-
-/** A response block as it must be sent back (thinking blocks included, with their signatures). */
-function toParam(b: ContentBlock): ContentBlockParam | null {
-  switch (b.type) {
-    case 'text':
-      return { type: 'text', text: b.text };
-    case 'tool_use':
-      return { type: 'tool_use', id: b.id, name: b.name, input: b.input };
-    case 'thinking':
-      return { type: 'thinking', thinking: b.thinking, signature: b.signature };
-    case 'redacted_thinking':
-      return { type: 'redacted_thinking', data: b.data };
-    default:
-      return null;
-  }
-}
-
-const PERMANENT = new Set([
-  'invalid_request_error',
-  'authentication_error',
-  'permission_error',
-  'not_found_error',
-  'request_too_large',
-  'billing_error',
-]);
-
-/** Whether waiting and trying again can help. */
-export function isTransient(e: unknown): boolean {
-  if (e instanceof APIConnectionError) return true;
-  if (e instanceof APIError) {
-    // No status: an `event: error` in the middle of a stream (overloaded_error, api_error).
-    if (e.status === undefined) return !PERMANENT.has(e.type ?? '');
-    return e.status === 408 || e.status === 409 || e.status === 429 || e.status >= 500;
-  }
-  // The SDK's other errors come from the stream itself: a dropped connection, a cut response.
-  return e instanceof AnthropicError;
-}
-
-function retryAfterMs(e: unknown): number {
-  const headers = e instanceof APIError ? e.headers : undefined;
-  const ms = Number(headers?.get('retry-after-ms') ?? NaN);
-  const s = Number(headers?.get('retry-after') ?? NaN);
-  const wait = Number.isFinite(ms) ? ms : Number.isFinite(s) ? s * 1000 : 0;
-  return Math.min(Math.max(wait, 0), 3600_000);
-}
-
-function describe(e: unknown): string {
-  if (e instanceof APIError) {
-    const what = [e.status, e.type].filter(x => x !== undefined && x !== null).join(' ');
-    return `${what || 'error'}: ${e.apiMessage ?? e.message}`;
-  }
-  return (e as Error)?.message ?? String(e);
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error('stopped'));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Error('stopped'));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-async function gitShow(cwd: string, spec: string): Promise<string> {
-  const r = await exec('git', ['show', spec], { cwd });
-  if (r.code !== 0) throw new Error(`git show ${spec} failed: ${r.stderr.trim()}`);
-  return r.stdout;
 }

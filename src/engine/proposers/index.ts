@@ -5,6 +5,7 @@
  * names no proposer, it asks here.
  */
 import type { Prices } from '../../core/pricing';
+import type { Effort } from '../../core/run-options';
 import {
   KEYLESS_PROPOSER,
   PROPOSER_INFO,
@@ -24,6 +25,8 @@ export interface ProposerConfig {
   python?: string;
   /** The model id, for a proposer with hasModel (default: its entry's defaultModel). */
   model?: string;
+  /** How hard a thinking model thinks (program.md's effort, --effort); the claude proposer's default when absent. */
+  effort?: Effort;
   /** Price overrides by model id, $/MTok. */
   prices?: Record<string, Prices>;
   /** Where the proposer's notes go (waiting out an outage): the CLI prints them above its live line. */
@@ -59,6 +62,7 @@ export const PROPOSER_REGISTRY: Readonly<Record<ProposerName, ProposerEntry>> = 
       new ClaudeProposer({
         apiKey: env[PROPOSER_INFO.claude.keyEnv[0]] as string,
         model: config.model,
+        effort: config.effort,
         python: config.python ?? 'python3',
         prices: config.prices,
         onNote: config.onNote,

@@ -30,6 +30,28 @@ export interface ProposalContext {
   bestCommit?: string;
   /** The keep rule and the noise measured so far, so a proposer knows what counts as a gain. */
   noise?: NoiseFacts;
+  /** What the run is and what it has left (budget, machine, limits), for a proposer that tells its model. */
+  run?: RunFacts;
+}
+
+/** The run's facts as the loop knows them when proposing (src/engine/proposers/run-facts.ts builds them). */
+export interface RunFacts {
+  budgetS: number;
+  timeoutS: number;
+  editable: string[];
+  readonly: string[];
+  /** Where training runs: 'subprocess' (this machine) or 'kernel' (a Jupyter kernel's, perhaps remote). */
+  executor: string;
+  /** What the engine knows of the machine a subprocess trains on (cores, memory, GPUs); null for a kernel's. */
+  machine: string | null;
+  workers: number;
+  /** Experiments this invocation may still start (--max-experiments); null: no limit. */
+  experimentsLeft: number | null;
+  /** Epoch ms after which no experiment starts (--hours); null: none. */
+  deadline: number | null;
+  maxDollars: number | null;
+  /** Dollars the proposer has cost so far, the experiments in flight included. */
+  spentUsd: number;
 }
 
 /** What the noise-aware keep rule needs a gain to clear, as the loop knows it when proposing. */

@@ -1,12 +1,13 @@
 /**
  * Builds the DOM of one experiment output from its MIME data: header (number, status badge,
- * metric, delta), description and rationale, resources, the diff in a collapsible section and
- * a crash's log tail. Text goes in through textContent only: the data came from a model and a
+ * metric, delta), description and rationale, the model's prediction and lesson, resources, the
+ * diff in a collapsible section, a crash's log tail and the model's reasoning, collapsed. Text goes in through textContent only: the data came from a model and a
  * training script, never trusted as markup.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { ExperimentBundleData } from '../../core/bundle';
 import { fmtDelta, fmtMetric } from '../../core/bundle';
+import { cacheHitRate } from '../../core/pricing';
 import { parseDiff } from './diff';
 import { el } from './dom';
 import { noiseSections, spreadElement } from './runs-view';
@@ -96,6 +97,9 @@ function resources(d: ExperimentBundleData, trans: TranslationBundle): HTMLEleme
     ['cost', trans.__('cost'), d.cost_usd > 0 ? `$${d.cost_usd.toFixed(4)}` : '—'],
     ['commit', trans.__('commit'), d.commit ? d.commit.slice(0, 7) : '—'],
   ];
+  // The share of the proposal's prompt read from the cache, beside what it cost.
+  const hit = cacheHitRate(d.usage);
+  if (hit !== null) rows.splice(4, 0, ['cached', trans.__('prompt cached'), `${Math.round(hit * 100)}%`]);
   for (const [key, label, value] of rows) {
     const item = el('span', 'jp-AutoresearchExperiment-resource');
     item.dataset.key = key;
@@ -165,6 +169,15 @@ export function renderExperiment(
   if (d.rationale) {
     root.appendChild(labelled('jp-AutoresearchExperiment-rationale', trans.__('Why: '), d.rationale));
   }
+  if (d.expected_delta !== undefined) {
+    const got = d.delta !== null ? trans.__(', got %1', fmtDelta(d.delta)) : '';
+    const words = trans.__('expected %1', fmtDelta(d.expected_delta)) + got;
+    root.appendChild(labelled('jp-AutoresearchExperiment-prediction', trans.__('Prediction: '), words));
+  }
+  if (d.lesson) {
+    const label = trans.__('Lesson on #%1: ', d.lesson.about);
+    root.appendChild(labelled('jp-AutoresearchExperiment-lesson', label, d.lesson.text));
+  }
   if (d.reason) {
     root.appendChild(labelled('jp-AutoresearchExperiment-reason', trans.__('Reason: '), d.reason));
   }
@@ -185,6 +198,18 @@ export function renderExperiment(
     details.open = true;
     details.appendChild(el('summary', '', trans.__('log tail')));
     details.appendChild(el('pre', 'jp-AutoresearchExperiment-logBody', d.log_tail));
+    root.appendChild(details);
+  }
+  if (d.reasoning) {
+    // Collapsed: long, and the description and rationale already say what was decided.
+    const details = el('details', 'jp-AutoresearchExperiment-reasoning');
+    const summary = d.effort
+      ? trans.__("the model's reasoning (effort %1)", d.effort)
+      : trans.__("the model's reasoning");
+    details.appendChild(el('summary', '', summary));
+    for (const para of d.reasoning.split(/\n\s*\n/).filter(t => t.trim())) {
+      details.appendChild(el('p', 'jp-AutoresearchExperiment-reasoningBody', para.trim()));
+    }
     root.appendChild(details);
   }
   return root;

@@ -11,6 +11,11 @@ export const ExperimentBundleSchema = ExperimentRecord.omit({ type: true, propos
   metric_name: z.string(),
   direction: z.enum(['lower', 'higher']),
   log_tail: z.string().nullable(),
+  // The proposal's notes the output shows (core/bundle.ts's shownNotes).
+  reasoning: z.string().optional(),
+  expected_delta: z.number().optional(),
+  lesson: z.object({ about: z.number().int(), text: z.string() }).optional(),
+  effort: z.string().optional(),
 });
 
 /** The data as an experiment, or the reasons it is not one, in words. */
