@@ -110,3 +110,23 @@ def test_the_server_extension_finds_the_extras_node(installed):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_wheel_carries_package_json_metadata(installed):
+    """Description, keywords, license and author are written once, in package.json, and reach the wheel."""
+    venv, env, _ = installed
+    got = json.loads(
+        run(
+            venv / "bin" / "python",
+            "-c",
+            "import importlib.metadata as m, json; d = m.metadata('jupyterlab-autoresearch');"
+            "print(json.dumps({k: d.get_all(k) for k in ('Summary', 'Keywords', 'License-Expression', 'Author')}))",
+            env=env,
+        )
+    )
+    package = json.loads((ROOT / "package.json").read_text())
+    assert package["private"] is True, "the npm package is never published: users install the wheel"
+    assert got["Summary"] == [package["description"]]
+    assert sorted(got["Keywords"][0].split(",")) == sorted(package["keywords"])
+    assert got["License-Expression"] == [package["license"]]
+    assert got["Author"] == [package["author"]["name"]]
