@@ -11,6 +11,8 @@ const galataConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 const PORT = Number(process.env.GALATA_PORT ?? 8898);
 const venvBin = path.join(__dirname, '.venv', 'bin');
+// ui-tests/missing-git.spec.ts's server.
+const NO_GIT_PORT = PORT + 1;
 
 export default defineConfig({
   ...galataConfig,
@@ -38,13 +40,22 @@ export default defineConfig({
       ],
     },
   },
-  webServer: {
+  webServer: [
+    labServer(PORT, `${venvBin}:${process.env.PATH}`),
+    // A second JupyterLab whose PATH has no git (Node is given by AUTORESEARCH_NODE), for
+    // ui-tests/missing-git.spec.ts: what a user on a host without git sees.
+    labServer(NO_GIT_PORT, venvBin, { AUTORESEARCH_NODE: process.execPath }),
+  ],
+});
+
+function labServer(port: number, searchPath: string, env: Record<string, string> = {}) {
+  return {
     command: `"${path.join(venvBin, 'jupyter')}" lab --config ui-tests/jupyter_server_test_config.py${process.getuid?.() === 0 ? ' --allow-root' : ''}`,
-    url: `http://127.0.0.1:${PORT}/lab`,
-    env: { GALATA_PORT: String(PORT), PATH: `${venvBin}:${process.env.PATH}` },
+    url: `http://127.0.0.1:${port}/lab`,
+    env: { GALATA_PORT: String(port), PATH: searchPath, ...env },
     timeout: 60_000,
     reuseExistingServer: false,
-    stdout: 'ignore',
-    stderr: 'pipe',
-  },
-});
+    stdout: 'ignore' as const,
+    stderr: 'pipe' as const,
+  };
+}

@@ -84,7 +84,8 @@ describe('autoresearch export', () => {
       language_info: { name: 'python' },
       autoresearch: { tag: 't1', metric: 'val_bpb', direction: 'lower' },
     });
-    expect(nb.metadata).not.toHaveProperty('kernelspec');
+    // No kernel named, but the key present: JupyterLab would add it on opening (a modified file).
+    expect(nb.metadata.kernelspec).toEqual({ name: '', display_name: '' });
   });
 
   it('has the chart with Vega-Lite, a static SVG and text', () => {

@@ -56,3 +56,27 @@ test('an exported run shows each experiment through the autoresearch renderer', 
   await outputs.nth(0).evaluate(el => el.scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: testInfo.outputPath('experiments-dark.png') });
 });
+
+test('an exported run opens clean: no kernel, not modified, no hidden-input bars', async ({ page, tmpPath }) => {
+  const source = process.env.AR_GALATA_NOTEBOOK!;
+  const name = path.basename(source);
+  await page.contents.uploadFile(source, `${tmpPath}/${name}`);
+  expect(await page.notebook.openByPath(`${tmpPath}/${name}`)).toBe(true);
+  await page.notebook.activate(name);
+  await expect(page.locator('.jp-AutoresearchExperiment')).toHaveCount(4);
+  await expect(page.locator('.jp-NotebookPanel.jp-AutoresearchExport')).toBeAttached();
+  // Long enough for JupyterLab to have looked for a kernel and, had it started one, marked it dirty.
+  await page.waitForTimeout(3000);
+  await expect(page.locator('.jp-NotebookPanel-toolbar .jp-KernelName')).toHaveText(/No Kernel/);
+  const sessions = await (await page.request.get('/api/sessions')).json();
+  expect(sessions.filter((s: { path: string }) => s.path.endsWith(name))).toEqual([]);
+  await expect(page.locator('.lm-TabBar-tab.jp-mod-current')).not.toHaveClass(/jp-mod-dirty/);
+  // Each experiment is an output with nothing above it: the hidden inputs draw no "•••" bar.
+  const outputCells = page.locator('.jp-AutoresearchExport-output');
+  expect(await outputCells.count()).toBeGreaterThanOrEqual(5); // the chart and 4 experiments
+  await expect(page.locator('.jp-AutoresearchExport-output .jp-InputPlaceholder:visible')).toHaveCount(0);
+  await expect(page.locator('.jp-AutoresearchExport-output .jp-Cell-inputWrapper:visible')).toHaveCount(0);
+  // Only the chart's cached PNG is forgiven: a reader's own change still marks the file modified.
+  await page.notebook.setCell(0, 'markdown', '# A note of my own');
+  await expect(page.locator('.lm-TabBar-tab.jp-mod-current')).toHaveClass(/jp-mod-dirty/);
+});

@@ -175,3 +175,29 @@ test('the panel opens from the file browser, the launcher and the palette', asyn
     .click({ timeout: 10_000 });
   await expect(panel).toHaveCount(1);
 });
+
+test.describe('a narrow screen', () => {
+  test.use({ viewport: { width: 1024, height: 768 } });
+
+  test('at 1,024 px with the file browser open, the run controls stay in the toolbar; the fields fold', async ({
+    page,
+    tmpPath,
+  }) => {
+    test.setTimeout(90_000);
+    await execute(page, 'autoresearch:new-workspace', { path: `${tmpPath}/narrow`, budget_s: 3 });
+    const panel = page.locator('.jp-AutoresearchPanel');
+    await expect(panel).toHaveCount(1);
+    const toolbar = panel.locator('.jp-Toolbar').first();
+    // The reactive toolbar measures after a throttle; give it that time, then judge.
+    await page.waitForTimeout(1500);
+    for (const command of ['start', 'stop', 'resume', 'export']) {
+      await expect(toolbar.locator(`button[data-command="autoresearch:${command}"]`)).toBeVisible();
+    }
+    await expect(toolbar.locator('.jp-AutoresearchToolbar-runs')).toBeVisible();
+    // What did not fit waits in the ⋯ menu, still usable there.
+    const opener = toolbar.locator('.jp-Toolbar-responsive-opener');
+    await expect(opener).toBeVisible();
+    await opener.click();
+    await expect(page.locator('.jp-Toolbar-responsive-popup .jp-AutoresearchToolbar-budget')).toBeVisible();
+  });
+});

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .journal import JournalError, JournalLines
+from .schema_check import SchemaMissing
 
 # How much of a log already written a new subscriber gets: enough to show, bounded for a flood.
 LOG_BACKLOG = 64 * 1024
@@ -105,6 +106,10 @@ class RunFollower:
             # can show it, but reads stop.
             self.broken = True
             records, error = err.records, err.describe()
+        except SchemaMissing as err:
+            # No schema to check lines with (an unbuilt checkout): said once, naming the fix.
+            self.broken = True
+            records, error = [], err.message
         else:
             error = None
         batch: list[dict] = []

@@ -24,6 +24,7 @@ from .starter import EngineStarter
 from .stream import EventsHandler
 from .supervisor import Supervisor
 from .transfer_handler import TransferHandler
+from .trust import sign_notebook
 from .validate import ApiError
 from .version import __version__
 from .web_errors import answers_domain_errors
@@ -190,6 +191,9 @@ class ExportHandler(BaseHandler):
         ws = self.workspace(body["path"])
         tag = self.pick_tag(ws, body.get("tag"))
         message = await self.sup.export_run(ws, tag)
+        # Written here at the user's request: trusted, so it opens with its outputs as they were.
+        # On the server's thread: its notary's SQLite connection belongs to it (a few ms a notebook).
+        sign_notebook(ws / f"{tag}.ipynb", self.contents_manager.notary)
         self.set_status(201)
         self.finish(
             {

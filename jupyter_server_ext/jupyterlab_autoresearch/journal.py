@@ -9,8 +9,9 @@ from pathlib import Path
 
 from .confine import OutsideError, open_inside
 
-# problem is the schema check tests and callers use by name; the schema lives in journal_schema.
-from .journal_schema import RecordProblem, parse, problem  # noqa: F401
+# problem is the schema check tests and callers use by name; journal_schema checks records
+# against the engine's own schema (engine/journal-record.schema.json).
+from .journal_schema import RecordProblem, checks, parse, problem  # noqa: F401
 
 
 class JournalError(ValueError):
@@ -93,6 +94,7 @@ class JournalLines:
     def feed(self, data: bytes) -> list[dict]:
         """Records from the complete lines now held; a line still without its newline waits. A bad
         line raises JournalError (with the good records before it) and stays, so it fails again."""
+        checks()  # no schema (SchemaMissing) fails here, before a line is taken
         data = self.pending + data
         records: list[dict] = []
         start = 0
@@ -135,6 +137,7 @@ class JournalTail:
 
     def read_new(self) -> list[dict]:
         """Validated records from complete new lines; a line still without its newline waits."""
+        checks()  # no schema (SchemaMissing) fails before the file is read, so no line is lost
         restarts = self.file.restarts
         try:
             data = self.file.read()

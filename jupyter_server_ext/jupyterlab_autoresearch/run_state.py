@@ -10,21 +10,27 @@ once for that size. Blocking (a file read, perhaps a Node.js run): the server ca
 
 from __future__ import annotations
 
-import math
+import functools
 import os
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
+
+from fastjsonschema import JsonSchemaValueException
 
 from .confine import OUTSIDE_STATE, OutsideError, open_inside, read_json_inside
 from .engine_commands import engine_command
 from .errors import DomainError, StateUnreadable, Unavailable
 from .node import SERVER_HOST
+from .schema_check import JSON_NUMBERS, compile_schema, int_plan, load_schema, whole_numbers
+from .schema_words import describe
 from .workspaces import LAYOUT, STATE_DIR, STATE_FILE, api_path, journal_path, state_path
 
 # Far above a real one (its lists are the experiments in flight and the best's changes).
 MAX_STATE_BYTES = 16 * 1024 * 1024
-STATUSES = ("running", "stopped")
+# What state.json must be (src/core/run-state.ts's RunStateFile), written by the build beside the engine.
+STATE_SCHEMA = "run-state.schema.json"
 
 
 def journal_size(ws: Path, tag: str) -> int | None:
@@ -37,58 +43,38 @@ def journal_size(ws: Path, tag: str) -> int | None:
         return os.fstat(f.fileno()).st_size
 
 
-def _refuse_constant(token: str):
-    raise ValueError(f"{token} is not JSON")
+@functools.cache
+def _state_check():
+    """src/core/run-state.ts's RunStateFile as the build writes it in JSON Schema, compiled on first use."""
+    root = load_schema(STATE_SCHEMA)
+    return compile_schema(root, root), int_plan(root, root)
 
 
-def _whole(value, low: int = 0) -> bool:
-    return type(value) is int and value >= low
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+def _top_key(err: JsonSchemaValueException, state: dict) -> str:
+    """The top-level key a refusal is about (the first one missing, for a missing key)."""
+    if err.name == "state":
+        missing = [k for k in (err.definition or {}).get("required", ()) if k not in state]
+        return missing[0] if missing else "?"
+    return re.split(r"[.\[]", err.name[len("state.") :], maxsplit=1)[0]
 
 
 def shape_problem(state) -> str | None:
-    """What makes `state` no state.json of the engine's, in the fields the server uses or
-    serves (the folder is writable by training runs too), or None."""
+    """What makes `state` no state.json of the engine's (its schema, the one the engine writes it
+    with; the folder is writable by training runs too), or None. Integral floats in its integer
+    fields are made ints."""
     if not isinstance(state, dict):
         return "is not a JSON object"
-    checks = {
-        "version": state.get("version") == 1,
-        "journal_bytes": _whole(state.get("journal_bytes")),
-        "records": _whole(state.get("records")),
-        "status": state.get("status") in STATUSES,
-        "experiments": _whole(state.get("experiments")),
-        "counts": isinstance(state.get("counts"), dict) and all(_whole(v) for v in state["counts"].values()),
-        "in_flight": isinstance(state.get("in_flight"), list)
-        and all(
-            isinstance(f, dict)
-            and _whole(f.get("n"))
-            and _whole(f.get("runs"))
-            and (f.get("worker") is None or _whole(f.get("worker"), 1))
-            for f in state["in_flight"]
-        ),
-        "best": state.get("best") is None
-        or (
-            isinstance(state["best"], dict) and _whole(state["best"].get("n")) and _number(state["best"].get("metric"))
-        ),
-        "baseline": state.get("baseline") is None
-        or (isinstance(state["baseline"], dict) and _number(state["baseline"].get("metric"))),
-        "run": state.get("run") is None or isinstance(state["run"], dict),
-        "end": state.get("end") is None or isinstance(state["end"], dict),
-        # Present even when null: a file from before the key (an older engine's) is rewritten,
-        # since the panel, which reads its trust line from here, refuses one without it.
-        "trust": "trust" in state and (state["trust"] is None or isinstance(state["trust"], dict)),
-        "sigma_df": _whole(state.get("sigma_df")),
-        # Step mode's proposal awaiting review; absent in files from before it.
-        "pending": state.get("pending") is None
-        or (isinstance(state["pending"], dict) and _whole(state["pending"].get("n"))),
-        # Whether step mode is on now; absent in files from before switching it.
-        "step": state.get("step") is None or isinstance(state["step"], bool),
-    }
-    bad = [key for key, ok in checks.items() if not ok]
-    return f"has a bad or missing {bad[0]!r}" if bad else None
+    validate, integers = _state_check()
+    try:
+        validate(state, name_prefix="state")
+    except JsonSchemaValueException as err:
+        key = _top_key(err, state)
+        if err.name == "state" and err.rule == "required":
+            # An older engine's file (no `trust`, say): rewritten, since the panel needs the key.
+            return f"lacks {key!r}, which the engine writes"
+        return f"has a bad or missing {key!r} ({describe(err)})"
+    whole_numbers(state, integers)
+    return None
 
 
 def read_state_file(ws: Path, tag: str) -> dict | None:
@@ -96,7 +82,7 @@ def read_state_file(ws: Path, tag: str) -> dict | None:
     file = state_path(ws, tag)
     shown = api_path(ws.parent, file) if file.is_relative_to(ws.parent) else str(file)
     try:
-        got = read_json_inside(file, ws / STATE_DIR, MAX_STATE_BYTES, parse_constant=_refuse_constant)
+        got = read_json_inside(file, ws / STATE_DIR, MAX_STATE_BYTES, **JSON_NUMBERS)
     except OutsideError:
         raise StateUnreadable(f"{shown} {OUTSIDE_STATE}; remove it") from None
     if got is None:

@@ -168,10 +168,15 @@ class Supervisor:
         return {"pid": proc.pid, "tag": tag, "log": self._rel(log_file), "exit_code": code}
 
     @staticmethod
+    def _in_kernel(opts: dict) -> bool:
+        """Whether the run trains through a kernel: a fresh one of a kernelspec, or one attached by id."""
+        return opts.get("kernel") is not None or opts.get("kernel_id") is not None
+
+    @staticmethod
     def _flags(opts: dict) -> list[str]:
         """The engine's flags for the run options in opts (src/core/run-options.ts says which and how)."""
         flags = engine_flags(opts)
-        if opts.get("kernel") is not None:
+        if Supervisor._in_kernel(opts):
             # The token travels in the environment (JUPYTER_TOKEN), never in argv, which ps shows to all.
             flags += ["--executor", "kernel"]
         return flags
@@ -180,7 +185,7 @@ class Supervisor:
     def _env(opts: dict) -> dict[str, str]:
         """The engine's environment: the server's, plus the token of the server its kernels run through."""
         env = dict(os.environ)
-        if opts.get("kernel") is not None:
+        if Supervisor._in_kernel(opts):
             env["JUPYTER_TOKEN"] = opts.get("jupyter_token") or ""
         return env
 

@@ -4,26 +4,29 @@
  * source of truth; the terminal, the panel, results.tsv and a resumed engine
  * are all rebuilt from it. Every record is validated on write and on read.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { PriceRow } from './pricing';
 import { ReviewAction, ReviewSource } from './review';
 import { EFFORT_LEVELS } from './run-options';
 import { SandboxSetting } from './sandbox';
+import { englishMessages } from './zod-english';
+
+englishMessages();
 
 export const EXPERIMENT_STATUSES = ['keep', 'discard', 'crash', 'interrupted', 'rejected'] as const;
 export const ExperimentStatus = z.enum(EXPERIMENT_STATUSES);
 export type ExperimentStatus = z.infer<typeof ExperimentStatus>;
 
 export const Usage = z.object({
-  input_tokens: z.number().int().nonnegative(),
-  output_tokens: z.number().int().nonnegative(),
-  cache_creation_input_tokens: z.number().int().nonnegative(),
-  cache_read_input_tokens: z.number().int().nonnegative(),
+  input_tokens: z.int().check(z.nonnegative()),
+  output_tokens: z.int().check(z.nonnegative()),
+  cache_creation_input_tokens: z.int().check(z.nonnegative()),
+  cache_read_input_tokens: z.int().check(z.nonnegative()),
   /**
    * The part of cache_creation_input_tokens written with the 1-hour lifetime, which is priced
    * higher than the 5-minute one; absent in journals from before the claude proposer asked for it.
    */
-  cache_creation_1h_input_tokens: z.number().int().nonnegative().optional(),
+  cache_creation_1h_input_tokens: z.optional(z.int().check(z.nonnegative())),
 });
 export type Usage = z.infer<typeof Usage>;
 export const ZERO_USAGE: Usage = {
@@ -33,39 +36,39 @@ export const ZERO_USAGE: Usage = {
   cache_read_input_tokens: 0,
 };
 
-const isoTime = z.string().min(1);
-const commitHash = z.string().regex(/^[0-9a-f]{7,64}$/);
+const isoTime = z.string().check(z.minLength(1));
+const commitHash = z.string().check(z.regex(/^[0-9a-f]{7,64}$/));
 /** Which worker (1..N) ran an experiment; present only in runs with several workers. */
-const worker = z.number().int().min(1).optional();
+const worker = z.optional(z.int().check(z.minimum(1)));
 
 /** The resolved configuration a run uses (front matter merged over defaults and CLI flags). */
 export const RunConfig = z.object({
   metric: z.string(),
   direction: z.enum(['lower', 'higher']),
-  budget_s: z.number().positive(),
-  timeout_s: z.number().positive(),
+  budget_s: z.number().check(z.positive()),
+  timeout_s: z.number().check(z.positive()),
   run: z.string(),
-  editable: z.array(z.string()).min(1),
+  editable: z.array(z.string()).check(z.minLength(1)),
   readonly: z.array(z.string()),
   /** claude proposer: the model, a spending cap for the run, and price overrides ($/MTok by model id). */
-  model: z.string().optional(),
-  max_dollars: z.number().positive().optional(),
-  prices: z.record(z.string(), PriceRow).optional(),
+  model: z.optional(z.string()),
+  max_dollars: z.optional(z.number().check(z.positive())),
+  prices: z.optional(z.record(z.string(), PriceRow)),
   /** claude proposer: how hard the model thinks (output_config.effort, or a thinking budget on older models). */
-  effort: z.enum(EFFORT_LEVELS).optional(),
+  effort: z.optional(z.enum(EFFORT_LEVELS)),
   /** Experiments run at once (--workers); absent in journals from before workers existed, meaning 1. */
-  workers: z.number().int().min(1).optional(),
+  workers: z.optional(z.int().check(z.minimum(1))),
   /**
    * The noise-aware keep rule (src/core/noise.ts). Absent in journals from before it existed,
    * which kept on any strict improvement (the same as noise_runs 1).
    */
-  noise_runs: z.number().int().min(1).optional(),
-  keep_sigma: z.number().nonnegative().optional(),
-  confirm_runs: z.number().int().nonnegative().optional(),
+  noise_runs: z.optional(z.int().check(z.minimum(1))),
+  keep_sigma: z.optional(z.number().check(z.nonnegative())),
+  confirm_runs: z.optional(z.int().check(z.nonnegative())),
   /** What a training run may reach (src/core/sandbox.ts); absent in older journals, meaning auto without network. */
-  sandbox: SandboxSetting.optional(),
+  sandbox: z.optional(SandboxSetting),
   /** Step mode: each proposal waits for a reviewer before it is committed (src/core/review.ts). */
-  step: z.boolean().optional(),
+  step: z.optional(z.boolean()),
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 
@@ -77,11 +80,11 @@ export const RunStartRecord = z.object({
   resume: z.boolean(),
   base_commit: commitHash,
   proposer: z.string(),
-  seed: z.number().int(),
+  seed: z.int(),
   config: RunConfig,
   readonly_hashes: z.record(z.string(), z.string()),
   engine_version: z.string(),
-  pid: z.number().int(),
+  pid: z.int(),
 });
 export type RunStartRecord = z.infer<typeof RunStartRecord>;
 
@@ -90,22 +93,20 @@ export type RunStartRecord = z.infer<typeof RunStartRecord>;
  * shows the reasoning, the prediction and the lesson; the next prompt shows them to the model.
  * Each field is read on its own, so one malformed field costs only itself.
  */
-export const ProposalNotes = z
-  .object({
-    model: z.string().optional().catch(undefined),
-    /** The effort the proposal was made with, and how it was sent ("adaptive", "budget 16000"). */
-    effort: z.string().optional().catch(undefined),
-    thinking: z.string().optional().catch(undefined),
-    /** The model's summarised thinking over the proposal's turns. */
-    reasoning: z.string().optional().catch(undefined),
-    /** The change of the metric the model expected (its sign as the metric's: negative is lower). */
-    expected_delta: z.number().optional().catch(undefined),
-    /** What the last finished experiment (about) taught, in the model's words. */
-    lesson: z.object({ about: z.number().int().nonnegative(), text: z.string() }).optional().catch(undefined),
-    /** The idea explored, when no constant names it ("rotary embeddings"). */
-    direction: z.string().optional().catch(undefined),
-  })
-  .loose();
+export const ProposalNotes = z.looseObject({
+  model: z.catch(z.optional(z.string()), undefined),
+  /** The effort the proposal was made with, and how it was sent ("adaptive", "budget 16000"). */
+  effort: z.catch(z.optional(z.string()), undefined),
+  thinking: z.catch(z.optional(z.string()), undefined),
+  /** The model's summarised thinking over the proposal's turns. */
+  reasoning: z.catch(z.optional(z.string()), undefined),
+  /** The change of the metric the model expected (its sign as the metric's: negative is lower). */
+  expected_delta: z.catch(z.optional(z.number()), undefined),
+  /** What the last finished experiment (about) taught, in the model's words. */
+  lesson: z.catch(z.optional(z.object({ about: z.int().check(z.nonnegative()), text: z.string() })), undefined),
+  /** The idea explored, when no constant names it ("rotary embeddings"). */
+  direction: z.catch(z.optional(z.string()), undefined),
+});
 export type ProposalNotes = z.infer<typeof ProposalNotes>;
 
 /** The notes in a record's proposal meta; {} when it has none (the offline proposer's, a baseline). */
@@ -118,10 +119,10 @@ export function proposalNotes(meta: unknown): ProposalNotes {
 export const ProposalFacts = z.object({
   rationale: z.string(),
   proposer: z.string(),
-  propose_s: z.number().nonnegative(),
+  propose_s: z.number().check(z.nonnegative()),
   usage: Usage,
-  cost_usd: z.number().nonnegative(),
-  meta: z.unknown().optional(),
+  cost_usd: z.number().check(z.nonnegative()),
+  meta: z.optional(z.unknown()),
 });
 export type ProposalFacts = z.infer<typeof ProposalFacts>;
 
@@ -129,11 +130,11 @@ export type ProposalFacts = z.infer<typeof ProposalFacts>;
 export const ExperimentStartRecord = z.object({
   type: z.literal('experiment_start'),
   ts: isoTime,
-  n: z.number().int().nonnegative(),
+  n: z.int().check(z.nonnegative()),
   parent_commit: commitHash,
   description: z.string(),
   worker,
-  proposal: ProposalFacts.optional(),
+  proposal: z.optional(ProposalFacts),
 });
 export type ExperimentStartRecord = z.infer<typeof ExperimentStartRecord>;
 
@@ -151,67 +152,67 @@ export const RunRecord = z.object({
   type: z.literal('run'),
   ts: isoTime,
   /** The experiment this run served (a best's re-measure serves the experiment being judged). */
-  n: z.number().int().nonnegative(),
+  n: z.int().check(z.nonnegative()),
   commit: commitHash,
-  state: z.string().min(1),
+  state: z.string().check(z.minLength(1)),
   purpose: RunPurpose,
   /** This code's k-th run (AUTORESEARCH_RUN), counting every run of the same state. */
-  k: z.number().int().min(1),
+  k: z.int().check(z.minimum(1)),
   /** AUTORESEARCH_SEED the run was given. */
-  seed: z.number().int(),
+  seed: z.int(),
   /** Null when the run crashed. */
-  metric: z.number().nullable(),
+  metric: z.nullable(z.number()),
   summary: z.record(z.string(), z.union([z.number(), z.string()])),
-  run_s: z.number().nonnegative(),
-  exit_code: z.number().int().nullable(),
-  signal: z.string().nullable(),
+  run_s: z.number().check(z.nonnegative()),
+  exit_code: z.nullable(z.int()),
+  signal: z.nullable(z.string()),
   /** Why a run produced no metric, in words; null when it did. */
-  reason: z.string().nullable(),
-  memory_gb: z.number().nonnegative(),
-  log_path: z.string().nullable(),
+  reason: z.nullable(z.string()),
+  memory_gb: z.number().check(z.nonnegative()),
+  log_path: z.nullable(z.string()),
   /** Whether the middle of a flooded output was left out of the log. */
-  log_truncated: z.boolean().optional(),
+  log_truncated: z.optional(z.boolean()),
   /** Whether the run was sandboxed (absent: not reported, or a journal from before the run guard). */
-  sandbox: z.enum(['on', 'off']).optional(),
+  sandbox: z.optional(z.enum(['on', 'off'])),
   /** Processes the run left behind, killed when it ended. */
-  strays: z.number().int().nonnegative().optional(),
+  strays: z.optional(z.int().check(z.nonnegative())),
   worker,
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 
 /** A run as an experiment record lists it. */
 export const RunRef = z.object({
-  k: z.number().int().min(1),
-  seed: z.number().int(),
-  metric: z.number().nullable(),
-  run_s: z.number().nonnegative(),
-  log_path: z.string().nullable(),
+  k: z.int().check(z.minimum(1)),
+  seed: z.int(),
+  metric: z.nullable(z.number()),
+  run_s: z.number().check(z.nonnegative()),
+  log_path: z.nullable(z.string()),
   /** False for runs of the same code made by an earlier experiment and reused. */
-  own: z.boolean().optional(),
+  own: z.optional(z.boolean()),
 });
 export type RunRef = z.infer<typeof RunRef>;
 
 /** The statistics a keep decision was made with (src/core/noise.ts). */
 export const Verdict = z.object({
   /** Pooled standard deviation of one run; null before any code was measured twice, 0 for a deterministic metric. */
-  sigma: z.number().nonnegative().nullable(),
+  sigma: z.nullable(z.number().check(z.nonnegative())),
   /** Standard error of the candidate's mean. */
-  se: z.number().nonnegative().nullable(),
+  se: z.nullable(z.number().check(z.nonnegative())),
   /** keep_sigma × the standard error of the difference: what a gain had to exceed. */
-  floor: z.number().nonnegative().nullable(),
-  keep_sigma: z.number().nonnegative(),
+  floor: z.nullable(z.number().check(z.nonnegative())),
+  keep_sigma: z.number().check(z.nonnegative()),
   /** The best's runs at the decision, and their mean (best_before is the same mean). */
-  best_runs: z.number().int().nonnegative(),
+  best_runs: z.int().check(z.nonnegative()),
   /** Strict: noise not measured (noise_runs 1, or a deterministic metric): any gain counts. */
   strict: z.boolean(),
   /** Kept after repeat runs reproduced the gain (or, for the baseline, measured more than once). */
   confirmed: z.boolean(),
   /** Runs spent on this decision by purpose (the re-measures of the best included). */
   spent: z.object({
-    measure: z.number().int(),
-    noise: z.number().int(),
-    confirm: z.number().int(),
-    best: z.number().int(),
+    measure: z.int(),
+    noise: z.int(),
+    confirm: z.int(),
+    best: z.int(),
   }),
 });
 export type Verdict = z.infer<typeof Verdict>;
@@ -219,50 +220,52 @@ export type Verdict = z.infer<typeof Verdict>;
 export const ExperimentRecord = z.object({
   type: z.literal('experiment'),
   ts: isoTime,
-  n: z.number().int().nonnegative(),
+  n: z.int().check(z.nonnegative()),
   parent_commit: commitHash,
   /** The experiment's own commit; null when it never got one (rejected, interrupted early). */
-  commit: commitHash.nullable(),
+  commit: z.nullable(commitHash),
   description: z.string(),
   rationale: z.string(),
   diff: z.string(),
-  lines_added: z.number().int().nonnegative(),
-  lines_removed: z.number().int().nonnegative(),
+  lines_added: z.int().check(z.nonnegative()),
+  lines_removed: z.int().check(z.nonnegative()),
   /** Every `key: value` of the summary block; numbers where they parse as numbers. */
   summary: z.record(z.string(), z.union([z.number(), z.string()])),
-  metric: z.number().nullable(),
-  best_before: z.number().nullable(),
-  delta: z.number().nullable(),
+  metric: z.nullable(z.number()),
+  best_before: z.nullable(z.number()),
+  delta: z.nullable(z.number()),
   status: ExperimentStatus,
   /** Why a crash, rejection or interruption happened, in words. */
-  reason: z.string().nullable(),
-  memory_gb: z.number().nonnegative(),
+  reason: z.nullable(z.string()),
+  memory_gb: z.number().check(z.nonnegative()),
   timings: z.object({
-    propose_s: z.number().nonnegative(),
-    run_s: z.number().nonnegative(),
-    total_s: z.number().nonnegative(),
+    propose_s: z.number().check(z.nonnegative()),
+    run_s: z.number().check(z.nonnegative()),
+    total_s: z.number().check(z.nonnegative()),
     /** Seconds the executor sat idle between the previous run's end and this run's start. */
-    idle_s: z.number().nonnegative().optional(),
+    idle_s: z.optional(z.number().check(z.nonnegative())),
   }),
-  exit_code: z.number().int().nullable(),
-  signal: z.string().nullable(),
-  log_path: z.string().nullable(),
+  exit_code: z.nullable(z.int()),
+  signal: z.nullable(z.string()),
+  log_path: z.nullable(z.string()),
   log_truncated: z.boolean(),
   proposer: z.string(),
   usage: Usage,
-  cost_usd: z.number().nonnegative(),
+  cost_usd: z.number().check(z.nonnegative()),
   /** Proposer-specific state (the offline proposer stores the constants it set). */
-  proposal_meta: z.unknown().optional(),
+  proposal_meta: z.optional(z.unknown()),
   worker,
   /** Content hash of the editable files this experiment ran. */
-  state: z.string().optional(),
+  state: z.optional(z.string()),
   /** Its runs; `metric` is their mean. Absent in journals from before repeats (one run). */
-  runs: z.array(RunRef).optional(),
-  verdict: Verdict.optional(),
+  runs: z.optional(z.array(RunRef)),
+  verdict: z.optional(Verdict),
   /** Same code as this earlier experiment: its result is reported, nothing ran again. */
-  same_as: z.number().int().nonnegative().optional(),
+  same_as: z.optional(z.int().check(z.nonnegative())),
   /** Step mode: how its reviewer decided (the review record of the same n has the note or edit's diff). */
-  review: z.object({ action: ReviewAction, source: ReviewSource, waited_s: z.number().nonnegative() }).optional(),
+  review: z.optional(
+    z.object({ action: ReviewAction, source: ReviewSource, waited_s: z.number().check(z.nonnegative()) }),
+  ),
 });
 export type ExperimentRecord = z.infer<typeof ExperimentRecord>;
 
@@ -270,9 +273,9 @@ export const RunEndRecord = z.object({
   type: z.literal('run_end'),
   ts: isoTime,
   reason: z.enum(['max-experiments', 'hours', 'signal', 'stop', 'exhausted', 'budget', 'error']),
-  message: z.string().nullable(),
-  best_commit: commitHash.nullable(),
-  best_metric: z.number().nullable(),
+  message: z.nullable(z.string()),
+  best_commit: z.nullable(commitHash),
+  best_metric: z.nullable(z.number()),
 });
 export type RunEndRecord = z.infer<typeof RunEndRecord>;
 
@@ -287,15 +290,15 @@ export type RunEndRecord = z.infer<typeof RunEndRecord>;
 export const ReviewRecord = z.object({
   type: z.literal('review'),
   ts: isoTime,
-  n: z.number().int().nonnegative(),
+  n: z.int().check(z.nonnegative()),
   event: z.enum(['pending', 'decision', 'mode']),
-  step: z.boolean().optional(),
-  action: ReviewAction.optional(),
-  source: ReviewSource.optional(),
-  waited_s: z.number().nonnegative().optional(),
-  note: z.string().optional(),
-  edit_diff: z.string().optional(),
-  all: z.boolean().optional(),
+  step: z.optional(z.boolean()),
+  action: z.optional(ReviewAction),
+  source: z.optional(ReviewSource),
+  waited_s: z.optional(z.number().check(z.nonnegative())),
+  note: z.optional(z.string()),
+  edit_diff: z.optional(z.string()),
+  all: z.optional(z.boolean()),
 });
 export type ReviewRecord = z.infer<typeof ReviewRecord>;
 
@@ -331,9 +334,9 @@ function quote(line: string): string {
 }
 
 /** What is wrong with a line that parsed as JSON but is no valid record, in one line. */
-function whatIsWrong(raw: unknown, error: z.ZodError): string {
+function whatIsWrong(raw: unknown, error: z.core.$ZodError): string {
   const type = (raw as { type?: unknown } | null)?.type;
-  const known = typeof type === 'string' && JournalRecord.options.some(o => o.shape.type.value === type);
+  const known = typeof type === 'string' && JournalRecord.def.options.some(o => o.shape.type.def.values[0] === type);
   const issues = error.issues.slice(0, 3).map(i => `${i.path.join('.') || 'the record'}: ${i.message}`);
   const more = error.issues.length > 3 ? `; ${error.issues.length - 3} more` : '';
   return `${known ? `${type} record, ` : 'not a journal record, '}${issues.join('; ')}${more}`;

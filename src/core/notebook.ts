@@ -110,7 +110,10 @@ function summaryMarkdown(tag: string, records: JournalRecord[], metric: string, 
     );
   }
   // Backticks in a tag would break the inline code; tags are branch names, so this is rare.
-  return `## Run \`${tag.replace(/`/g, '')}\` on branch \`autoresearch/${tag.replace(/`/g, '')}\`\n\n${parts.join(' · ')}.\n`;
+  // A notebook reads top to bottom, so the experiments run oldest first (the panel, a live
+  // view, puts the newest on top); the summary says so, since the two orders differ.
+  const order = exps.length > 1 ? `\n\nThe experiments below are in the order they ran, #${exps[0].n} first.\n` : '\n';
+  return `## Run \`${tag.replace(/`/g, '')}\` on branch \`autoresearch/${tag.replace(/`/g, '')}\`\n\n${parts.join(' · ')}.${order}`;
 }
 
 function outputCell(id: string, ...data: Record<string, unknown>[]): Cell {
@@ -201,8 +204,14 @@ export function buildNotebook(input: NotebookInput): Notebook {
   return {
     nbformat: 4,
     nbformat_minor: 5,
-    // No kernelspec: the notebook holds outputs only and should open without asking for a kernel.
-    metadata: { language_info: { name: 'python' }, autoresearch: { tag: input.tag, metric, direction } },
+    // An empty kernelspec: the notebook holds outputs only and names no kernel to start. It is
+    // written rather than left out because JupyterLab adds exactly this one to a notebook that
+    // lacks it, which would mark the file modified the moment it opens.
+    metadata: {
+      kernelspec: { name: '', display_name: '' },
+      language_info: { name: 'python' },
+      autoresearch: { tag: input.tag, metric, direction },
+    },
     cells,
   };
 }

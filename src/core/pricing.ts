@@ -10,8 +10,11 @@
  * (cut from $0.20). Haiku 5.5 has a higher tier for prompts over 100k tokens.
  * Prices change: a run can override any model's row (ClaudeProposer's `prices`).
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { Usage } from './journal';
+import { englishMessages } from './zod-english';
+
+englishMessages();
 
 export interface Prices {
   /** $/MTok of uncached input. */
@@ -28,15 +31,13 @@ export interface Prices {
 }
 
 /** A price row as a configuration gives it (program.md's `prices`): $/MTok, the four rates required, the 1-hour write optional. */
-export const PriceRow = z
-  .object({
-    input: z.number().nonnegative(),
-    output: z.number().nonnegative(),
-    cache_write: z.number().nonnegative(),
-    cache_read: z.number().nonnegative(),
-    cache_write_1h: z.number().nonnegative().optional(),
-  })
-  .strict();
+export const PriceRow = z.strictObject({
+  input: z.number().check(z.nonnegative()),
+  output: z.number().check(z.nonnegative()),
+  cache_write: z.number().check(z.nonnegative()),
+  cache_read: z.number().check(z.nonnegative()),
+  cache_write_1h: z.optional(z.number().check(z.nonnegative())),
+});
 
 const row = (input: number, output: number, cache_write: number, cache_read: number): Prices => ({
   input,

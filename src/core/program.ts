@@ -4,12 +4,15 @@
  * original autoresearch conventions, unchanged.
  */
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { RunConfig } from './journal';
 import { PriceRow } from './pricing';
 import { frontMatterShape, MAX_TIMER_S, ruleOf, RUN_OPTIONS } from './run-options';
 import { mergeSandbox, SandboxSetting } from './sandbox';
 import { TransferSetting } from './transfer-journal';
+import { englishMessages } from './zod-english';
+
+englishMessages();
 
 /** The original autoresearch conventions. */
 export const DEFAULT_BUDGET_S = RUN_OPTIONS.budget_s.default;
@@ -21,12 +24,12 @@ export const DEFAULTS = {
   readonly: ['prepare.py'],
 } as const;
 
-const relPath = z
-  .string()
-  .min(1)
-  .refine(p => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'), {
+const relPath = z.string().check(
+  z.minLength(1),
+  z.refine(p => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'), {
     message: 'must be a path inside the workspace (relative, no "..")',
-  });
+  }),
+);
 
 /**
  * The engine's own files: git's repository, the journal and logs, and results.tsv. An editable
@@ -48,31 +51,31 @@ export function engineOwnedProblem(p: string): string | null {
     : `may not name ${root}${root === 'results.tsv' ? '' : '/ or anything in it'}: that is the engine's own (git's repository, the journal, results.tsv)`;
 }
 
-const editablePath = relPath.superRefine((p, ctx) => {
-  const problem = engineOwnedProblem(p);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+const editablePath = relPath.check(
+  z.superRefine((p, ctx) => {
+    const problem = engineOwnedProblem(p);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+);
 
 /**
  * Front matter keys: what the method is (metric, files, command) here, the run options a flag
- * may also set from src/core/run-options.ts; `.strict()` so a misspelt key is an error, not
+ * may also set from src/core/run-options.ts; strict so a misspelt key is an error, not
  * silently ignored.
  */
-export const FrontMatter = z
-  .object({
-    metric: z.string().regex(/^\w+$/, 'must be a summary key like val_bpb').optional(),
-    direction: z.enum(['lower', 'higher']).optional(),
-    ...frontMatterShape(),
-    // Also a mapping ({mode, network}), which the --sandbox flag's choices cannot express.
-    sandbox: SandboxSetting.optional(),
-    run: z.string().min(1).optional(),
-    editable: z.array(editablePath).min(1).optional(),
-    readonly: z.array(relPath).optional(),
-    prices: z.record(z.string(), PriceRow).optional(),
-    // The transfer study's defaults (autoresearch transfer): the larger scale's environment and budget.
-    transfer: TransferSetting.optional(),
-  })
-  .strict();
+export const FrontMatter = z.strictObject({
+  metric: z.optional(z.string().check(z.regex(/^\w+$/, 'must be a summary key like val_bpb'))),
+  direction: z.optional(z.enum(['lower', 'higher'])),
+  ...frontMatterShape(),
+  // Also a mapping ({mode, network}), which the --sandbox flag's choices cannot express.
+  sandbox: z.optional(SandboxSetting),
+  run: z.optional(z.string().check(z.minLength(1))),
+  editable: z.optional(z.array(editablePath).check(z.minLength(1))),
+  readonly: z.optional(z.array(relPath)),
+  prices: z.optional(z.record(z.string(), PriceRow)),
+  // The transfer study's defaults (autoresearch transfer): the larger scale's environment and budget.
+  transfer: z.optional(TransferSetting),
+});
 export type FrontMatter = z.infer<typeof FrontMatter>;
 
 export interface ParsedProgram {

@@ -7,7 +7,10 @@
  * the mode file, turns step mode on or off while the run goes on.
  * Plain JSON all ways, so the server can read and write them without TypeScript. Browser-safe.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { englishMessages } from './zod-english';
+
+englishMessages();
 
 /** Where a decision came from. */
 export const REVIEW_SOURCES = ['cli', 'tty', 'panel'] as const;
@@ -21,9 +24,9 @@ export type ReviewAction = z.infer<typeof ReviewAction>;
 
 /** The proposal awaiting review (REVIEW_PENDING_FILE), rewritten atomically by the engine. */
 export const PendingReview = z.object({
-  n: z.number().int().nonnegative(),
+  n: z.int().check(z.nonnegative()),
   /** When the engine first offered it (kept across a resume). */
-  since: z.string().min(1),
+  since: z.string().check(z.minLength(1)),
   description: z.string(),
   rationale: z.string(),
   /** The proposal against the best, unified. */
@@ -34,26 +37,26 @@ export const PendingReview = z.object({
   editable: z.array(z.string()),
   proposer: z.string(),
   /** Why the proposer chose it (the offline proposer: the rule that picked the move), or null. */
-  why: z.string().nullable(),
-  meta: z.unknown().optional(),
+  why: z.nullable(z.string()),
+  meta: z.optional(z.unknown()),
   /** The last decision the engine could not use (an edit that fails the checks), so the reviewer sees why. */
-  refused: z.object({ ts: z.string(), message: z.string() }).optional(),
+  refused: z.optional(z.object({ ts: z.string(), message: z.string() })),
 });
 export type PendingReview = z.infer<typeof PendingReview>;
 
 /** A reviewer's answer (REVIEW_DECISION_FILE); the engine deletes it once read. */
 export const ReviewDecision = z.object({
   /** The proposal it answers: a decision for any other number is refused, never applied. */
-  n: z.number().int().nonnegative(),
+  n: z.int().check(z.nonnegative()),
   decision: z.enum(['approve', 'reject']),
   source: ReviewSource,
-  ts: z.string().min(1),
+  ts: z.string().check(z.minLength(1)),
   /** A rejection's reason, passed to the next proposal. */
-  note: z.string().optional(),
+  note: z.optional(z.string()),
   /** Approve, and review nothing more in this run. */
-  all: z.boolean().optional(),
+  all: z.optional(z.boolean()),
   /** The reviewer's version of editable files (path → whole content): what runs instead of the proposal's. */
-  files: z.record(z.string(), z.string()).optional(),
+  files: z.optional(z.record(z.string(), z.string())),
 });
 export type ReviewDecision = z.infer<typeof ReviewDecision>;
 
@@ -65,7 +68,7 @@ export type ReviewDecision = z.infer<typeof ReviewDecision>;
 export const ReviewMode = z.object({
   step: z.boolean(),
   source: ReviewSource,
-  ts: z.string().min(1),
+  ts: z.string().check(z.minLength(1)),
 });
 export type ReviewMode = z.infer<typeof ReviewMode>;
 

@@ -7,7 +7,7 @@
  * scripts/build-engine.mjs writes from serverOptions()), and the panel's defaults and API types.
  * Data and zod only: the browser imports this file too.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { TAG_MAX, TAG_PATTERN, TAG_RULE_WORDS, validTag } from './layout';
 import { DEFAULT_CONFIRM_RUNS, DEFAULT_KEEP_SIGMA, DEFAULT_NOISE_RUNS } from './noise';
 import {
@@ -22,6 +22,9 @@ import {
   type ProposerName,
 } from './proposers';
 import { SANDBOX_MODES } from './sandbox';
+import { englishMessages } from './zod-english';
+
+englishMessages();
 
 /**
  * The values an option takes. Each kind has one check on every side, worded alike (RULES):
@@ -157,6 +160,12 @@ export const RUN_OPTIONS = {
     frontMatter: true,
     server: 'body',
     help: "how hard the claude proposer's model thinks: low, medium, high, xhigh or max (default: program.md's effort, else high; a model without xhigh or max gets the nearest it has)",
+    setting: {
+      title: 'Effort (claude)',
+      default: null,
+      description:
+        "How hard the claude proposer's model thinks: 'low', 'medium', 'high', 'xhigh' or 'max' (more thought costs more output tokens per proposal); null means program.md's effort, else 'high'. A model without xhigh or max gets the nearest level it has.",
+    },
   },
   max_dollars: {
     flag: '--max-dollars <x>',
@@ -296,6 +305,8 @@ export const RUN_OPTIONS = {
   kernel_id: {
     flag: '--kernel-id <id>',
     kind: 'text',
+    // The panel attaches to a notebook's kernel ("this very kernel"); the server checks the id first.
+    server: 'body',
     help: 'run in this existing kernel (never shut down by the engine); if it dies, a fresh one of its kernelspec goes on',
   },
   ship: {
@@ -355,23 +366,23 @@ export function ruleOf(spec: Pick<RunOptionSpec, 'kind' | 'max'>): string {
 }
 
 /** The zod check of one option's value, its messages worded as RULES. */
-export function zodOf(spec: RunOptionSpec): z.ZodType {
+export function zodOf(spec: RunOptionSpec): z.ZodMiniType {
   const error = `must be ${spec.kind === 'choice' ? `one of ${spec.choices?.join(', ')}` : ruleOf(spec)}`;
   const max = spec.max ?? Infinity;
-  const num = z.number({ error }).refine(n => n <= max, { error });
+  const num = z.number({ error }).check(z.refine(n => n <= max, { error }));
   switch (spec.kind) {
     case 'positive':
-      return num.refine(n => n > 0, { error });
+      return num.check(z.refine(n => n > 0, { error }));
     case 'nonnegative':
-      return num.refine(n => n >= 0, { error });
+      return num.check(z.refine(n => n >= 0, { error }));
     case 'positive-int':
-      return num.refine(n => Number.isInteger(n) && n >= 1, { error });
+      return num.check(z.refine(n => Number.isInteger(n) && n >= 1, { error }));
     case 'count':
-      return num.refine(n => Number.isInteger(n) && n >= 0, { error });
+      return num.check(z.refine(n => Number.isInteger(n) && n >= 0, { error }));
     case 'text':
-      return z.string({ error }).regex(ONE_LINE, { error });
+      return z.string({ error }).check(z.regex(ONE_LINE, { error }));
     case 'tag':
-      return z.string({ error }).refine(validTag, { error });
+      return z.string({ error }).check(z.refine(validTag, { error }));
     case 'choice':
       return z.enum(spec.choices as [string, ...string[]], { error });
     case 'switch':
@@ -380,10 +391,10 @@ export function zodOf(spec: RunOptionSpec): z.ZodType {
 }
 
 /** The front matter's run-option keys, for program.ts's FrontMatter object. */
-export function frontMatterShape(): { [K in FrontMatterKey]: z.ZodOptional<z.ZodType<RunOptionValues[K]>> } {
+export function frontMatterShape(): { [K in FrontMatterKey]: z.ZodMiniOptional<z.ZodMiniType<RunOptionValues[K]>> } {
   const entries = runOptionList()
     .filter(o => o.frontMatter)
-    .map(o => [o.key, zodOf(o).optional()]);
+    .map(o => [o.key, z.optional(zodOf(o))]);
   return Object.fromEntries(entries) as ReturnType<typeof frontMatterShape>;
 }
 

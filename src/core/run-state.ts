@@ -6,7 +6,7 @@
  * the noise line `autoresearch status` prints and what trust cost (trustReport). Browser-safe:
  * the panel parses it and shows its figures as they are.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import {
   RUN_PURPOSES,
   type ExperimentRecord,
@@ -19,6 +19,9 @@ import {
 import { bestPath, bestTimeline, Measurements } from './measurements';
 import { hasRepeats, noiseLineWords } from './noise-words';
 import { trustReport, type TrustReport } from './trust';
+import { englishMessages } from './zod-english';
+
+englishMessages();
 
 export const RUN_STATE_VERSION = 1;
 
@@ -26,7 +29,7 @@ export const RunStatus = z.enum(['running', 'stopped']);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 const metric = z.number();
-const count = z.number().int().nonnegative();
+const count = z.int().check(z.nonnegative());
 
 /** TrustCost of src/core/trust.ts: what trust cost a group of experiments. */
 const TrustCost = z.object({
@@ -35,95 +38,95 @@ const TrustCost = z.object({
   acceleratorS: z.number(),
   dollars: z.number(),
   gain: z.number(),
-  perMilli: z.object({ acceleratorMin: z.number(), dollars: z.number() }).nullable(),
+  perMilli: z.nullable(z.object({ acceleratorMin: z.number(), dollars: z.number() })),
 });
 
 /** TrustReport of src/core/trust.ts (deriveRunState assigns one to it, the panel reads one off it). */
-const TrustReportSchema = TrustCost.extend({
+const TrustReportSchema = z.extend(TrustCost, {
   runs: count,
   // Every purpose present (a record keyed by an enum would let some be missing).
   byPurpose: z.object(Object.fromEntries(RUN_PURPOSES.map(p => [p, count])) as Record<RunPurpose, typeof count>),
   extraRuns: count,
-  byProposer: z.array(TrustCost.extend({ proposer: z.string() })),
+  byProposer: z.array(z.extend(TrustCost, { proposer: z.string() })),
 });
 
 export const RunStateFile = z.object({
   version: z.literal(RUN_STATE_VERSION),
   tag: z.string(),
   /** The journal's size in bytes this state reflects: a reader compares it with the file. */
-  journal_bytes: z.number().int().nonnegative(),
+  journal_bytes: z.int().check(z.nonnegative()),
   /** Journal records it reflects. */
-  records: z.number().int().nonnegative(),
+  records: z.int().check(z.nonnegative()),
   /** "running" while an engine writes it; "stopped" once the journal ends in run_end. */
   status: RunStatus,
   /** The last record's ts; null for an empty journal. */
-  updated: z.string().nullable(),
+  updated: z.nullable(z.string()),
   /** From the last run_start; null before one. */
-  run: z
-    .object({
+  run: z.nullable(
+    z.object({
       branch: z.string(),
       proposer: z.string(),
       metric: z.string(),
       direction: z.enum(['lower', 'higher']),
       budget_s: z.number(),
-      workers: z.number().int().min(1),
+      workers: z.int().check(z.minimum(1)),
       /** The first run_start's ts. */
       started: z.string(),
-    })
-    .nullable(),
-  experiments: z.number().int().nonnegative(),
+    }),
+  ),
+  experiments: z.int().check(z.nonnegative()),
   /** Experiments by status, in the order each status first occurred. */
-  counts: z.record(z.string(), z.number().int().nonnegative()),
+  counts: z.record(z.string(), z.int().check(z.nonnegative())),
   /** metric: the mean over every run of the best's code; stderr: σ/√runs when σ is known. */
-  best: z
-    .object({
-      n: z.number().int(),
+  best: z.nullable(
+    z.object({
+      n: z.int(),
       commit: z.string(),
       metric,
-      runs: z.number().int().min(1),
-      stderr: z.number().nullable(),
-    })
-    .nullable(),
+      runs: z.int().check(z.minimum(1)),
+      stderr: z.nullable(z.number()),
+    }),
+  ),
   /** The first keep. */
-  baseline: z.object({ n: z.number().int(), metric: metric.nullable() }).nullable(),
+  baseline: z.nullable(z.object({ n: z.int(), metric: z.nullable(metric) })),
   /** The best's estimate after each experiment at which it changed, in journal order: the chart's best line. */
-  best_path: z.array(z.object({ n: z.number().int(), metric })),
+  best_path: z.array(z.object({ n: z.int(), metric })),
   /** experiment_start records without an experiment record, by n; worker null with one worker. */
   in_flight: z.array(
     z.object({
-      n: z.number().int(),
-      worker: z.number().int().nullable(),
+      n: z.int(),
+      worker: z.nullable(z.int()),
       description: z.string(),
       ts: z.string(),
       parent_commit: z.string(),
       /** Run records journaled for it so far. */
-      runs: z.number().int().nonnegative(),
+      runs: z.int().check(z.nonnegative()),
     }),
   ),
-  cost_usd: z.number().nullable(),
-  tokens: z.number().int().nonnegative(),
+  cost_usd: z.nullable(z.number()),
+  tokens: z.int().check(z.nonnegative()),
   /** Pooled σ of one run, or null before any code ran twice. */
-  sigma: z.number().nullable(),
+  sigma: z.nullable(z.number()),
   /** σ's degrees of freedom (0 before it is measured): the panel's `σ 0.0040 (4 df)`. */
-  sigma_df: z.number().int().nonnegative(),
+  sigma_df: z.int().check(z.nonnegative()),
   /** The words `autoresearch status` prints on its noise: line. */
   noise: z.string(),
   /** The last training run's sandbox, or null. */
-  sandbox: z.enum(['on', 'off']).nullable(),
+  sandbox: z.nullable(z.enum(['on', 'off'])),
   /** The run_end the journal ends with, or null. */
-  end: z.object({ reason: z.string(), message: z.string().nullable(), ts: z.string() }).nullable(),
+  end: z.nullable(z.object({ reason: z.string(), message: z.nullable(z.string()), ts: z.string() })),
   /** What trust cost (trustReport), or null for a run from before repeats (no runs nor verdicts to show). */
-  trust: TrustReportSchema.nullable(),
+  trust: z.nullable(TrustReportSchema),
   /**
    * Step mode: the proposal awaiting review (status running: the run is awaiting-review; stopped:
    * it is offered again on --resume), or null. Absent in files from before step mode.
    */
-  pending: z.object({ n: z.number().int(), description: z.string(), since: z.string() }).nullable().optional(),
+  pending: z.optional(z.nullable(z.object({ n: z.int(), description: z.string(), since: z.string() }))),
   /**
    * Step mode as it stands: the last run_start's config.step, then each mode switch, then off
    * after an "approve all". Absent in files from before switching.
    */
-  step: z.boolean().optional(),
+  step: z.optional(z.boolean()),
 });
 export type RunStateFile = z.infer<typeof RunStateFile>;
 

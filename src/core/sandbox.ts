@@ -4,7 +4,10 @@
  * each training run with bubblewrap where it works and says so where it does not; the network
  * is off inside unless the front matter turns it on. src/engine/executor/run-guard.py applies it.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { englishMessages } from './zod-english';
+
+englishMessages();
 
 export const SANDBOX_MODES = ['auto', 'on', 'off'] as const;
 export const SandboxMode = z.enum(SANDBOX_MODES, { error: `must be one of ${SANDBOX_MODES.join(', ')}` });
@@ -12,7 +15,7 @@ export type SandboxMode = z.infer<typeof SandboxMode>;
 
 /** As written: a mode, or {mode?, network?}. */
 export const SandboxSetting = z.union(
-  [SandboxMode, z.object({ mode: SandboxMode.optional(), network: z.boolean().optional() }).strict()],
+  [SandboxMode, z.strictObject({ mode: z.optional(SandboxMode), network: z.optional(z.boolean()) })],
   {
     error: 'must be auto, on or off, or a mapping like {mode: on, network: true}',
   },

@@ -4,28 +4,29 @@
  * commits at a larger scale (and, with --ablate, the final best with one change reverted), each
  * run journaled the moment it ends, so a rerun after kill -9 counts what is there and runs the rest.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { MAX_TIMER_S } from './run-options';
+import { englishMessages } from './zod-english';
 
-const isoTime = z.string().min(1);
-const commitHash = z.string().regex(/^[0-9a-f]{7,64}$/);
+englishMessages();
+
+const isoTime = z.string().check(z.minLength(1));
+const commitHash = z.string().check(z.regex(/^[0-9a-f]{7,64}$/));
 
 /** A name a shell and Python's os.environ both take. */
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Front matter `transfer:` — what the larger scale is, the study's defaults (flags win). */
-export const TransferSetting = z
-  .object({
-    // YAML reads `AUTORESEARCH_SCALE: 2` as a number; the environment only holds text.
-    env: z
-      .record(
-        z.string().regex(ENV_NAME, 'must be an environment variable name'),
-        z.union([z.string(), z.number()]).transform(String),
-      )
-      .optional(),
-    budget_s: z.number().positive().max(MAX_TIMER_S).optional(),
-  })
-  .strict();
+export const TransferSetting = z.strictObject({
+  // YAML reads `AUTORESEARCH_SCALE: 2` as a number; the environment only holds text.
+  env: z.optional(
+    z.record(
+      z.string().check(z.regex(ENV_NAME, 'must be an environment variable name')),
+      z.pipe(z.union([z.string(), z.number()]), z.transform(String)),
+    ),
+  ),
+  budget_s: z.optional(z.number().check(z.positive(), z.maximum(MAX_TIMER_S))),
+});
 export type TransferSetting = z.infer<typeof TransferSetting>;
 
 /** Written at every start of the study (the first one fixes what the study is). */
@@ -37,15 +38,15 @@ export const StudyStartRecord = z.object({
   /** The larger scale: passed to every transfer run. */
   env: z.record(z.string(), z.string()),
   /** Training budget of a transfer run; ablation runs use the run's own. */
-  budget_s: z.number().positive(),
-  timeout_s: z.number().positive(),
+  budget_s: z.number().check(z.positive()),
+  timeout_s: z.number().check(z.positive()),
   /** Runs of each commit (K). */
-  runs: z.number().int().min(2),
+  runs: z.int().check(z.minimum(2)),
   ablate: z.boolean(),
   executor: z.string(),
   resume: z.boolean(),
   engine_version: z.string(),
-  pid: z.number().int(),
+  pid: z.int(),
 });
 export type StudyStartRecord = z.infer<typeof StudyStartRecord>;
 
@@ -61,22 +62,22 @@ export const StudyRunRecord = z.object({
   /** The commit checked out: the one replayed, or (ablate) the final best the revert was applied to. */
   commit: commitHash,
   /** Ablate: the kept change reverted; null for a transfer run. */
-  reverted: commitHash.nullable(),
+  reverted: z.nullable(commitHash),
   /** Content hash of the editable files that ran. */
-  state: z.string().min(1),
+  state: z.string().check(z.minLength(1)),
   /** This target's k-th run (1..K). */
-  k: z.number().int().min(1),
-  seed: z.number().int(),
+  k: z.int().check(z.minimum(1)),
+  seed: z.int(),
   /** Null when the run crashed. */
-  metric: z.number().nullable(),
-  reason: z.string().nullable(),
+  metric: z.nullable(z.number()),
+  reason: z.nullable(z.string()),
   summary: z.record(z.string(), z.union([z.number(), z.string()])),
-  run_s: z.number().nonnegative(),
-  exit_code: z.number().int().nullable(),
-  signal: z.string().nullable(),
-  memory_gb: z.number().nonnegative(),
-  log_path: z.string().nullable(),
-  sandbox: z.enum(['on', 'off']).optional(),
+  run_s: z.number().check(z.nonnegative()),
+  exit_code: z.nullable(z.int()),
+  signal: z.nullable(z.string()),
+  memory_gb: z.number().check(z.nonnegative()),
+  log_path: z.nullable(z.string()),
+  sandbox: z.optional(z.enum(['on', 'off'])),
 });
 export type StudyRunRecord = z.infer<typeof StudyRunRecord>;
 
@@ -95,7 +96,7 @@ export const StudyEndRecord = z.object({
   type: z.literal('study_end'),
   ts: isoTime,
   reason: z.enum(['done', 'signal', 'error']),
-  message: z.string().nullable(),
+  message: z.nullable(z.string()),
 });
 export type StudyEndRecord = z.infer<typeof StudyEndRecord>;
 

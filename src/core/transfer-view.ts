@@ -5,14 +5,17 @@
  * as a static SVG and an HTML table for exported notebooks on GitHub. One source for the panel and
  * the export, so both show the same figures. Pure: no DOM, no Node APIs.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { VEGALITE_MIME } from './chart';
 import { niceTicks } from './chart-svg';
 import { escapeHtml } from './bundle';
 import { fmtDelta, type TransferSummary } from './transfer';
+import { englishMessages } from './zod-english';
 
-const num = z.number().nullable();
-const Estimate = z.object({ mean: num, runs: z.number().int().nonnegative() });
+englishMessages();
+
+const num = z.nullable(z.number());
+const Estimate = z.object({ mean: num, runs: z.int().check(z.nonnegative()) });
 
 /** transfer/summary.json (src/core/transfer.ts's TransferSummary), checked where it crosses a boundary. */
 export const TransferSummaryFile = z.object({
@@ -24,11 +27,11 @@ export const TransferSummaryFile = z.object({
   scale: z.string(),
   budget_s: z.number(),
   search_budget_s: z.number(),
-  runs: z.number().int(),
-  baseline: z.object({ n: z.number().int(), commit: z.string(), search: Estimate, transfer: Estimate }).nullable(),
+  runs: z.int(),
+  baseline: z.nullable(z.object({ n: z.int(), commit: z.string(), search: Estimate, transfer: Estimate })),
   changes: z.array(
     z.object({
-      n: z.number().int(),
+      n: z.int(),
       commit: z.string(),
       description: z.string(),
       delta_search: num,
@@ -38,24 +41,24 @@ export const TransferSummaryFile = z.object({
       verdict: z.enum(['transferred', 'neutral', 'reversed', 'unmeasured']),
       search: Estimate,
       transfer: Estimate,
-      ablate: z
-        .object({
+      ablate: z.optional(
+        z.object({
           delta: num,
           se: num,
           delta_kept: num,
           verdict: z.enum(['holds', 'neutral', 'reversed', 'unmeasured', 'conflict']),
-          runs: z.number().int(),
-          conflict: z.string().nullable(),
-        })
-        .optional(),
+          runs: z.int(),
+          conflict: z.nullable(z.string()),
+        }),
+      ),
     }),
   ),
   summary: z.object({
-    changes: z.number().int(),
-    transferred: z.number().int(),
-    neutral: z.number().int(),
-    reversed: z.number().int(),
-    unmeasured: z.number().int(),
+    changes: z.int(),
+    transferred: z.int(),
+    neutral: z.int(),
+    reversed: z.int(),
+    unmeasured: z.int(),
     total_delta_search: num,
     total_delta_transfer: num,
     total_gain_search: num,

@@ -7,26 +7,29 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { englishMessages } from '../core/zod-english';
 import type { RunKernel } from './executor/types';
 import { identityOf, isAlive, isSameProcess, ProcessIdentity } from './process-identity';
 import { enginePidFile, UserError } from './workspace';
 
+englishMessages();
+
 const EngineInfo = z.object({
-  pid: z.number().int(),
+  pid: z.int(),
   tag: z.string(),
   started: z.string(),
   /** What holds the workspace: a run's loop, or a transfer study of a run; absent (a run) in older files. */
-  kind: z.enum(['run', 'transfer']).optional(),
+  kind: z.optional(z.enum(['run', 'transfer'])),
   /** The engine's own identity; absent in files written before identities were recorded. */
-  identity: ProcessIdentity.optional(),
-  run_pgid: z.number().int().nullable(),
+  identity: z.optional(ProcessIdentity),
+  run_pgid: z.nullable(z.int()),
   /** With several workers: the process group of each training run in progress (run_pgid is the first). */
-  run_pgids: z.array(z.number().int()).optional(),
+  run_pgids: z.optional(z.array(z.int())),
   /** The kernels each worker's runs go to (kernel executor), for the next engine to clean up after a kill -9. */
-  kernels: z.array(z.object({ server: z.string(), id: z.string(), owned: z.boolean() })).optional(),
+  kernels: z.optional(z.array(z.object({ server: z.string(), id: z.string(), owned: z.boolean() }))),
   /** The identity of each run group's leader, by pgid: only a group whose leader still matches is killed. */
-  run_identities: z.record(z.string(), ProcessIdentity).optional(),
+  run_identities: z.optional(z.record(z.string(), ProcessIdentity)),
 });
 export type EngineInfo = z.infer<typeof EngineInfo>;
 

@@ -7,7 +7,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { englishMessages } from '../core/zod-english';
+
+englishMessages();
 
 export const ProcessIdentity = z.object({
   /** /proc/sys/kernel/random/boot_id; '' where the system has none (macOS). */

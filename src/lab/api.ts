@@ -105,7 +105,8 @@ export interface IRunsList {
 
 /**
  * What the panel may pass when it starts or resumes a run: the run options the server takes, as
- * src/core/run-options.ts declares them (resume is what the resume route itself means).
+ * src/core/run-options.ts declares them (resume is what the resume route itself means). Among them
+ * kernel_id: a running kernel of the server to attach to (a notebook's), which the server checks.
  */
 export type IRunOptions = Omit<RunRequest, 'resume'>;
 
@@ -127,12 +128,16 @@ export function listWorkspaces(settings: ServerConnection.ISettings): Promise<{ 
   return requestAPI('workspaces', settings);
 }
 
+/** Where a new workspace comes from: the bundled template, or a repository laid out like the original. */
+export type IWorkspaceSource = { template: 'tiny-cpu'; budget_s?: number } | { from: string; ref?: string };
+
+/** Creates a workspace at `path` (`POST workspaces`); the server's message says what it made. */
 export function createWorkspace(
   settings: ServerConnection.ISettings,
   path: string,
-  budgetS?: number,
+  source: IWorkspaceSource = { template: 'tiny-cpu' },
 ): Promise<{ path: string; message: string }> {
-  return post('workspaces', settings, { path, template: 'tiny-cpu', budget_s: budgetS });
+  return post('workspaces', settings, { path, ...source });
 }
 
 export function listRuns(settings: ServerConnection.ISettings, path: string): Promise<IRunsList> {

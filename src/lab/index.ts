@@ -10,6 +10,7 @@ import { IEditorServices } from '@jupyterlab/codeeditor';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
@@ -18,6 +19,8 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { runSettingDefaults } from '../core/run-options';
 import { fetchStatus } from './api';
 import { addCommands, CommandIDs } from './commands';
+import { followExportedNotebooks } from './exported-notebooks';
+import { NotebookKernels } from './notebook-kernels';
 import { AutoresearchPanel, type IRunDefaults } from './panel/panel';
 import { setLineHighlighter } from './renderer/highlight';
 import { addRunCommands } from './run-commands';
@@ -46,6 +49,7 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
     ILayoutRestorer,
     IDefaultFileBrowser,
     IStatusBar,
+    INotebookTracker,
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -58,21 +62,32 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
     restorer: ILayoutRestorer | null,
     browser: IDefaultFileBrowser | null,
     statusBar: IStatusBar | null,
+    notebookTracker: INotebookTracker | null,
   ): IAutoresearchTracker => {
     const trans = (translator ?? nullTranslator).load('jupyterlab_autoresearch');
     let defaults: IRunDefaults = { ...DEFAULTS };
+    const tracker = new WidgetTracker<AutoresearchPanel>({ namespace: 'autoresearch' });
     const settingsLoaded = settingRegistry
       ? settingRegistry
           .load(PLUGIN_ID)
           .then(settings => {
-            const read = () => (defaults = { ...DEFAULTS, ...(settings.composite as Partial<IRunDefaults>) });
+            const read = () => {
+              defaults = { ...DEFAULTS, ...(settings.composite as Partial<IRunDefaults>) };
+              // The kernel setting and the workers (which rule out *this very kernel*) show in the toolbars.
+              tracker.forEach(panel => panel.settingsChanged());
+            };
             read();
             settings.changed.connect(read);
           })
           .catch(reason => console.error('autoresearch: could not load settings.', reason))
       : Promise.resolve();
 
-    const tracker = new WidgetTracker<AutoresearchPanel>({ namespace: 'autoresearch' });
+    // The open notebooks' kernels, which every panel's kernel picker offers.
+    const notebooks = new NotebookKernels(notebookTracker);
+    // Exported runs open to be read: no kernel, not modified, no hidden-input bars (./exported-notebooks).
+    if (notebookTracker) {
+      followExportedNotebooks(notebookTracker);
+    }
     const createPanel = (path: string) =>
       new AutoresearchPanel({
         path,
@@ -83,8 +98,9 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
         commands: app.commands,
         defaults: () => defaults,
         openFile: file => app.commands.execute('docmanager:open', { path: file }),
+        notebooks,
       });
-    addCommands({ app, trans, tracker, browser, createPanel });
+    addCommands({ app, trans, tracker, browser, notebooks: notebookTracker, createPanel });
     addRunCommands(app.commands, tracker, trans);
 
     palette?.addItem({ command: CommandIDs.open, category: trans.__('Autoresearch'), args: { isPalette: true } });
@@ -93,6 +109,7 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
       category: trans.__('Autoresearch'),
       args: { isPalette: true },
     });
+    palette?.addItem({ command: CommandIDs.openWithKernel, category: trans.__('Autoresearch') });
     launcher?.add({ command: CommandIDs.open, category: trans.__('Other'), rank: 1 });
     launcher?.add({ command: CommandIDs.newWorkspace, category: trans.__('Other'), rank: 2 });
     app.contextMenu.addItem({

@@ -4,12 +4,15 @@
  * with zod: the pending proposal's schema is the engine's own (src/core/review.ts).
  */
 import { ServerConnection } from '@jupyterlab/services';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { PendingReview } from '../core/review';
+import { englishMessages } from '../core/zod-english';
 import { post, query, requestAPI } from './api';
 
+englishMessages();
+
 const ReviewAnswer = z.object({ tag: z.string(), pending: PendingReview });
-const DecisionAnswer = z.object({ tag: z.string(), n: z.number().int(), decision: z.enum(['approve', 'reject']) });
+const DecisionAnswer = z.object({ tag: z.string(), n: z.int(), decision: z.enum(['approve', 'reject']) });
 const StepAnswer = z.object({ tag: z.string(), step: z.boolean() });
 
 /**
@@ -25,7 +28,7 @@ export interface IDecision {
 }
 
 /** Parses an answer, or says which route sent something the panel cannot read. */
-function checked<T>(schema: z.ZodType<T>, data: unknown, route: string): T {
+function checked<T>(schema: z.ZodMiniType<T>, data: unknown, route: string): T {
   const parsed = schema.safeParse(data);
   if (!parsed.success) {
     throw new Error(`autoresearch: ${route} answered something unexpected: ${z.prettifyError(parsed.error)}`);

@@ -4,49 +4,61 @@
  * summary's schema is the one the export reads it with (src/core/transfer-view.ts).
  */
 import type { ServerConnection } from '@jupyterlab/services';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { TransferSummaryFile } from '../core/transfer-view';
+import { englishMessages } from '../core/zod-english';
 import { post, query, requestAPI } from './api';
 
+englishMessages();
+
 /** program.md's `transfer:` values come as YAML wrote them: `AUTORESEARCH_SCALE: 2` is a number. */
-const EnvValue = z.union([z.string(), z.number(), z.boolean()]).transform(v => String(v));
+const EnvValue = z.pipe(
+  z.union([z.string(), z.number(), z.boolean()]),
+  z.transform(v => String(v)),
+);
 
 /**
  * A summary.json the panel cannot read (from another version of the engine, say) is left out
  * with a warning, as a run_state is: the study's state still shows.
  */
-const Summary = z.unknown().transform(value => {
-  if (value === null || value === undefined) {
-    return null;
-  }
-  const parsed = TransferSummaryFile.safeParse(value);
-  if (!parsed.success) {
-    console.warn(`autoresearch: a transfer summary the panel cannot read was left out: ${parsed.error.message}`);
-    return null;
-  }
-  return parsed.data;
-});
+const Summary = z.pipe(
+  z.unknown(),
+  z.transform(value => {
+    if (value === null || value === undefined) {
+      return null;
+    }
+    const parsed = TransferSummaryFile.safeParse(value);
+    if (!parsed.success) {
+      console.warn(`autoresearch: a transfer summary the panel cannot read was left out: ${parsed.error.message}`);
+      return null;
+    }
+    return parsed.data;
+  }),
+);
 
 export const TransferState = z.object({
   tag: z.string(),
   running: z.boolean(),
   summary: Summary,
-  defaults: z
-    .object({
-      env: z.record(z.string(), EnvValue).nullable().optional(),
-      budget_s: z.number().nullable().optional(),
-    })
-    .nullable()
-    .optional()
-    .transform(d => ({ env: d?.env ?? {}, budget_s: d?.budget_s ?? null })),
+  defaults: z.pipe(
+    z.optional(
+      z.nullable(
+        z.object({
+          env: z.optional(z.nullable(z.record(z.string(), EnvValue))),
+          budget_s: z.optional(z.nullable(z.number())),
+        }),
+      ),
+    ),
+    z.transform(d => ({ env: d?.env ?? {}, budget_s: d?.budget_s ?? null })),
+  ),
   /** Why program.md's `transfer:` block could not be read, or null. */
-  defaults_problem: z.string().nullable().optional(),
-  failure: z.object({ message: z.string(), exit_code: z.number().nullable().optional() }).nullable().optional(),
-  log: z.string().nullable().optional(),
+  defaults_problem: z.optional(z.nullable(z.string())),
+  failure: z.optional(z.nullable(z.object({ message: z.string(), exit_code: z.optional(z.nullable(z.number())) }))),
+  log: z.optional(z.nullable(z.string())),
 });
 export type ITransferState = z.infer<typeof TransferState>;
 
-const TransferStarted = z.object({ tag: z.string(), pid: z.number().int(), log: z.string() });
+const TransferStarted = z.object({ tag: z.string(), pid: z.int(), log: z.string() });
 
 /**
  * What starting a study takes: the larger scale's environment, and optionally its budget, the

@@ -233,7 +233,7 @@ def test_journal_records_of_several_workers():
     assert problem(start) is None
     assert problem({k: v for k, v in start.items() if k != "worker"}) is None  # one worker: no field
     assert "experiment_start.worker is 0" in problem({**start, "worker": 0})
-    assert 'worker is "2"' in problem({**start, "worker": "2"})
+    assert 'worker is string "2"' in problem({**start, "worker": "2"})
     # Each worker's experiment in flight is the engine's to find (state.json, see test_run_state.py).
 
 

@@ -3,12 +3,15 @@
  * its configuration for one run, the credentials it must keep from the run, and its report.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import GUARD_SOURCE from './run-guard.py?raw';
 import type { RunConfig } from '../../core/journal';
 import { STATE_DIR } from '../../core/layout';
 import { sandboxOf } from '../../core/sandbox';
+import { englishMessages } from '../../core/zod-english';
 import type { RunIsolation, RunRequest } from './types';
+
+englishMessages();
 
 export { GUARD_SOURCE };
 
@@ -48,12 +51,12 @@ export const GUARD_MARGIN_S = 3;
 /** What the guard reports when it ends. */
 export const GuardReport = z.object({
   sandbox: z.enum(['on', 'off']),
-  why: z.string().nullable(),
-  left: z.number().int().nonnegative(),
-  unusable: z.boolean().optional(),
+  why: z.nullable(z.string()),
+  left: z.int().check(z.nonnegative()),
+  unusable: z.optional(z.boolean()),
   /** How the command ended: its exit code, or the signal that killed it. */
-  exit_code: z.number().int().nullable().optional(),
-  signal: z.string().nullable().optional(),
+  exit_code: z.optional(z.nullable(z.int())),
+  signal: z.optional(z.nullable(z.string())),
 });
 export type GuardReport = z.infer<typeof GuardReport>;
 
@@ -123,7 +126,7 @@ export function guardConfig(
 /** One line the guard wrote to its report pipe: the command's group when it starts, the report at the end. */
 export type GuardMessage = { event: 'spawn'; pgid: number } | { event: 'report'; report: GuardReport };
 
-const Spawned = z.object({ event: z.literal('spawn'), pgid: z.number().int().positive() });
+const Spawned = z.object({ event: z.literal('spawn'), pgid: z.int().check(z.positive()) });
 
 /** A line of the guard's report pipe, or null for anything else. */
 export function parseGuardLine(line: string): GuardMessage | null {

@@ -6,12 +6,15 @@
  * tally of the directions tried, the latest lessons, how well the predictions did, and the last
  * few experiments in full.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { proposalNotes, type ExperimentRecord } from '../../core/journal';
 import { fmtNoise } from '../../core/noise';
+import { englishMessages } from '../../core/zod-english';
 import { clip, lossOf } from './claude-facts';
 
-const FixMeta = z.object({ fix_of: z.number().int().optional() }).loose();
+englishMessages();
+
+const FixMeta = z.looseObject({ fix_of: z.optional(z.int()) });
 
 /** The fix_of recorded in a record's proposal meta, if any. */
 export function fixOf(r: ExperimentRecord): number | undefined {

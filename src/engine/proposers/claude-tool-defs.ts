@@ -4,7 +4,10 @@
  * are what the engine records of a proposal and what the next prompt shows back to the model.
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { englishMessages } from '../../core/zod-english';
+
+englishMessages();
 
 export const EDITOR = 'str_replace_based_edit_tool';
 export const FINISH = 'finish_experiment';
@@ -60,11 +63,12 @@ export function toolDefinitions(): ToolUnion[] {
 
 /** finish_experiment's input, as the engine accepts it: description required, the rest optional but typed. */
 export const FinishInput = z.object({
-  description: z.string().trim().min(1),
-  rationale: z.string().default(''),
-  expected_delta: z.number().finite().optional(),
-  lesson: z.string().optional(),
-  direction: z.string().optional(),
+  description: z.string().check(z.trim(), z.minLength(1)),
+  rationale: z._default(z.string(), ''),
+  // Classic zod's .finite() was a no-op: zod 4's number() refuses Infinity and NaN itself.
+  expected_delta: z.optional(z.number()),
+  lesson: z.optional(z.string()),
+  direction: z.optional(z.string()),
 });
 
 /** What a finished proposal says about itself. */

@@ -8,10 +8,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { englishMessages } from '../../core/zod-english';
 import { syntaxCheck } from '../python';
 import { lineOf, numbered, occurrences, readonlyText } from './claude-text';
 import { EDITOR, FINISH, FinishInput, FIX, type Finish } from './claude-tool-defs';
+
+englishMessages();
 
 export { numbered } from './claude-text';
 export { EDITOR, FINISH, FIX, toolDefinitions } from './claude-tool-defs';
@@ -27,20 +30,20 @@ export interface ToolOutcome {
 const ViewInput = z.object({
   command: z.literal('view'),
   path: z.string(),
-  view_range: z.array(z.number().int()).length(2).optional(),
+  view_range: z.optional(z.array(z.int()).check(z.length(2))),
 });
 const ReplaceInput = z.object({
   command: z.literal('str_replace'),
   path: z.string(),
   old_str: z.string(),
-  new_str: z.string().optional(),
+  new_str: z.optional(z.string()),
 });
 const InsertInput = z.object({
   command: z.literal('insert'),
   path: z.string(),
-  insert_line: z.number().int(),
-  new_str: z.string().optional(),
-  insert_text: z.string().optional(),
+  insert_line: z.int(),
+  new_str: z.optional(z.string()),
+  insert_text: z.optional(z.string()),
 });
 
 const ok = (content: string): ToolOutcome => ({ content, isError: false, failedEdit: false });

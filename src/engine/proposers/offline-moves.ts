@@ -4,9 +4,12 @@
  * recorded in the journal, the canonical key of a state and the seeded PRNG that
  * breaks ties. No search here; that lives in offline.ts.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { ExperimentRecord } from '../../core/journal';
+import { englishMessages } from '../../core/zod-english';
 import { formatPythonNumber, parseConstants, type PyConstant } from './python-constants';
+
+englishMessages();
 
 export type Direction = 'up' | 'down';
 /** file → constant name → value. */
@@ -149,8 +152,8 @@ export const OfflineChange = z.object({
   from: z.number(),
   to: z.number(),
   direction: z.enum(['up', 'down']),
-  level: z.number().int().nonnegative(),
-  jump: z.literal(true).optional(),
+  level: z.int().check(z.nonnegative()),
+  jump: z.optional(z.literal(true)),
 });
 export type OfflineChange = z.infer<typeof OfflineChange>;
 
@@ -163,12 +166,14 @@ export const OfflineMeta = z
   .object({
     kind: z.literal('offline'),
     constants: z.record(z.string(), z.record(z.string(), z.number())),
-    change: OfflineChange.optional(),
-    changes: z.array(OfflineChange).min(2).optional(),
+    change: z.optional(OfflineChange),
+    changes: z.optional(z.array(OfflineChange).check(z.minLength(2))),
   })
-  .refine(m => (m.change === undefined) !== (m.changes === undefined), {
-    message: 'exactly one of change and changes',
-  });
+  .check(
+    z.refine(m => (m.change === undefined) !== (m.changes === undefined), {
+      message: 'exactly one of change and changes',
+    }),
+  );
 export type OfflineMeta = z.infer<typeof OfflineMeta>;
 
 /** The changes an experiment made, one or several. */

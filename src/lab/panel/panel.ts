@@ -18,6 +18,7 @@ import type { CommandRegistry } from '@lumino/commands';
 import { Panel, Widget } from '@lumino/widgets';
 import type { RunSettings } from '../../core/run-options';
 import type { IRunOptions } from '../api';
+import type { NotebookKernels } from '../notebook-kernels';
 import { ChartView } from './chart-view';
 import { ExperimentList } from './experiment-list';
 import { frontMatterFlag, frontMatterNumber } from './front-matter';
@@ -52,6 +53,8 @@ export interface IPanelOptions {
   defaults: () => IRunDefaults;
   /** Opens a file in JupyterLab (the exported notebook). */
   openFile: (path: string) => Promise<unknown>;
+  /** The open notebooks' kernels, which the kernel picker offers (none without JupyterLab's notebooks). */
+  notebooks?: NotebookKernels | null;
 }
 
 export class AutoresearchPanel extends MainAreaWidget<Panel> {
@@ -109,7 +112,12 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     });
     this.transfer = new TransferController({ path: opts.path, settings, trans, run: model, notify: Notification });
     const args = () => ({ path: this.path });
-    this.bar = new RunToolbar({ trans, model, commands: opts.commands, args });
+    this.bar = new RunToolbar({ trans, model, commands: opts.commands, args, workers: () => opts.defaults().workers });
+    const notebooks = opts.notebooks;
+    if (notebooks) {
+      this.bar.setNotebooks(notebooks.notebooks);
+      notebooks.changed.connect((_, list) => this.bar.setNotebooks(list), this); // `this`: disconnected on dispose
+    }
     this.notice.addClass('jp-AutoresearchPanel-notice');
     this.notice.setHidden(true);
     this.chart = new ChartView(opts.rendermime, trans, () => ({
@@ -177,6 +185,16 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     return { ...this.bar.runOptions(this.opts.defaults()), ...this.review.startOptions() };
   }
 
+  /** Chooses the kernel of the open notebook at `path` in the toolbar's picker (*Autoresearch with this kernel*). */
+  useNotebookKernel(path: string): void {
+    this.bar.kernels.chooseNotebook(path);
+  }
+
+  /** The settings changed: the kernel setting, and whether *this very kernel* can be offered (workers). */
+  settingsChanged(): void {
+    this.bar.setKernelSpecs(this.opts.services.kernelspecs.specs, this.opts.defaults().kernel);
+  }
+
   /** Asks for a transfer study's settings (program.md's prefilled) and starts it on the run shown. */
   async askTransfer(): Promise<void> {
     const tag = this.model.tag;
@@ -188,8 +206,9 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     const defaults = state?.defaults ?? { env: {}, budget_s: null };
     const request = await askTransfer(this.opts.trans, tag, defaults, state?.defaults_problem ?? null);
     if (request) {
-      // The same kernel as a run from this toolbar: a study replays through the executor a run uses.
-      const kernel = this.runOptions().kernel;
+      // The same kernelspec as a run from this toolbar (a notebook's too: a study never takes over a
+      // notebook's kernel), since a study replays through the executor a run uses.
+      const kernel = this.bar.kernels.kernelSpec();
       await this.transfer.start(kernel ? { ...request, kernel } : request);
     }
   }

@@ -11,9 +11,12 @@ import { ServerConnection } from '@jupyterlab/services';
 import type { IDisposable } from '@lumino/disposable';
 import { Poll } from '@lumino/polling';
 import type { JournalRecord } from '../../core/journal';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { RunStateFile } from '../../core/run-state';
+import { englishMessages } from '../../core/zod-english';
 import { eventsUrl } from '../api';
+
+englishMessages();
 
 export interface IStateMessage {
   type: 'state';
@@ -33,10 +36,10 @@ export interface IStateMessage {
  * arrival like everything read from the network: one the panel cannot read is left out (with a
  * warning), and the panel keeps showing the last one it could.
  */
-const SentRunState = RunStateFile.extend({
+const SentRunState = z.extend(RunStateFile, {
   status: z.enum([...RunStateFile.shape.status.options, 'died']),
   /** Step mode now (absent from engines before it could be switched during a run). */
-  step: z.boolean().optional(),
+  step: z.optional(z.boolean()),
 });
 export type IRunStateFile = z.infer<typeof SentRunState>;
 

@@ -1,5 +1,6 @@
 /**
- * The panel's toolbar controls: kernel, proposer and model, budget, the *Review each proposal*
+ * The panel's toolbar controls: kernel (./kernel-controls.ts: a kernelspec, or an open notebook's
+ * kernel used for its environment or as that very kernel), proposer and model, budget, the *Review each proposal*
  * toggle, Start / Stop / Resume, Export, Transfer Study…, the run being shown, and the run's
  * state with a budget progress bar and the cost.
  * Plain form controls styled by JupyterLab's classes, so themes apply. The buttons and the run
@@ -25,6 +26,8 @@ import {
   settingKeys,
 } from '../../core/run-options';
 import type { IRunOptions } from '../api';
+import type { INotebookKernel } from '../notebook-kernels';
+import { KernelControls } from './kernel-controls';
 import { RunCommandIDs } from '../run-commands';
 import type { IRunDefaults } from './panel';
 import type { RunModel } from './run-model';
@@ -36,24 +39,32 @@ export interface IRunToolbarOptions {
   commands: CommandRegistry;
   /** The arguments that make the commands act on this toolbar's panel. */
   args: () => ReadonlyPartialJSONObject;
+  /** The workers setting: *this very kernel* takes one (default 1). */
+  workers?: () => number;
 }
 
-/** The buttons, in order, with their JupyterLab button class (a toggle shows its state as aria-pressed). */
+/** The buttons with their JupyterLab button class (a toggle shows its state as aria-pressed). */
 const BUTTONS: Array<[string, string]> = [
-  [RunCommandIDs.reviewEach, 'jp-mod-reject jp-AutoresearchToolbar-toggle'],
   [RunCommandIDs.start, 'jp-mod-accept'],
   [RunCommandIDs.stop, 'jp-mod-warn'],
   [RunCommandIDs.resume, 'jp-mod-reject'],
   [RunCommandIDs.export, 'jp-mod-reject'],
+  [RunCommandIDs.reviewEach, 'jp-mod-reject jp-AutoresearchToolbar-toggle'],
   [RunCommandIDs.transfer, 'jp-mod-reject'],
 ];
 
 /**
- * Buttons that are toolbar items of their own, after the run picker: on a narrow screen the
- * toolbar folds its last items into its overflow menu, and these (a study once a run is done)
- * are the ones to fold first, before Start and Stop.
+ * The run controls: the first toolbar items, because a toolbar too narrow for all its items
+ * folds the last ones into its `⋯` menu, and these must never leave the toolbar (Start, Stop,
+ * Resume, Export, then the run picker). The step-mode toggle, the fields that shape the next
+ * run and the transfer study come after them and fold first, the last first.
  */
-const TRAILING = new Set<string>([RunCommandIDs.transfer]);
+const RUN_CONTROLS = new Set<string>([
+  RunCommandIDs.start,
+  RunCommandIDs.stop,
+  RunCommandIDs.resume,
+  RunCommandIDs.export,
+]);
 
 /** Whether the proposer takes this run option: one that some proposers declare as theirs goes to them alone. */
 function proposerTakes(proposer: ProposerName, key: string): boolean {
@@ -93,7 +104,8 @@ function item(label: string, node: HTMLElement, className: string): Widget {
 }
 
 export class RunToolbar {
-  readonly kernel = control('select', 'jp-mod-styled jp-AutoresearchToolbar-kernel', '');
+  /** The kernel picker and how a notebook's kernel is used. */
+  readonly kernels: KernelControls;
   readonly proposer = control('select', 'jp-mod-styled jp-AutoresearchToolbar-proposer', '');
   readonly model = control('input', 'jp-mod-styled jp-AutoresearchToolbar-model', '');
   readonly budget = control('input', 'jp-mod-styled jp-AutoresearchToolbar-budget', '');
@@ -117,7 +129,6 @@ export class RunToolbar {
   /** Ticks the budget's countdown while an experiment trains. */
   private readonly clock: Poll;
   private budgetTouched = false;
-  private kernelTouched = false;
 
   constructor(opts: IRunToolbarOptions) {
     const { trans, commands } = opts;
@@ -125,7 +136,7 @@ export class RunToolbar {
     this.run = opts.model;
     this.commands = commands;
     this.args = opts.args;
-    this.kernel.title = trans.__('The kernel whose environment runs train.py');
+    this.kernels = new KernelControls(trans, opts.workers ?? (() => 1));
     this.proposer.title = trans.__('Who proposes the edits to train.py');
     for (const name of PROPOSER_NAMES) {
       const option = new Option(trans.__(PROPOSER_INFO[name].label), name);
@@ -151,7 +162,6 @@ export class RunToolbar {
     });
     this.proposer.addEventListener('change', () => this.syncModelField());
     this.budget.addEventListener('input', () => (this.budgetTouched = true));
-    this.kernel.addEventListener('change', () => (this.kernelTouched = true));
     this.state.className = 'jp-AutoresearchRunStrip-state';
     this.progress.className = 'jp-AutoresearchRunStrip-progress';
     this.progress.max = 1;
@@ -163,23 +173,26 @@ export class RunToolbar {
     this.runStrip.addClass('jp-AutoresearchRunStrip');
     this.best.className = 'jp-AutoresearchRunStrip-best';
     this.runStrip.node.append(this.state, this.progress, this.best, this.cost, this.sandbox);
-    const buttons = new Widget();
-    buttons.addClass('jp-AutoresearchToolbar-buttons');
-    buttons.node.append(...[...this.buttons].filter(([id]) => !TRAILING.has(id)).map(([, b]) => b));
-    const trailing = [...TRAILING].map((id): [string, Widget] => {
+    const group = (ids: string[]) => {
       const w = new Widget();
       w.addClass('jp-AutoresearchToolbar-buttons');
-      w.node.appendChild(this.buttons.get(id)!);
-      return [`autoresearch-${id.replace('autoresearch:', '')}`, w];
-    });
+      w.node.append(...ids.map(id => this.buttons.get(id)!));
+      return w;
+    };
+    const later = [...this.buttons.keys()].filter(id => !RUN_CONTROLS.has(id) && id !== RunCommandIDs.reviewEach);
+    const modeItem = item(trans.__('Use'), this.kernels.mode, 'jp-AutoresearchToolbar-kernelModeItem');
+    modeItem.node.appendChild(this.kernels.note);
     this.items = [
-      ['autoresearch-kernel', item(trans.__('Kernel'), this.kernel, 'jp-AutoresearchToolbar-kernelItem')],
+      ['autoresearch-buttons', group([...RUN_CONTROLS])],
+      ['autoresearch-runs', item(trans.__('Run'), this.runs, 'jp-AutoresearchToolbar-runsItem')],
+      // Step mode next, as it decides what the next Start does.
+      ['autoresearch-review-each', group([RunCommandIDs.reviewEach])],
+      ['autoresearch-kernel', item(trans.__('Kernel'), this.kernels.picker, 'jp-AutoresearchToolbar-kernelItem')],
+      ['autoresearch-kernel-mode', modeItem],
       ['autoresearch-proposer', item(trans.__('Proposer'), this.proposer, 'jp-AutoresearchToolbar-proposerItem')],
       ['autoresearch-model', item('', this.model, 'jp-AutoresearchToolbar-modelItem')],
       ['autoresearch-budget', item(trans.__('Budget (s)'), this.budget, 'jp-AutoresearchToolbar-budgetItem')],
-      ['autoresearch-buttons', buttons],
-      ['autoresearch-runs', item(trans.__('Run'), this.runs, 'jp-AutoresearchToolbar-runsItem')],
-      ...trailing,
+      ...later.map((id): [string, Widget] => [`autoresearch-${id.replace('autoresearch:', '')}`, group([id])]),
     ];
     this.clock = new Poll({
       factory: async () => this.renderState(),
@@ -213,20 +226,14 @@ export class RunToolbar {
     }
   }
 
-  /** Fills the kernel picker as the notebook's does: display names, the default first. */
+  /** Fills the kernel picker as the notebook's does (display names, the default first), with the kernel setting. */
   setKernelSpecs(specs: KernelSpec.ISpecModels | null, preferred: string): void {
-    // The user's pick survives a refresh of the specs; otherwise the setting, else the default.
-    const current = this.kernelTouched ? this.kernel.value : preferred || (specs?.default ?? '');
-    this.kernel.replaceChildren();
-    const all = Object.values(specs?.kernelspecs ?? {}).filter((s): s is KernelSpec.ISpecModel => !!s);
-    const byName = [...all].sort((a, b) => a.display_name.localeCompare(b.display_name));
-    const def = specs?.default ?? '';
-    for (const spec of byName.sort((a, b) => Number(b.name === def) - Number(a.name === def))) {
-      this.kernel.appendChild(new Option(spec.display_name, spec.name));
-    }
-    this.kernel.appendChild(new Option(this.trans.__('No kernel (the server’s Python)'), ''));
-    const choice = Array.from(this.kernel.options).some(o => o.value === current) ? current : def;
-    this.kernel.value = choice;
+    this.kernels.setKernelSpecs(specs, preferred);
+  }
+
+  /** The open notebooks with a kernel, most recently active first: the picker lists them first. */
+  setNotebooks(notebooks: readonly INotebookKernel[]): void {
+    this.kernels.setNotebooks(notebooks);
   }
 
   setRuns(tags: string[], current: string | null): void {
@@ -328,9 +335,7 @@ export class RunToolbar {
     if (PROPOSER_INFO[proposer].hasModel && this.model.value.trim()) {
       opts.model = this.model.value.trim();
     }
-    if (this.kernel.value) {
-      opts.kernel = this.kernel.value;
-    }
+    Object.assign(opts, this.kernels.runOptions());
     return opts as IRunOptions;
   }
 

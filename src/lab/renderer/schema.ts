@@ -1,21 +1,24 @@
 /**
- * The experiment MIME data's schema. Loaded on first render, not at JupyterLab's start: zod
- * is ~380 KiB minified and every mime extension loads with the page.
+ * The experiment MIME data's schema. Loaded on first render, not at JupyterLab's start: every
+ * mime extension loads with the page, and the schema brings the journal's and zod's validators.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { ExperimentBundleData } from '../../core/bundle';
 import { ExperimentRecord } from '../../core/journal';
+import { englishMessages } from '../../core/zod-english';
+
+englishMessages();
 
 /** The MIME data as the engine writes it: a journal record less proposer internals, plus context. */
-export const ExperimentBundleSchema = ExperimentRecord.omit({ type: true, proposal_meta: true }).extend({
+export const ExperimentBundleSchema = z.extend(z.omit(ExperimentRecord, { type: true, proposal_meta: true }), {
   metric_name: z.string(),
   direction: z.enum(['lower', 'higher']),
-  log_tail: z.string().nullable(),
+  log_tail: z.nullable(z.string()),
   // The proposal's notes the output shows (core/bundle.ts's shownNotes).
-  reasoning: z.string().optional(),
-  expected_delta: z.number().optional(),
-  lesson: z.object({ about: z.number().int(), text: z.string() }).optional(),
-  effort: z.string().optional(),
+  reasoning: z.optional(z.string()),
+  expected_delta: z.optional(z.number()),
+  lesson: z.optional(z.object({ about: z.int(), text: z.string() })),
+  effort: z.optional(z.string()),
 });
 
 /** The data as an experiment, or the reasons it is not one, in words. */
