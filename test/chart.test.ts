@@ -1,15 +1,25 @@
 /** The progress chart: the Vega-Lite spec JupyterLab renders and the static SVG exports carry. */
+import * as vega from 'vega';
+import * as vegaLite from 'vega-lite';
 import { describe, expect, it } from 'vitest';
 import {
   BAND_SE,
   chartRows,
   chartRuns,
+  chartTheme,
+  COLORS,
   LABELLED_KEEPS,
+  numberDomain,
   progressChart,
+  RING,
   shortLabel,
+  THEME_VARS,
+  valueDomain,
   VEGALITE_MIME,
+  type ChartTheme,
 } from '../src/core/chart';
 import { niceTicks, progressChartSvg } from '../src/core/chart-svg';
+import type { ChartOptions } from '../src/core/chart';
 import type { ExperimentRecord } from '../src/core/journal';
 import { noisyExperiments } from './helpers/noisy-journal';
 import { record } from './helpers/records';
@@ -61,31 +71,324 @@ describe('chartRows', () => {
   });
 });
 
+/**
+ * vega-themes' "dark" config (vega-themes 2.x, as bundled with JupyterLab 4), which JupyterLab's
+ * Vega renderer hands vega-embed whenever `document.body.dataset.jpThemeLight` is "false";
+ * vega-embed merges it under the spec's own config.
+ */
+const VEGA_DARK = {
+  background: '#333',
+  view: { stroke: '#888' },
+  title: { color: '#fff', subtitleColor: '#fff' },
+  style: { 'guide-label': { fill: '#fff' }, 'guide-title': { fill: '#fff' } },
+  axis: { domainColor: '#fff', gridColor: '#888', tickColor: '#fff' },
+};
+
+interface SceneItem {
+  x?: number;
+  y?: number;
+  fill?: string;
+  stroke?: string;
+  text?: string;
+  bounds: { x1: number; x2: number; y1: number; y2: number };
+  items?: SceneMark[];
+}
+interface SceneMark {
+  marktype: string;
+  role: string;
+  name?: string;
+  items: SceneItem[];
+}
+
+/** Compiles a spec as vega-embed does (the theme's config under the spec's) and runs it headless, keeping what Vega-Lite and Vega log. */
+async function render(
+  spec: Record<string, unknown>,
+  config?: Record<string, unknown>,
+): Promise<{ view: vega.View; warnings: string[]; marks: SceneMark[] }> {
+  const warnings: string[] = [];
+  const logger = {
+    level: () => vega.Warn,
+    warn: (...args: unknown[]) => (warnings.push(args.join(' ')), logger),
+    error: (...args: unknown[]) => (warnings.push(args.join(' ')), logger),
+    info: () => logger,
+    debug: () => logger,
+  };
+  const compiled = vegaLite.compile(spec as never, { config: config as never, logger: logger as never }).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none', logger: logger as never });
+  await view.runAsync();
+  const marks: SceneMark[] = [];
+  const walk = (mark: SceneMark) => {
+    marks.push(mark);
+    for (const item of mark.items ?? []) {
+      for (const child of item.items ?? []) walk(child);
+    }
+  };
+  walk((view.scenegraph() as unknown as { root: SceneMark }).root);
+  return { view, warnings, marks };
+}
+
+/** The items of the chart's own marks (not axes or legend) of one layer, by its name. */
+function layerItems(marks: SceneMark[], name: string): SceneItem[] {
+  // Vega-Lite names a layer's marks after it, spaces made underscores.
+  const mark = `${name.replace(/ /g, '_')}_marks`;
+  return marks.filter(m => m.role === 'mark' && m.name === mark).flatMap(m => m.items);
+}
+
+/** A theme of sentinel colours, each a distinct valid CSS colour, as the panel would read them. */
+const THEME: ChartTheme = {
+  keep: 'rgb(0, 128, 1)',
+  best: 'rgb(0, 128, 2)',
+  discard: 'rgb(128, 128, 3)',
+  crash: 'rgb(200, 0, 4)',
+  text: 'rgb(250, 250, 5)',
+  muted: 'rgb(180, 180, 6)',
+  grid: 'rgb(60, 60, 7)',
+  rule: 'rgb(90, 90, 8)',
+  font: 'Sentinel Sans',
+};
+
+/** Keeps with long descriptions all along, the newest last: labels at the far right. */
+function longLabels(count = 12): ExperimentRecord[] {
+  return Array.from({ length: count }, (_, n) =>
+    record(n, {
+      status: n % 3 === 1 ? 'discard' : 'keep',
+      metric: n % 3 === 1 ? 1.02 : 1 - n * 0.002,
+      description: `experiment ${n} with a description long enough to be cut short in the label`,
+    }),
+  );
+}
+
+/** WCAG's contrast ratio of two #rrggbb colours. */
+function contrast(a: string, b: string): number {
+  const lum = (hex: string) => {
+    const [r, g, bl] = [1, 3, 5]
+      .map(i => parseInt(hex.slice(i, i + 2), 16) / 255)
+      .map(v => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((p, q) => q - p);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
 describe('progressChart (Vega-Lite)', () => {
-  it('is a v5 layered spec: step line of the best, points by status, labels for keeps, crashes pinned', () => {
+  it('is a v5 layered spec: the best as a step, keeps as dots, discards as rings, labels, crashes pinned', () => {
     const spec = progressChart(run(), { metric: 'val_bpb', direction: 'lower' });
     expect(VEGALITE_MIME).toBe('application/vnd.vegalite.v5+json');
     expect(spec.$schema).toBe('https://vega.github.io/schema/vega-lite/v5.json');
     expect((spec.data as { values: unknown[] }).values).toHaveLength(6);
-    const [line, points, labels, crashes] = spec.layer as Layer[];
+    const layers = spec.layer as Layer[];
+    expect(layers.map(l => l.name)).toEqual(['best', 'discards', 'keeps', 'labels left', 'labels right', 'crashes']);
+    const [line, discards, keeps, left, right, crashes] = layers;
     expect(line.mark).toMatchObject({ type: 'line', interpolate: 'step-after' });
     expect(line.encoding.y.field).toBe('best');
-    expect(points.mark.type).toBe('point');
-    expect(points.encoding.color.scale).toMatchObject({ domain: ['keep', 'discard', 'crash'] });
-    expect(points.encoding.size).toMatchObject({ condition: { test: "datum.status === 'keep'" } });
-    expect(labels.mark.type).toBe('text');
-    expect(labels.transform?.[0].filter).toBe("datum.status === 'keep'");
-    expect(labels.encoding.text.field).toBe('label');
-    expect(crashes.mark).toMatchObject({ type: 'point', shape: 'cross' });
-    // Lower is better: worse results lie at the top, so crashes sit there.
-    expect(crashes.encoding.y).toEqual({ value: 0 });
-    expect(points.encoding.y.title).toBe('val_bpb (lower is better)');
+    // Discards as legible as keeps: opaque, nearly as big, a ring rather than a faint dot.
+    expect(discards.mark).toMatchObject({ type: 'point', filled: true, opacity: 1 });
+    expect(discards.mark.size as number).toBeGreaterThanOrEqual(60);
+    expect(keeps.mark).toMatchObject({ type: 'point', filled: true, size: 90 });
+    expect(keeps.encoding.shape.scale).toEqual({
+      domain: ['keep', 'discard', 'crash'],
+      range: ['circle', RING, 'cross'],
+    });
+    expect(keeps.encoding.color.scale).toMatchObject({ domain: ['keep', 'discard', 'crash'] });
+    // Rows 0…7: labels left of the middle (3.5) run right, the rest run left.
+    expect(left.transform?.[0].filter).toBe('datum.label != null && !datum.hidden && datum.n <= 3.5');
+    expect(left.mark).toMatchObject({ type: 'text', align: 'left', dx: 6 });
+    expect(right.transform?.[0].filter).toBe('datum.label != null && !datum.hidden && datum.n > 3.5');
+    expect(right.mark).toMatchObject({ type: 'text', align: 'right', dx: -6 });
+    expect(left.encoding.text.field).toBe('label');
+    expect(crashes.encoding.shape.field).toBe('status');
+    // Lower is better: worse results lie at the top, so crashes sit just inside it.
+    expect(crashes.encoding.y).toEqual({ value: 8 });
+    expect(keeps.encoding.y.title).toBe('val_bpb (lower is better)');
     expect(JSON.parse(JSON.stringify(spec))).toEqual(spec);
   });
 
-  it('when higher is better, crashes sit at the bottom', () => {
+  it('when higher is better, crashes sit just inside the bottom', () => {
     const spec = progressChart(run(), { metric: 'acc', direction: 'higher' });
-    expect((spec.layer as Layer[])[3].encoding.y).toEqual({ value: 'height' });
+    const crashes = (spec.layer as Layer[]).find(l => l.name === 'crashes');
+    expect(crashes?.encoding.y).toEqual({ value: { expr: 'height - 8' } });
+  });
+
+  it('renders in Vega without a warning whatever the run holds', async () => {
+    const theme = { theme: THEME, width: 420 };
+    const cases: Array<[string, ExperimentRecord[], Partial<ChartOptions>]> = [
+      ['keeps, discards, a crash', run(), {}],
+      // A run without a crash logged `Infinite extent for field "n"` on every draw.
+      ['no crash', run().filter(r => r.status !== 'crash'), {}],
+      ['no discard', run().filter(r => r.status !== 'discard'), theme],
+      ['the baseline alone', [record(0, { status: 'keep', metric: 1 })], theme],
+      ['a crashed baseline alone', [record(0, { status: 'crash' })], theme],
+      ['nothing yet', [], {}],
+      ['repeats with a band', noisyExperiments(), theme],
+      ['higher is better', run(), { direction: 'higher' }],
+      ['long labels in a narrow panel', longLabels(), { theme: THEME, width: 200 }],
+    ];
+    for (const [what, records, opts] of cases) {
+      const { warnings, view } = await render(
+        progressChart(records, { metric: 'val_bpb', direction: 'lower', ...opts }),
+      );
+      expect(warnings, what).toEqual([]);
+      view.finalize();
+    }
+  });
+
+  it('the warning check can fail: a layer filtered to nothing on a data-driven scale warns', async () => {
+    const spec = {
+      data: { values: [{ n: 0, status: 'keep', value: 1 }] },
+      layer: [
+        {
+          mark: 'point',
+          encoding: { x: { field: 'n', type: 'quantitative' }, y: { field: 'value', type: 'quantitative' } },
+        },
+        {
+          transform: [{ filter: "datum.status === 'crash'" }],
+          mark: 'point',
+          encoding: { x: { field: 'n', type: 'quantitative' }, y: { value: 0 } },
+        },
+      ],
+    };
+    const { warnings } = await render(spec);
+    expect(warnings.join('\n')).toContain('Infinite extent for field "n"');
+  });
+
+  it('both scales have explicit domains: half a step beyond the first and last point, the values padded', async () => {
+    const records = run();
+    const rows = chartRows(records);
+    expect(numberDomain(rows)).toEqual([-0.5, 7.5]);
+    const [lo, hi] = valueDomain(rows, []);
+    expect(lo).toBeCloseTo(0.97 - 0.002, 9);
+    expect(hi).toBeCloseTo(1.01 + 0.002, 9);
+    const { view } = await render(progressChart(records, { metric: 'val_bpb', direction: 'lower' }));
+    expect(view.scale('x').domain()).toEqual([-0.5, 7.5]);
+    expect(view.scale('y').domain()).toEqual([lo, hi]);
+    view.finalize();
+  });
+
+  it('nothing runs past the plot: the newest point and every label stay inside it', async () => {
+    for (const opts of [{}, { theme: THEME, width: 420 }, { theme: THEME, width: 900 }]) {
+      const { view, marks } = await render(
+        progressChart(longLabels(), { metric: 'val_bpb', direction: 'lower', ...opts }),
+      );
+      const width = view.width();
+      const labels = [...layerItems(marks, 'labels left'), ...layerItems(marks, 'labels right')];
+      // The baseline and the latest LABELLED_KEEPS keeps, #11 (the newest) among them.
+      expect(labels.map(l => l.text)).toContain(shortLabel(longLabels()[11].description));
+      for (const label of labels) {
+        expect(label.bounds.x1, `${label.text} in ${JSON.stringify(opts)}`).toBeGreaterThanOrEqual(0);
+        expect(label.bounds.x2, `${label.text} in ${JSON.stringify(opts)}`).toBeLessThanOrEqual(width);
+      }
+      const newest = layerItems(marks, 'keeps').at(-1)!;
+      expect(newest.bounds.x2).toBeLessThan(width);
+      if ('width' in opts) {
+        // The panel's chart fits the width it was given whole: axes, legend and labels.
+        const root = (view.scenegraph() as unknown as { root: SceneItem }).root;
+        expect(root.bounds.x2 - root.bounds.x1).toBeLessThanOrEqual(opts.width);
+      }
+      view.finalize();
+    }
+  });
+
+  it('the panel spec takes every colour from the theme, even under vega-embed’s dark theme', async () => {
+    const spec = progressChart(run(), { metric: 'val_bpb', direction: 'lower', theme: THEME, width: 500 });
+    // No colour of its own: every one is the theme's (the background transparent, the panel's own).
+    expect(JSON.stringify(spec)).not.toMatch(/#[0-9a-f]{3,8}\b/i);
+    for (const config of [undefined, VEGA_DARK]) {
+      const { view, marks } = await render(spec, config);
+      expect(view.background()).toBe('transparent');
+      const fills = (role: string) =>
+        new Set(marks.filter(m => m.role === role).flatMap(m => m.items.map(i => i.fill)));
+      expect(fills('axis-label')).toEqual(new Set([THEME.muted]));
+      expect(fills('axis-title')).toEqual(new Set([THEME.text]));
+      expect(fills('legend-label')).toEqual(new Set([THEME.muted]));
+      expect(new Set(layerItems(marks, 'labels left').map(i => i.fill))).toEqual(new Set([THEME.text]));
+      expect(new Set(layerItems(marks, 'keeps').map(i => i.fill))).toEqual(new Set([THEME.keep]));
+      expect(new Set(layerItems(marks, 'discards').map(i => i.fill))).toEqual(new Set([THEME.discard]));
+      expect(new Set(layerItems(marks, 'crashes').map(i => i.fill))).toEqual(new Set([THEME.crash]));
+      expect(layerItems(marks, 'best')[0].stroke).toBe(THEME.best);
+      const grid = marks.filter(m => m.role === 'axis-grid').flatMap(m => m.items.map(i => i.stroke));
+      expect(new Set(grid)).toEqual(new Set([THEME.grid]));
+      view.finalize();
+    }
+  });
+
+  it('the export’s labels follow the background: white under vega-embed’s dark theme, near-black on white', async () => {
+    const spec = progressChart(run(), { metric: 'val_bpb', direction: 'lower' });
+    expect(spec.config).toBeUndefined();
+    const light = await render(spec);
+    const dark = await render(spec, VEGA_DARK);
+    const labelFill = (marks: SceneMark[]) => new Set(layerItems(marks, 'labels left').map(i => i.fill));
+    expect(labelFill(dark.marks)).toEqual(new Set(['#ffffff']));
+    expect(labelFill(light.marks)).toEqual(new Set(['#212121']));
+    expect(light.view.background()).toBe('white');
+    expect(dark.view.background()).toBe('#333');
+    // The status colours are fixed, and the same in both.
+    for (const { marks } of [light, dark]) {
+      expect(new Set(layerItems(marks, 'keeps').map(i => i.fill))).toEqual(new Set([COLORS.keep]));
+      expect(new Set(layerItems(marks, 'discards').map(i => i.fill))).toEqual(new Set([COLORS.discard]));
+    }
+    light.view.finalize();
+    dark.view.finalize();
+  });
+
+  it('the export’s status colours read on white and on the dark theme’s #333 (3:1, WCAG for graphics)', () => {
+    for (const [name, color] of Object.entries(COLORS)) {
+      expect(contrast(color, '#ffffff'), `${name} on white`).toBeGreaterThanOrEqual(3);
+      expect(contrast(color, '#333333'), `${name} on #333`).toBeGreaterThanOrEqual(3);
+    }
+  });
+});
+
+describe('progressChart following the panel’s filter (shown)', () => {
+  const opts: ChartOptions = { metric: 'val_bpb', direction: 'lower' };
+  const domains = (spec: Record<string, unknown>) =>
+    (spec.layer as Layer[]).map(l => [l.encoding.x?.scale, l.encoding.y?.scale]).find(([x]) => x);
+
+  it('draws only the points shown, keeps the best line and the axes of the whole run', () => {
+    const all = progressChart(run(), opts);
+    const crashes = progressChart(run(), { ...opts, shown: new Set([3]) });
+    expect((crashes.layer as Layer[]).map(l => l.name)).toEqual(['best', 'keeps', 'crashes']);
+    // The keeps' layer stays for the axes, but every keep is hidden from it.
+    const rows = (crashes.data as { values: Array<{ n: number; hidden?: boolean }> }).values;
+    expect(rows.filter(r => !r.hidden).map(r => r.n)).toEqual([3]);
+    expect(domains(crashes)).toEqual(domains(all));
+    const keepsOnly = progressChart(run(), { ...opts, shown: new Set([0, 2, 6]) });
+    expect((keepsOnly.layer as Layer[]).map(l => l.name)).toEqual(['best', 'keeps', 'labels left', 'labels right']);
+  });
+
+  it('is the unfiltered chart when nothing is filtered', () => {
+    expect(progressChart(run(), { ...opts, shown: null })).toEqual(progressChart(run(), opts));
+  });
+});
+
+describe('chartTheme', () => {
+  it('reads each colour from its JupyterLab CSS variable, trimmed', () => {
+    const vars: Record<string, string> = {
+      '--jp-success-color1': ' #4caf50',
+      '--jp-error-color1': '#f44336 ',
+      '--jp-ui-font-color1': 'rgba(255, 255, 255, 0.87)',
+      '--jp-ui-font-color2': 'rgba(255, 255, 255, 0.54)',
+      '--jp-border-color1': '#616161',
+      '--jp-border-color2': '#424242',
+      '--jp-ui-font-family': 'system-ui, sans-serif',
+    };
+    expect(chartTheme(name => vars[name] ?? '')).toEqual({
+      keep: '#4caf50',
+      best: '#4caf50',
+      discard: 'rgba(255, 255, 255, 0.54)',
+      crash: '#f44336',
+      text: 'rgba(255, 255, 255, 0.87)',
+      muted: 'rgba(255, 255, 255, 0.54)',
+      grid: '#424242',
+      rule: '#616161',
+      font: 'system-ui, sans-serif',
+    });
+    expect(Object.values(THEME_VARS).every(name => name.startsWith('--jp-'))).toBe(true);
+  });
+
+  it('falls back to the export’s colours where a variable is unset', () => {
+    const theme = chartTheme(() => '');
+    expect(theme).toMatchObject({ keep: COLORS.keep, discard: COLORS.discard, crash: COLORS.crash });
+    expect(Object.values(theme).every(v => v.length > 0)).toBe(true);
   });
 });
 
@@ -97,6 +400,10 @@ describe('progressChartSvg', () => {
     // Circles: 5 plotted results plus two legend marks.
     expect(svg.match(/<circle /g)).toHaveLength(5 + 2);
     expect(svg.match(/<title>#3 crash/g)).toHaveLength(1);
+    // Discards (#1, #7) as opaque rings, as the Vega-Lite spec draws them; the legend says so.
+    const ring = `r="4" fill="none" stroke="${COLORS.discard}" stroke-width="2"`;
+    expect(svg.match(new RegExp(`<circle [^>]*${ring}><title>#\\d discard`, 'g'))).toHaveLength(2);
+    expect(svg).toContain(`<circle cx="0" cy="0" ${ring}/>`);
     expect(svg).toMatch(/<path d="M[\d.]+ [\d.]+ H[\d.]+ V[\d.]+/);
     expect(svg).toContain('kept &lt;b&gt;two&lt;/b&gt; &amp; &quot;more&quot;');
     expect(svg).not.toMatch(/<script|<style|\sstyle=|<b>/);
@@ -132,9 +439,9 @@ describe('the chart of a noise-aware run (repeated runs, verdicts)', () => {
   it('a journal from before repeats has no band and no run dots', () => {
     expect(chartRows(run()).some(r => 'best_lo' in r || 'best_hi' in r)).toBe(false);
     expect(chartRuns(run())).toEqual([]);
-    expect((progressChart(run(), { metric: 'val_bpb', direction: 'lower' }).layer as Layer[]).map(l => l.name)).toEqual(
-      [undefined, undefined, undefined, undefined],
-    );
+    const names = (progressChart(run(), { metric: 'val_bpb', direction: 'lower' }).layer as Layer[]).map(l => l.name);
+    expect(names).not.toContain('noise band');
+    expect(names).not.toContain('runs');
   });
 
   it('the best carries a band of ±2σ/√n over its runs; a re-measure of the best moves its mean and n', () => {
@@ -177,8 +484,16 @@ describe('the chart of a noise-aware run (repeated runs, verdicts)', () => {
   it('the Vega-Lite spec draws the band behind the line and the run dots under the means', () => {
     const spec = progressChart(noisyExperiments(), { metric: 'val_bpb', direction: 'lower' });
     const layers = spec.layer as Layer[];
-    expect(layers.map(l => l.name ?? l.mark.type)).toEqual(['noise band', 'line', 'runs', 'point', 'text', 'point']);
-    const [band, line, dots, means] = layers;
+    expect(layers.map(l => l.name)).toEqual([
+      'noise band',
+      'best',
+      'runs',
+      'discards',
+      'keeps',
+      'labels left',
+      'crashes',
+    ]);
+    const [band, line, dots, , means] = layers;
     expect(band.mark).toMatchObject({ type: 'area', interpolate: 'step-after' });
     expect(band.encoding.y.field).toBe('best_lo');
     expect(band.encoding.y2).toEqual({ field: 'best_hi' });
@@ -195,7 +510,9 @@ describe('the chart of a noise-aware run (repeated runs, verdicts)', () => {
     // 5 means, 10 runs, and legend marks for keep, discard and one run.
     expect(svg.match(/<circle /g)).toHaveLength(5 + 10 + 3);
     expect(svg.match(/<title>#\d run \d \(seed \d+\)/g)).toHaveLength(10);
-    expect(svg).toMatch(/<path d="M[\d.]+ [\d.]+ H[\d.]+ V[\d.]+[^"]* Z" fill="#2e7d32" fill-opacity="0.15"/);
+    expect(svg).toMatch(
+      new RegExp(`<path d="M[\\d.]+ [\\d.]+ H[\\d.]+ V[\\d.]+[^"]* Z" fill="${COLORS.best}" fill-opacity="0.15"`),
+    );
     expect(svg).toContain('±2 se of best');
     expect(svg).toContain('one run');
     expect(svg).not.toContain('NaN');

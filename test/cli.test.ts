@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { defaultTag, freeTag } from '../src/core/layout';
 import { expectKillsResolved, inFlightAfterKill, type InFlightAtKill } from './helpers/kills';
 import {
   alive,
@@ -101,6 +102,37 @@ describe('autoresearch run: setup errors name the fix and change nothing', () =>
       /^autoresearch: --model applies to the claude proposer, not offline\n$/,
       noKey,
     );
+  });
+});
+
+describe('a second run the same day (one rule with the server and the panel: src/core/layout.ts freeTag)', () => {
+  it('without --tag it takes the first free <today>-n, said before it starts (a branch alone holds a tag); a taken --tag is refused', async () => {
+    const dir = makeWorkspace();
+    const today = defaultTag();
+    const first = await cli(['run', dir, '--max-experiments', '1', '--noise-runs', '1']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout + first.stderr).not.toMatch(/is taken/);
+    expect(experiments(dir, today)).toHaveLength(2); // the baseline and one experiment
+    git(dir, 'checkout', '-q', 'main');
+    git(dir, 'branch', `autoresearch/${today}-2`); // a branch without a journal holds its tag
+    const second = await cli(['run', dir, '--max-experiments', '1', '--noise-runs', '1']);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout + second.stderr).toContain(
+      `run tag ${today}-3: ${today} is taken by an earlier run (continue it with --resume --tag ${today}, or name this run with --tag)`,
+    );
+    expect(experiments(dir, `${today}-3`)).toHaveLength(2);
+    expect(experiments(dir, today)).toHaveLength(2); // the baseline and one experiment
+    git(dir, 'checkout', '-q', 'main');
+    const named = await cli(['run', dir, '--tag', today, '--max-experiments', '1']);
+    expect(named.code).toBe(1);
+    expect(named.stderr).toMatch(new RegExp(`branch autoresearch/${today} already exists; continue it with --resume`));
+  });
+
+  it('freeTag: today, then -2, -3… past every taken one; none left is an error naming --tag', () => {
+    const taken = new Set(['dec1', 'dec1-2']);
+    expect(freeTag(t => taken.has(t), 'dec1')).toBe('dec1-3');
+    expect(freeTag(() => false, 'dec1')).toBe('dec1');
+    expect(() => freeTag(() => true, 'dec1')).toThrow(/name this one with --tag/);
   });
 });
 

@@ -179,7 +179,7 @@ test('the panel opens from the file browser, the launcher and the palette', asyn
 test.describe('a narrow screen', () => {
   test.use({ viewport: { width: 1024, height: 768 } });
 
-  test('at 1,024 px with the file browser open, the run controls stay in the toolbar; the fields fold', async ({
+  test('at 1,024 px with the file browser open, the run controls stay in the toolbar; the next run’s fields wrap', async ({
     page,
     tmpPath,
   }) => {
@@ -194,10 +194,47 @@ test.describe('a narrow screen', () => {
       await expect(toolbar.locator(`button[data-command="autoresearch:${command}"]`)).toBeVisible();
     }
     await expect(toolbar.locator('.jp-AutoresearchToolbar-runs')).toBeVisible();
-    // What did not fit waits in the ⋯ menu, still usable there.
-    const opener = toolbar.locator('.jp-Toolbar-responsive-opener');
-    await expect(opener).toBeVisible();
-    await opener.click();
-    await expect(page.locator('.jp-Toolbar-responsive-popup .jp-AutoresearchToolbar-budget')).toBeVisible();
+    // The next run's fields are a row of their own that wraps: all in view, none in a ⋯ menu.
+    const fields = panel.locator('.jp-AutoresearchNextRun');
+    for (const field of ['kernel', 'proposer', 'budget', 'tag']) {
+      await expect(fields.locator(`.jp-AutoresearchToolbar-${field}`)).toBeVisible();
+    }
+    await expect(fields.locator('button[data-command="autoresearch:review-each"]')).toBeVisible();
+    const box = (await fields.boundingBox())!;
+    const panelBox = (await panel.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(panelBox.x + panelBox.width + 1);
+    // Narrower still (the sidebar wider): the row wraps onto more lines rather than hiding fields.
+    const oneLine = box.height;
+    await page.setViewportSize({ width: 760, height: 768 });
+    await expect.poll(async () => (await fields.boundingBox())!.height).toBeGreaterThan(oneLine + 10);
+    await expect(fields.locator('.jp-AutoresearchToolbar-budget')).toBeVisible();
+    await expect(toolbar.locator('button[data-command="autoresearch:start"]')).toBeVisible();
+  });
+
+  test('the tag a new run gets is said before Start, and a typed tag names it', async ({ page, tmpPath }) => {
+    test.setTimeout(120_000);
+    const ws = `${tmpPath}/tags`;
+    await execute(page, 'autoresearch:new-workspace', { path: ws, budget_s: 3 });
+    const panel = page.locator('.jp-AutoresearchPanel');
+    const tag = panel.locator('.jp-AutoresearchToolbar-tag');
+    const today = await page.evaluate(() => {
+      const now = new Date();
+      return `${now.toLocaleString('en-US', { month: 'short' }).toLowerCase()}${now.getDate()}`;
+    });
+    await expect(tag).toHaveAttribute('placeholder', today);
+    const start = panel.locator('button[data-command="autoresearch:start"]');
+    await expect(start).toHaveAttribute('title', new RegExp(`\\(tag ${today}\\)$`));
+    await tag.fill('a b');
+    await expect(tag).toHaveAttribute('aria-invalid', 'true');
+    await tag.fill('first-try');
+    await expect(start).toHaveAttribute('title', /\(tag first-try\)$/);
+    await panel.locator('.jp-AutoresearchToolbar-proposer').selectOption('offline');
+    await start.click();
+    await expect(panel.locator('.jp-AutoresearchToolbar-runs')).toHaveValue('first-try', { timeout: 30_000 });
+    // Once the run exists the field empties, and the rule's tag is today's still (first-try took another).
+    await expect(tag).toHaveValue('');
+    await page.locator('.jp-AutoresearchPanel button[data-command="autoresearch:stop"]').click();
+    await expect(panel).toHaveAttribute('data-state', /stopped|died/, { timeout: 60_000 });
+    await expect(tag).toHaveAttribute('placeholder', today);
   });
 });

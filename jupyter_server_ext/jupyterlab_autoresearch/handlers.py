@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 from pathlib import Path
 
 import tornado
@@ -11,6 +12,7 @@ from jupyter_server.utils import url_path_join
 
 from . import validate
 from .base_handler import BaseHandler
+from .compare_handler import CompareHandler
 from .confine import OutsideError, read_tail
 from .engine_info import EngineInfo
 from .errors import DomainError
@@ -28,7 +30,7 @@ from .trust import sign_notebook
 from .validate import ApiError
 from .version import __version__
 from .web_errors import answers_domain_errors
-from .workspaces import STATE_DIR, api_path, find_workspaces, log_path, run_tags
+from .workspaces import STATE_DIR, api_path, find_workspaces, free_tag, log_path, run_tags
 
 
 class StatusHandler(BaseHandler):
@@ -88,6 +90,14 @@ class WorkspacesHandler(BaseHandler):
         self.finish({"path": api_path(self.sup.root, ws), "message": message})
 
 
+def _next_tag(ws: Path) -> str | None:
+    """free_tag, or None where it cannot be known (no git: GET status says so)."""
+    try:
+        return free_tag(ws)
+    except (OSError, RuntimeError, subprocess.SubprocessError):
+        return None
+
+
 class RunsHandler(EngineStarter, BaseHandler):
     """`GET ?path=`: the runs of a workspace; `POST {path, …options}`: start the engine on it."""
 
@@ -105,6 +115,8 @@ class RunsHandler(EngineStarter, BaseHandler):
                 "engine": engine.to_json() if engine else None,
                 "last_failure": self.sup.failures.get(ws),
                 "runs": runs,
+                # What a Start without a tag would name the run (the engine's rule), for the panel to say first.
+                "next_tag": await asyncio.to_thread(_next_tag, ws),
             }
         )
 
@@ -253,6 +265,7 @@ def setup_route_handlers(web_app, root_dir: str | None = None, log=None) -> None
         "transfer": TransferHandler,
         "experiments": ExperimentsHandler,
         "log": LogHandler,
+        "compare": CompareHandler,
         "export": ExportHandler,
         "events": EventsHandler,
     }

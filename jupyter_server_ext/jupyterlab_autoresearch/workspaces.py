@@ -159,13 +159,15 @@ def branch_exists(ws: Path, tag: str) -> bool:
 
 
 def free_tag(ws: Path) -> str:
-    """Today's tag, or `<today>-2`, `-3`… when a run already has it (the engine would refuse it)."""
+    """The tag a new run given none gets, by the engine's rule (src/core/layout.ts's freeTag, whose
+    form and bound layout.json carries): today's, else the first `<today>-<n>` that neither a
+    journal nor a branch holds."""
     base = default_tag()
-    for i in range(1, 1000):
-        tag = base if i == 1 else f"{base}-{i}"
+    for n in range(1, LAYOUT["tags_per_day"] + 1):
+        tag = base if n == 1 else LAYOUT["taken_tag_form"].replace("{base}", base).replace("{n}", str(n))
         if not journal_path(ws, tag).exists() and not branch_exists(ws, tag):
             return tag
-    raise RuntimeError(f"no free tag left for {base}")
+    raise RuntimeError(f"{LAYOUT['tags_per_day']} runs already have tags from {base}: name this one with --tag")
 
 
 def find_workspaces(root: Path, depth: int = 2) -> list[Path]:

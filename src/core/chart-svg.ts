@@ -6,7 +6,7 @@
  * of vega's ~40 packages. It draws what the Vega-Lite spec draws (same rows,
  * same colours). Pure string building: no DOM, no Node APIs.
  */
-import { chartRows, chartRuns, COLORS, type ChartOptions, type ChartRow, type RunPoint } from './chart';
+import { chartRows, chartRuns, COLORS, valueDomain, type ChartOptions, type ChartRow } from './chart';
 import type { ExperimentRecord } from './journal';
 
 const W = 720;
@@ -15,6 +15,8 @@ const M = { left: 72, right: 24, top: 40, bottom: 48 };
 const PLOT_W = W - M.left - M.right;
 const PLOT_H = H - M.top - M.bottom;
 const FONT = 'font-family="sans-serif"';
+/** A discard's ring. */
+const RING_STYLE = `fill="none" stroke="${COLORS.discard}" stroke-width="2"`;
 
 /** Escapes text for SVG (XML) content and attribute values. */
 function esc(text: string): string {
@@ -42,23 +44,6 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
   return ticks;
 }
 
-function domainY(rows: ChartRow[], runs: RunPoint[]): [number, number] {
-  const values = [
-    ...rows.flatMap(r => [r.value, r.best, r.best_lo ?? null, r.best_hi ?? null]),
-    ...runs.map(r => r.metric),
-  ].filter((v): v is number => v !== null && Number.isFinite(v));
-  if (values.length === 0) {
-    return [0, 1];
-  }
-  let lo = Math.min(...values);
-  let hi = Math.max(...values);
-  // A flat history still needs a visible band; otherwise pad 5% so points sit off the frame.
-  const pad = hi > lo ? (hi - lo) * 0.05 : Math.abs(hi) * 0.01 || 1;
-  lo -= pad;
-  hi += pad;
-  return [lo, hi];
-}
-
 /** The progress chart as an SVG document (a string), matching `progressChart`. */
 export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions): string {
   const rows = chartRows(records);
@@ -69,7 +54,7 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
   // A little room on both sides so the first and last points sit off the frame.
   const xPad = Math.max(0.5, (nHi - nLo) * 0.02);
   const [xLo, xHi] = [nLo - xPad, nHi + xPad];
-  const [yLo, yHi] = domainY(rows, runs);
+  const [yLo, yHi] = valueDomain(rows, runs);
   const sx = (n: number) => M.left + ((n - xLo) / (xHi - xLo)) * PLOT_W;
   const sy = (v: number) => M.top + (1 - (v - yLo) / (yHi - yLo)) * PLOT_H;
   const out: string[] = [
@@ -124,10 +109,11 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
       `<circle cx="${r1(sx(p.n))}" cy="${r1(sy(p.metric))}" r="2" fill="${fill}" fill-opacity="${p.own ? 0.6 : 0.3}"><title>${esc(`#${p.n} run ${p.k} (seed ${p.seed}): ${p.metric}`)}</title></circle>`,
     );
   }
-  // Discards first so kept points draw over them.
+  // Discards first so kept points draw over them: rings, as legible as a keep's dot and told
+  // from it by shape as well as colour (the Vega-Lite spec draws the same).
   for (const r of rows.filter(r => r.status === 'discard')) {
     out.push(
-      `<circle cx="${r1(sx(r.n))}" cy="${r1(sy(r.value as number))}" r="3" fill="${COLORS.discard}" fill-opacity="0.6"><title>${esc(`#${r.n} discard ${r.value}: ${r.description}`)}</title></circle>`,
+      `<circle cx="${r1(sx(r.n))}" cy="${r1(sy(r.value as number))}" r="4" ${RING_STYLE}><title>${esc(`#${r.n} discard ${r.value}: ${r.description}`)}</title></circle>`,
     );
   }
   for (const r of rows.filter(r => r.status === 'keep')) {
@@ -152,7 +138,7 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
   // A legend in the top margin: what each mark means.
   const legend: Array<[string, string]> = [
     [`<circle cx="0" cy="0" r="5" fill="${COLORS.keep}"/>`, 'keep'],
-    [`<circle cx="0" cy="0" r="3" fill="${COLORS.discard}"/>`, 'discard'],
+    [`<circle cx="0" cy="0" r="4" ${RING_STYLE}/>`, 'discard'],
     [`<path d="M-4 -4 L4 4 M-4 4 L4 -4" stroke="${COLORS.crash}" stroke-width="2"/>`, 'crash'],
     [`<path d="M-8 0 H8" stroke="${COLORS.best}" stroke-width="2"/>`, 'best so far'],
   ];

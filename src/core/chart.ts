@@ -1,23 +1,75 @@
 /**
  * The progress chart as a Vega-Lite v5 spec, which JupyterLab renders natively
  * (`application/vnd.vegalite.v5+json`): every experiment with a metric as a
- * point by number, kept ones highlighted and labelled, the running best as a
+ * point by number, kept ones filled and labelled, discarded ones as rings, the running best as a
  * step line, crashes as crosses along the edge where the worse results lie.
  * Rejected and interrupted experiments never produced a metric and are left out.
  * Under the noise-aware rule an experiment's point is the mean of its runs: each run is
  * also drawn as a small dot, and the best carries a band of ±2 standard errors of its mean,
  * so a reader sees what the keep rule saw. Journals from before repeats get neither.
+ *
+ * The same spec serves the panel (given a theme read from JupyterLab's CSS variables and the
+ * panel's width) and the exported notebook (neither: fixed colours, see COLORS).
  */
 import type { ExperimentRecord, JournalRecord } from './journal';
 import type { Direction } from './keep';
 import { bestTimeline } from './measurements';
+import { filterChartRows } from './chart-filter';
 
 export const VEGALITE_MIME = 'application/vnd.vegalite.v5+json';
 
 export interface ChartOptions {
   metric: string;
   direction: Direction;
+  /**
+   * The panel's colours and font, read from JupyterLab's CSS variables when it draws. Without
+   * one (an exported notebook, which cannot know the theme it will be read in) the spec keeps
+   * COLORS and leaves text and axes to the Vega theme JupyterLab chooses.
+   */
+  theme?: ChartTheme;
+  /** The width to fit, axes and legend included (the panel's); else the plot is 640 wide and the rest pads it. */
+  width?: number;
+  /**
+   * The experiments the panel's filter shows (null or absent: all). The others draw no point or
+   * label, but the running best, its band and the axes stay the whole run's, so the chart does
+   * not jump as the filter changes and a crashes-only view still has the best line.
+   */
+  shown?: ReadonlySet<number> | null;
 }
+
+/** The colours and font of the panel's chart, each from a JupyterLab CSS variable (THEME_VARS). */
+export interface ChartTheme {
+  keep: string;
+  discard: string;
+  crash: string;
+  best: string;
+  /** Point labels and titles. */
+  text: string;
+  /** Tick and legend labels. */
+  muted: string;
+  grid: string;
+  /** Axis lines, ticks and the plot's frame. */
+  rule: string;
+  font: string;
+}
+
+/**
+ * Where each of the panel chart's colours comes from, so the light, dark and high-contrast
+ * themes (and any other) colour it as they colour text, success and error everywhere else.
+ */
+export const THEME_VARS: Readonly<Record<keyof ChartTheme, string>> = {
+  keep: '--jp-success-color1',
+  best: '--jp-success-color1',
+  // A ring in the secondary text colour: as legible as the axis labels in every theme, and told
+  // from a keep by its shape, not only its colour.
+  discard: '--jp-ui-font-color2',
+  crash: '--jp-error-color1',
+  text: '--jp-ui-font-color1',
+  muted: '--jp-ui-font-color2',
+  grid: '--jp-border-color2',
+  rule: '--jp-border-color1',
+  font: '--jp-ui-font-family',
+};
 
 /** One experiment as the chart plots it. */
 export interface ChartRow {
@@ -33,6 +85,8 @@ export interface ChartRow {
   /** The best's noise band, best ± 2·σ/√(its runs); only when a verdict measured σ. */
   best_lo?: number;
   best_hi?: number;
+  /** Left out by the panel's filter (ChartOptions.shown): no point or label of its own. */
+  hidden?: true;
 }
 
 /** One run of an experiment measured more than once (the small dots). */
@@ -49,8 +103,43 @@ export interface RunPoint {
 /** Standard errors either side of the best's mean the band covers (about a 95 % interval). */
 export const BAND_SE = 2;
 
-/** Status colours, shared by the Vega-Lite spec and the static SVG so the two look alike. */
-export const COLORS = { keep: '#2e7d32', discard: '#9e9e9e', crash: '#c62828', best: '#2e7d32' } as const;
+/**
+ * Status colours of the exported chart: its Vega-Lite spec and its SVG. An export cannot know the
+ * theme it is read in: JupyterLab draws its Vega-Lite on white in a light theme and on
+ * vega-themes' "dark" background (#333) in a dark one, GitHub draws the SVG on white. So each is
+ * a mid tone with at least 3:1 contrast (WCAG's figure for graphics) against both white and #333
+ * (test/chart.test.ts checks). The panel uses THEME_VARS instead.
+ */
+export const COLORS = { keep: '#3d9a40', discard: '#888888', crash: '#e0433a', best: '#3d9a40' } as const;
+
+/** The panel's look where a CSS variable is unset (never in JupyterLab): the export's colours, mid-grey text. */
+const FALLBACK_THEME: ChartTheme = {
+  ...COLORS,
+  text: '#757575',
+  muted: '#757575',
+  grid: '#8888884d',
+  rule: '#888888',
+  font: 'sans-serif',
+};
+
+/** The panel's theme from a reader of CSS variables (getComputedStyle(node).getPropertyValue). */
+export function chartTheme(read: (cssVar: string) => string): ChartTheme {
+  const theme = { ...FALLBACK_THEME };
+  for (const key of Object.keys(THEME_VARS) as Array<keyof ChartTheme>) {
+    theme[key] = read(THEME_VARS[key]).trim() || FALLBACK_THEME[key];
+  }
+  return theme;
+}
+
+/**
+ * A discarded experiment's mark: a ring (a filled annulus, as an SVG path in Vega's unit square),
+ * as legible as a keep's dot and told from it by shape as well as colour. A filled path rather
+ * than an unfilled circle so the legend, which Vega-Lite draws filled, shows the same ring.
+ */
+export const RING = 'M-1,0A1,1 0 1,0 1,0A1,1 0 1,0 -1,0ZM-0.5,0A0.5,0.5 0 1,1 0.5,0A0.5,0.5 0 1,1 -0.5,0Z';
+
+/** How far a crash's cross sits inside the plot's edge, in pixels, so none of it is cut by the frame. */
+const CRASH_INSET = 8;
 
 /** How long a kept experiment's label may be before it is cut with an ellipsis. */
 export const LABEL_CHARS = 40;
@@ -138,22 +227,98 @@ export function chartRuns(records: readonly JournalRecord[]): RunPoint[] {
   return points;
 }
 
-/** The Vega-Lite v5 spec of a run's progress. */
+/**
+ * The range of metric values the chart shows: every mean, run, best and band edge, padded 5 %
+ * so no point sits on the frame (a flat history gets a band of its own). Shared with the SVG.
+ */
+export function valueDomain(rows: readonly ChartRow[], runs: readonly RunPoint[]): [number, number] {
+  const values = [
+    ...rows.flatMap(r => [r.value, r.best, r.best_lo ?? null, r.best_hi ?? null]),
+    ...runs.map(r => r.metric),
+  ].filter((v): v is number => v !== null && Number.isFinite(v));
+  if (values.length === 0) {
+    return [0, 1];
+  }
+  const lo = Math.min(...values);
+  const hi = Math.max(...values);
+  const pad = hi > lo ? (hi - lo) * 0.05 : Math.abs(hi) * 0.01 || 1;
+  return [lo - pad, hi + pad];
+}
+
+/** The experiment numbers the chart shows, half a step beyond the first and the last point. */
+export function numberDomain(rows: readonly ChartRow[]): [number, number] {
+  if (rows.length === 0) {
+    return [-0.5, 0.5];
+  }
+  const ns = rows.map(r => r.n);
+  return [Math.min(...ns) - 0.5, Math.max(...ns) + 0.5];
+}
+
+/**
+ * The export's label colour: near-black or white, whichever stands out more from the background
+ * the chart is drawn on. `background` is Vega's signal of it: white by default, #333 under the
+ * dark theme JupyterLab's renderer gives vega-embed in a dark theme. (An unreadable background,
+ * 'transparent', makes both contrasts NaN: near-black.)
+ */
+const EXPORT_TEXT = "contrast('#ffffff', background) > contrast('#212121', background) ? '#ffffff' : '#212121'";
+
+/** The export's plot width; the panel fits the chart to its own width instead. */
+const EXPORT_WIDTH = 640;
+/** The narrowest the panel's chart gets: below it, the panel scrolls rather than squeezing the axes. */
+export const MIN_WIDTH = 360;
+
+/**
+ * The Vega-Lite v5 spec of a run's progress.
+ *
+ * Both scales have explicit domains and every layer is there only when it has rows to draw: a
+ * layer whose filter leaves nothing makes Vega compute an empty extent and log
+ * `Infinite extent for field "n"` (a run without a crash did, on every draw). Labels in the right
+ * half of the chart run leftwards from their point and are cut to half its width, so the newest
+ * one never runs past the right edge.
+ *
+ * Colours: with opts.theme (the panel) every colour is the theme's, axes and legend included,
+ * on a transparent background. Without (the export) the status colours are COLORS, which read on
+ * white and on dark, and axes are left to the Vega theme: JupyterLab's renderer passes vega-embed
+ * `theme: 'dark'` in a dark theme (vega-themes' "dark": #333 background, white guides). The point
+ * labels follow the background too (EXPORT_TEXT): Vega-Lite gives text marks a fixed black that
+ * no theme overrides, which is how they came out black on dark grey.
+ */
 export function progressChart(records: readonly JournalRecord[], opts: ChartOptions): Record<string, unknown> {
-  const rows = chartRows(records);
-  const runs = chartRuns(records);
-  const x = { field: 'n', type: 'quantitative', title: 'experiment', axis: { tickMinStep: 1, format: 'd' } };
+  const shown = opts.shown ?? null;
+  const rows = chartRows(records).map(r => (shown && !shown.has(r.n) ? { ...r, hidden: true as const } : r));
+  const allRuns = chartRuns(records);
+  const runs = filterChartRows(allRuns, shown);
+  const { theme } = opts;
+  const colors = theme ?? COLORS;
+  const width = opts.width === undefined ? EXPORT_WIDTH : Math.max(MIN_WIDTH, Math.floor(opts.width));
+  const [nLo, nHi] = numberDomain(rows);
+  const x = {
+    field: 'n',
+    type: 'quantitative',
+    title: 'experiment',
+    scale: { domain: [nLo, nHi], nice: false, zero: false },
+    axis: { tickMinStep: 1, format: 'd' },
+  };
   const y = {
     field: 'value',
     type: 'quantitative',
     title: `${opts.metric} (${opts.direction} is better)`,
-    scale: { zero: false },
+    scale: { domain: valueDomain(rows, allRuns), nice: false, zero: false },
   };
+  const statuses = ['keep', 'discard', 'crash'];
   const color = {
     field: 'status',
     type: 'nominal',
-    title: 'status',
-    scale: { domain: ['keep', 'discard', 'crash'], range: [COLORS.keep, COLORS.discard, COLORS.crash] },
+    title: null,
+    scale: { domain: statuses, range: [colors.keep, colors.discard, colors.crash] },
+    legend: { orient: 'top' },
+  };
+  const shape = {
+    field: 'status',
+    type: 'nominal',
+    title: null,
+    // The legend shows each status as its points are drawn: a dot, a ring, a cross.
+    scale: { domain: statuses, range: ['circle', RING, 'cross'] },
   };
   const tooltip = [
     { field: 'n', type: 'quantitative', title: '#' },
@@ -161,58 +326,127 @@ export function progressChart(records: readonly JournalRecord[], opts: ChartOpti
     { field: 'value', type: 'quantitative', title: opts.metric, format: '.6f' },
     { field: 'description', type: 'nominal' },
   ];
+  const any = (test: (r: ChartRow) => boolean) => rows.some(test);
+  // The point and label layers draw what the filter shows; `datum.hidden` marks the rest.
+  const anyShown = (test: (r: ChartRow) => boolean) => rows.some(r => !r.hidden && test(r));
+  const middle = (nLo + nHi) / 2;
+  // Half the plot (the width less the y axis, about 80 px), less the gap to the point.
+  const labelLimit = Math.round((width - (opts.width === undefined ? 0 : 80)) / 2) - 12;
+  const label = (side: 'left' | 'right'): Record<string, unknown> => ({
+    name: `labels ${side}`,
+    transform: [
+      { filter: `datum.label != null && !datum.hidden && datum.n ${side === 'left' ? '<=' : '>'} ${middle}` },
+    ],
+    mark: {
+      type: 'text',
+      align: side,
+      baseline: 'bottom',
+      dx: side === 'left' ? 6 : -6,
+      dy: -4,
+      fontSize: 10,
+      limit: labelLimit,
+      ...(theme ? { color: theme.text, font: theme.font } : { color: { expr: EXPORT_TEXT } }),
+    },
+    encoding: { x, y, text: { field: 'label' } },
+  });
+  const layer: Array<Record<string, unknown>> = [
+    ...(any(r => r.best_lo !== undefined) ? [bandLayer(x, y, colors.best)] : []),
+    ...(any(r => r.best !== null)
+      ? [
+          {
+            // The running best: a step that moves only when an experiment is kept.
+            name: 'best',
+            transform: [{ filter: 'datum.best != null' }],
+            mark: { type: 'line', interpolate: 'step-after', color: colors.best, strokeWidth: 2 },
+            encoding: { x, y: { ...y, field: 'best' } },
+          },
+        ]
+      : []),
+    ...(runs.length ? [runsLayer(runs, x, y, color, opts.metric)] : []),
+    ...(anyShown(r => r.status === 'discard')
+      ? [
+          {
+            name: 'discards',
+            transform: [{ filter: "datum.status === 'discard' && !datum.hidden" }],
+            mark: { type: 'point', filled: true, size: 70, opacity: 1 },
+            encoding: { x, y, color, shape, tooltip },
+          },
+        ]
+      : []),
+    // The keeps' layer also when nothing has a value yet (no rows, or only crashes), for the axes:
+    // its scales' domains are explicit, so an empty layer costs no warning.
+    ...(anyShown(r => r.status === 'keep') || !anyShown(r => r.value !== null)
+      ? [
+          {
+            name: 'keeps',
+            transform: [{ filter: "datum.status === 'keep' && !datum.hidden" }],
+            mark: { type: 'point', filled: true, size: 90, opacity: 1 },
+            encoding: { x, y, color, shape, tooltip },
+          },
+        ]
+      : []),
+    ...(anyShown(r => r.label !== null && r.n <= middle) ? [label('left')] : []),
+    ...(anyShown(r => r.label !== null && r.n > middle) ? [label('right')] : []),
+    ...(anyShown(r => r.status === 'crash')
+      ? [
+          {
+            // Crashes have no metric: pin them inside the edge where worse results lie (the top when lower is better).
+            name: 'crashes',
+            transform: [{ filter: "datum.status === 'crash' && !datum.hidden" }],
+            mark: { type: 'point', filled: true, size: 80, opacity: 1 },
+            encoding: {
+              x,
+              y: { value: opts.direction === 'lower' ? CRASH_INSET : { expr: `height - ${CRASH_INSET}` } },
+              color,
+              shape,
+              tooltip,
+            },
+          },
+        ]
+      : []),
+  ];
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     description: `Progress of ${opts.metric} over the experiments of an autoresearch run`,
-    width: 640,
+    width,
     height: 320,
+    // The panel's chart fits its width whole (axes, legend and labels inside it); the export's
+    // plot keeps its size and the rest pads it.
+    ...(opts.width === undefined ? {} : { autosize: { type: 'fit-x', contains: 'padding' } }),
     data: { values: rows },
-    // The band and the run dots only when there is something to draw, so a journal from
-    // before repeats gets the very spec it always did.
-    layer: [
-      ...(rows.some(r => r.best_lo !== undefined) ? [bandLayer(x, y)] : []),
-      {
-        // The running best: a step that moves only when an experiment is kept.
-        transform: [{ filter: 'datum.best != null' }],
-        mark: { type: 'line', interpolate: 'step-after', color: COLORS.best, strokeWidth: 2 },
-        encoding: { x, y: { ...y, field: 'best' } },
-      },
-      ...(runs.length ? [runsLayer(runs, x, y, color, opts.metric)] : []),
-      {
-        transform: [{ filter: "datum.status !== 'crash'" }],
-        mark: { type: 'point', filled: true },
-        encoding: {
-          x,
-          y,
-          color,
-          size: { condition: { test: "datum.status === 'keep'", value: 90 }, value: 30 },
-          opacity: { condition: { test: "datum.status === 'keep'", value: 1 }, value: 0.5 },
-          tooltip,
-        },
-      },
-      {
-        transform: [{ filter: "datum.status === 'keep'" }],
-        mark: { type: 'text', align: 'left', baseline: 'bottom', dx: 6, dy: -4, fontSize: 10 },
-        encoding: { x, y, text: { field: 'label' } },
-      },
-      {
-        // Crashes have no metric: pin them to the edge where worse results lie (the top when lower is better).
-        transform: [{ filter: "datum.status === 'crash'" }],
-        mark: { type: 'point', shape: 'cross', filled: true, size: 70 },
-        encoding: { x, y: { value: opts.direction === 'lower' ? 0 : 'height' }, color, tooltip },
-      },
-    ],
+    layer,
+    ...(theme ? { config: themeConfig(theme) } : {}),
+  };
+}
+
+/** Vega-Lite config for the panel: every colour the theme's, over the panel's own background. */
+function themeConfig(theme: ChartTheme): Record<string, unknown> {
+  return {
+    background: 'transparent',
+    font: theme.font,
+    view: { stroke: theme.rule },
+    axis: {
+      labelColor: theme.muted,
+      titleColor: theme.text,
+      domainColor: theme.rule,
+      tickColor: theme.rule,
+      gridColor: theme.grid,
+    },
+    legend: { labelColor: theme.muted, titleColor: theme.text },
+    title: { color: theme.text },
+    // vega-embed merges its dark theme under this config; these override its white guide text.
+    style: { 'guide-label': { fill: theme.muted }, 'guide-title': { fill: theme.text } },
   };
 }
 
 type Channel = Record<string, unknown>;
 
 /** The best's noise band: what a gain had to get past, drawn behind everything. */
-function bandLayer(x: Channel, y: Channel): Record<string, unknown> {
+function bandLayer(x: Channel, y: Channel, fill: string): Record<string, unknown> {
   return {
     name: 'noise band',
     transform: [{ filter: 'datum.best_lo != null' }],
-    mark: { type: 'area', interpolate: 'step-after', color: COLORS.best, opacity: 0.15 },
+    mark: { type: 'area', interpolate: 'step-after', color: fill, opacity: 0.15 },
     encoding: { x, y: { ...y, field: 'best_lo' }, y2: { field: 'best_hi' } },
   };
 }

@@ -77,6 +77,32 @@ export function validTag(tag: string): boolean {
   return tag.length > 0 && tag.length <= TAG_MAX && TAG_RE.test(tag);
 }
 
+/** Today's tag, like `nov30` (local time: the day the researcher started it). */
+export function defaultTag(now = new Date()): string {
+  const month = now.toLocaleString('en-US', { month: 'short' }).toLowerCase();
+  return `${month}${now.getDate()}`;
+}
+
+/** How a run tag is formed when `base` is taken: `{base}-{n}`, n from 2. */
+export const TAKEN_TAG_FORM = '{base}-{n}';
+/** The most runs one day may take before a tag must be given. */
+export const TAGS_PER_DAY = 999;
+
+/**
+ * The tag a new run gets when none is given, the one rule for the CLI, the server and the panel:
+ * today's (`dec1`), else the first of `dec1-2`, `dec1-3`… that no run holds (a journal or a
+ * branch). A tag given by name is never changed: a taken one is refused, with --resume offered.
+ */
+export function freeTag(taken: (tag: string) => boolean, base = defaultTag()): string {
+  for (let n = 1; n <= TAGS_PER_DAY; n++) {
+    const tag = n === 1 ? base : TAKEN_TAG_FORM.replace('{base}', base).replace('{n}', String(n));
+    if (!taken(tag)) {
+      return tag;
+    }
+  }
+  throw new Error(`${TAGS_PER_DAY} runs already have tags from ${base}: name this one with --tag`);
+}
+
 /** The layout as engine/layout.json holds it for the server (snake_case, like run-options.json). */
 export function layout() {
   return {
@@ -100,5 +126,8 @@ export function layout() {
     tag_pattern: TAG_PATTERN,
     tag_max: TAG_MAX,
     tag_rule: TAG_RULE_WORDS,
+    /** freeTag's form and bound, which the server's free_tag follows. */
+    taken_tag_form: TAKEN_TAG_FORM,
+    tags_per_day: TAGS_PER_DAY,
   };
 }

@@ -29,6 +29,7 @@ import {
   checkTag,
   checkWorkspace,
   defaultTag,
+  freeRunTag,
   hashFiles,
   latestTag,
   loadProgram,
@@ -84,7 +85,15 @@ export class Loop extends EventEmitter<LoopEvents> {
     const { dir } = this.opts;
     const { program, config } = loadProgram(dir, this.opts.overrides);
     this.config = config;
-    this.tag = this.opts.tag ?? (this.opts.resume ? (latestTag(dir) ?? defaultTag()) : defaultTag());
+    const today = defaultTag();
+    this.tag = this.opts.tag ?? (this.opts.resume ? (latestTag(dir) ?? today) : await freeRunTag(dir, today));
+    if (!this.opts.tag && !this.opts.resume && this.tag !== today) {
+      // Said before anything starts, as the panel says it beside Start (src/core/layout.ts's freeTag).
+      this.emit(
+        'note',
+        `run tag ${this.tag}: ${today} is taken by an earlier run (continue it with --resume --tag ${today}, or name this run with --tag)`,
+      );
+    }
     checkTag(this.tag);
     this.branch = `autoresearch/${this.tag}`;
     const paths = runPaths(dir, this.tag);

@@ -8,7 +8,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunConfig, RunStartRecord } from '../core/journal';
 import {
+  defaultTag,
   ENGINE_FILE,
+  freeTag,
   JOURNAL_FILE,
   LOGS_DIR,
   runLogName,
@@ -232,10 +234,19 @@ export function checkEditablePath(dir: string, file: string, editable: string[])
   return null;
 }
 
-/** Today's default tag, like `nov30`. */
-export function defaultTag(now = new Date()): string {
-  const month = now.toLocaleString('en-US', { month: 'short' }).toLowerCase();
-  return `${month}${now.getDate()}`;
+export { defaultTag };
+
+/**
+ * The tag of a new run given none (src/core/layout.ts's freeTag): today's, else the first
+ * `<today>-<n>` that neither a journal nor a branch holds. A folder that is not a repository
+ * (yet) has no branches; checkWorkspace says what is wrong with it after this.
+ */
+export async function freeRunTag(dir: string, base = defaultTag()): Promise<string> {
+  const branches = await new Repo(dir)
+    .raw(['for-each-ref', '--format=%(refname:short)', 'refs/heads/autoresearch/'])
+    .then(out => new Set(out.split('\n').filter(Boolean)))
+    .catch(() => new Set<string>());
+  return freeTag(tag => branches.has(`autoresearch/${tag}`) || fs.existsSync(runPaths(dir, tag).journal), base);
 }
 
 /** The most recently active run tag in a workspace, for --resume, status and results. */

@@ -101,6 +101,8 @@ export interface IRunsList {
   engine: IEngineInfo | null;
   last_failure: string | null;
   runs: IRunStatus[];
+  /** The tag a Start without one gives the new run (src/core/layout.ts freeTag); null when unknown (no git). */
+  next_tag?: string | null;
 }
 
 /**

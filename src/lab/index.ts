@@ -13,6 +13,7 @@ import { ILauncher } from '@jupyterlab/launcher';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStateDB } from '@jupyterlab/statedb';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
@@ -23,12 +24,14 @@ import { followExportedNotebooks } from './exported-notebooks';
 import { NotebookKernels } from './notebook-kernels';
 import { AutoresearchPanel, type IRunDefaults } from './panel/panel';
 import { setLineHighlighter } from './renderer/highlight';
-import { addRunCommands } from './run-commands';
+import { addRunCommands, RunCommandIDs } from './run-commands';
 import { RunStatusItem } from './status-item';
 import { IAutoresearchTracker } from './tokens';
+import { addViewCommands, ViewCommandIDs } from './view-commands';
 
 export { IAutoresearchTracker } from './tokens';
 export { RunCommandIDs } from './run-commands';
+export { ViewCommandIDs } from './view-commands';
 
 const PLUGIN_ID = 'jupyterlab-autoresearch:plugin';
 
@@ -50,6 +53,7 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
     IDefaultFileBrowser,
     IStatusBar,
     INotebookTracker,
+    IStateDB,
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -63,6 +67,7 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
     browser: IDefaultFileBrowser | null,
     statusBar: IStatusBar | null,
     notebookTracker: INotebookTracker | null,
+    state: IStateDB | null,
   ): IAutoresearchTracker => {
     const trans = (translator ?? nullTranslator).load('jupyterlab_autoresearch');
     let defaults: IRunDefaults = { ...DEFAULTS };
@@ -99,9 +104,16 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
         defaults: () => defaults,
         openFile: file => app.commands.execute('docmanager:open', { path: file }),
         notebooks,
+        state,
       });
     addCommands({ app, trans, tracker, browser, notebooks: notebookTracker, createPanel });
-    addRunCommands(app.commands, tracker, trans);
+    // The panel's context menu acts on the panel right-clicked, which need not be the one in focus.
+    const contextPanel = () => {
+      const node = app.contextMenuHitTest(n => n.classList.contains('jp-AutoresearchPanel'));
+      return node ? (tracker.find(p => p.node === node) ?? null) : null;
+    };
+    addRunCommands(app.commands, tracker, trans, contextPanel);
+    addViewCommands(app.commands, tracker, trans, contextPanel);
 
     palette?.addItem({ command: CommandIDs.open, category: trans.__('Autoresearch'), args: { isPalette: true } });
     palette?.addItem({
@@ -110,6 +122,19 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
       args: { isPalette: true },
     });
     palette?.addItem({ command: CommandIDs.openWithKernel, category: trans.__('Autoresearch') });
+    // The panel in focus's commands; the palette lists them while a panel is open (isVisible).
+    const panelCommands = [
+      RunCommandIDs.start,
+      RunCommandIDs.stop,
+      RunCommandIDs.resume,
+      RunCommandIDs.export,
+      RunCommandIDs.reviewEach,
+      RunCommandIDs.transfer,
+      ...Object.values(ViewCommandIDs),
+    ];
+    for (const command of panelCommands) {
+      palette?.addItem({ command, category: trans.__('Autoresearch') });
+    }
     launcher?.add({ command: CommandIDs.open, category: trans.__('Other'), rank: 1 });
     launcher?.add({ command: CommandIDs.newWorkspace, category: trans.__('Other'), rank: 2 });
     app.contextMenu.addItem({

@@ -2,9 +2,10 @@
  * What a panel's toolbar does, as JupyterLab commands: Start, Stop, Resume, Export, showing
  * another run, the *Review each proposal* toggle, the decisions on a proposal awaiting review
  * (Approve, Edit, Reject, Approve all) and the Transfer Study. Each acts on the panel its `path`
- * argument names (the toolbar passes its own), else on the panel in focus, so the palette, menus
- * and shortcuts can run them too; each is enabled while it applies to that panel's run, and says
- * so when that changes (notifyCommandChanged).
+ * argument names (the toolbar passes its own), else on the panel right-clicked or in focus, so
+ * the palette, the panel's context menu and the shortcuts (schema/plugin.json) run them too; each
+ * is enabled while it applies to that panel's run, and says so when that changes
+ * (notifyCommandChanged).
  */
 import type { IWidgetTracker } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -32,23 +33,32 @@ function proposalOf(p: AutoresearchPanel | null, args: ReadonlyPartialJSONObject
   return typeof args.n === 'number' ? args.n : (p?.review.model.proposal?.n ?? null);
 }
 
-/** The panel a command acts on: the one of `args.path`, else the one in focus. */
+/** The panel under the context menu JupyterLab opened last, if it was opened on one. */
+export type ContextPanel = () => AutoresearchPanel | null;
+
+/**
+ * The panel a command acts on: the one of `args.path`; from the panel's context menu
+ * (`isContextMenu`, schema/plugin.json), the one right-clicked, which need not be the one in
+ * focus; else the one in focus (the palette, the shortcuts), JupyterLab's current widget.
+ */
 export function panelOf(
   tracker: IWidgetTracker<AutoresearchPanel>,
   args: ReadonlyPartialJSONObject,
+  contextPanel: ContextPanel = () => null,
 ): AutoresearchPanel | null {
   if (typeof args.path === 'string') {
     return tracker.find(p => p.path === args.path) ?? null;
   }
-  return tracker.currentWidget;
+  return (args.isContextMenu ? contextPanel() : null) ?? tracker.currentWidget;
 }
 
 export function addRunCommands(
   commands: CommandRegistry,
   tracker: IWidgetTracker<AutoresearchPanel>,
   trans: TranslationBundle,
+  contextPanel?: ContextPanel,
 ): IDisposable {
-  const panel = (args: ReadonlyPartialJSONObject) => panelOf(tracker, args);
+  const panel = (args: ReadonlyPartialJSONObject) => panelOf(tracker, args, contextPanel);
   const hasPanel = (args: ReadonlyPartialJSONObject) => panel(args) !== null;
   const set = new DisposableSet();
   set.add(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GIT, alive, git_status, journal, make_workspace, wait_for
-from jupyterlab_autoresearch.workspaces import engine_log_path
+from jupyterlab_autoresearch.workspaces import default_tag, engine_log_path
 
 BAD_RUN_BODIES = [
     ({}, "path"),
@@ -191,6 +191,24 @@ async def test_the_noise_options_reach_the_engine_as_flags(workspace, supervisor
     assert run_start["config"]["confirm_runs"] == 0
     argv = engine_log_path(workspace, "noisy").read_text().splitlines()[0]
     assert "--noise-runs 1 --keep-sigma 0.5 --confirm-runs 0" in argv
+
+
+async def test_runs_say_the_tag_a_new_run_gets_and_the_engine_gives_it(workspace, supervisor, api):
+    """One rule (src/core/layout.ts freeTag): GET runs' next_tag is what a Start without a tag
+    names the run, past a journal and a branch that already hold today's tags."""
+    today = default_tag()
+    _, runs = await api("runs", path="ws")
+    assert runs["next_tag"] == today
+    (workspace / ".autoresearch" / today).mkdir(parents=True)
+    (workspace / ".autoresearch" / today / "journal.jsonl").write_text("")
+    subprocess.run([*GIT, "branch", f"autoresearch/{today}-2"], cwd=workspace, check=True)
+    _, runs = await api("runs", path="ws")
+    assert runs["next_tag"] == f"{today}-3"
+    code, started = await api("runs", "POST", {"path": "ws", "proposer": "offline", "max_experiments": 0})
+    assert code == 202, started
+    assert started["tag"] == f"{today}-3"
+    await wait_for(lambda: not alive(started["pid"]), timeout=60, what="the engine to finish")
+    assert [r["type"] for r in journal(workspace, f"{today}-3")][0] == "run_start"
 
 
 def records_in(messages: list[dict]) -> list[dict]:

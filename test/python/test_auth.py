@@ -31,6 +31,7 @@ ROUTES = [
     ("POST", "transfer"),
     ("GET", "experiments"),
     ("GET", "log"),
+    ("GET", "compare"),
     ("POST", "export"),
     ("WS", "events"),
 ]

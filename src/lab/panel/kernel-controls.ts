@@ -2,7 +2,8 @@
  * The toolbar's kernel controls: the picker (open notebooks' kernels, kernelspecs, no kernel) and,
  * when a notebook's kernel is chosen, how it is used (*its environment* or *this very kernel*),
  * with a warning when the workers setting rules the second out. What they offer, choose and send
- * is ./kernel-picker.ts's; this draws it and remembers what the user picked.
+ * is ./kernel-picker.ts's; this draws it and remembers what the user picked. Their toolbar items'
+ * labels (*Kernel*, *Use*) name them; their titles say more.
  */
 import type { KernelSpec } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -18,6 +19,7 @@ import {
   notebookPath,
   notebookValue,
 } from './kernel-picker';
+import { showItem } from './toolbar-items';
 
 export class KernelControls {
   readonly picker = document.createElement('select');
@@ -43,7 +45,6 @@ export class KernelControls {
     this.picker.title = trans.__(
       'The kernel whose environment runs train.py: an open notebook’s, a fresh one of a kernelspec, or none',
     );
-    this.picker.setAttribute('aria-label', trans.__('Kernel'));
     const environment = trans.__(
       'Its environment: each experiment runs in a fresh kernel of the notebook’s kernelspec, started through the same server or gateway; the notebook stays free to use',
     );
@@ -52,7 +53,6 @@ export class KernelControls {
     );
     this.mode.className = 'jp-mod-styled jp-AutoresearchToolbar-kernelMode';
     this.mode.title = `${environment}\n${attach}`;
-    this.mode.setAttribute('aria-label', trans.__('How the notebook’s kernel is used'));
     const modes: Array<[KernelMode, string, string]> = [
       ['environment', trans.__('its environment'), environment],
       ['attach', trans.__('this very kernel'), attach],
@@ -146,6 +146,6 @@ export class KernelControls {
     this.note.textContent = blocked ? trans.__('one worker only') : '';
     this.note.title = blocked ? problem : '';
     this.note.hidden = !blocked;
-    this.mode.parentElement?.classList.toggle('jp-mod-hidden', this.chosenNotebook === null);
+    showItem(this.mode.parentElement, this.chosenNotebook !== null);
   }
 }

@@ -7,20 +7,27 @@
  *
  * Layout and wiring only: its RunController talks to the server and holds the RunModel, the
  * widgets render the model, and the toolbar's buttons run the commands of ../run-commands.ts.
+ * Which experiments are expanded is kept per run in JupyterLab's state database, so a reload
+ * shows them as they were.
  */
 import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import type { IEditorServices } from '@jupyterlab/codeeditor';
 import { PageConfig, PathExt } from '@jupyterlab/coreutils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { ServiceManager } from '@jupyterlab/services';
+import type { IStateDB } from '@jupyterlab/statedb';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { CommandRegistry } from '@lumino/commands';
+import { Debouncer } from '@lumino/polling';
 import { Panel, Widget } from '@lumino/widgets';
 import type { RunSettings } from '../../core/run-options';
 import type { IRunOptions } from '../api';
 import type { NotebookKernels } from '../notebook-kernels';
 import { ChartView } from './chart-view';
+import { CompareControls } from './compare-controls';
+import { shownNumbers } from './experiment-filter';
 import { ExperimentList } from './experiment-list';
+import { parseExpansion } from './expansion';
 import { frontMatterFlag, frontMatterNumber } from './front-matter';
 import { LiveView } from './live-view';
 import { ProgramCell } from './program-cell';
@@ -55,7 +62,17 @@ export interface IPanelOptions {
   openFile: (path: string) => Promise<unknown>;
   /** The open notebooks' kernels, which the kernel picker offers (none without JupyterLab's notebooks). */
   notebooks?: NotebookKernels | null;
+  /** Where which experiments are expanded is kept across reloads (JupyterLab's state database), if anywhere. */
+  state?: Pick<IStateDB, 'fetch' | 'save' | 'remove'> | null;
 }
+
+/** The state database's key of a run's expanded experiments: one per workspace and run. */
+export function expansionKey(path: string, tag: string): string {
+  return `jupyterlab-autoresearch:expanded:${path}:${tag}`;
+}
+
+/** How long the expansion waits for the next click before it is saved (a burst of toggles, one write). */
+const SAVE_EXPANSION_MS = 400;
 
 export class AutoresearchPanel extends MainAreaWidget<Panel> {
   readonly path: string;
@@ -67,10 +84,15 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
   readonly program: ProgramCell;
   readonly chart: ChartView;
   readonly list: ExperimentList;
+  /** Filter and Compare: the filter bar, the compare picks and the comparison shown. */
+  private readonly compare: CompareControls;
   private readonly bar: RunToolbar;
   private reviewView: ReviewView | null = null;
   private readonly notice = new Widget();
   private readonly ready: Promise<void>;
+  private readonly saveExpansion: Debouncer;
+  /** The run whose expansion the user changed and is not saved yet. */
+  private unsavedExpansion: string | null = null;
 
   constructor(private readonly opts: IPanelOptions) {
     const content = new Panel();
@@ -120,11 +142,20 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     }
     this.notice.addClass('jp-AutoresearchPanel-notice');
     this.notice.setHidden(true);
+    // Before the chart, whose first draw may come at once and asks the filter what is shown.
+    const compare = (this.compare = new CompareControls({
+      trans,
+      settings,
+      path: opts.path,
+      tag: () => model.tag,
+      listNode: () => this.list.node,
+    }));
     this.chart = new ChartView(opts.rendermime, trans, () => ({
       experiments: model.experiments,
       metric: model.metric,
       direction: model.direction,
       model,
+      shown: shownNumbers(this.compare.filter, model.experiments),
     }));
     const transfer = new TransferSection(this.transfer, opts.rendermime, trans);
     const live = new LiveView(model, trans);
@@ -143,8 +174,15 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       fetchLog: n => this.controller.fetchLog(n),
       metric: () => model.metric,
       direction: () => model.direction,
+      shows: record => compare.filter.matches(record),
+      decorateItem: (node, record) => compare.decorate(node, record),
     });
-    for (const w of [this.bar.runStrip, this.notice, this.program, this.chart, transfer, live, review, this.list]) {
+    compare.filter.changed.connect(() => {
+      this.list.applyFilter();
+      this.chart.schedule();
+    });
+    const parts = [this.bar.nextRunBar, this.bar.runStrip, this.notice, this.program, this.chart, transfer, live];
+    for (const w of [...parts, review, compare.filterBar, compare.slot, this.list]) {
       content.addWidget(w);
     }
     for (const [name, widget] of this.bar.items) {
@@ -155,8 +193,23 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       this.bar.suggestBudget(frontMatterNumber(text.frontMatter, 'budget_s'));
       this.review.model.suggestStep(frontMatterFlag(text.frontMatter, 'step'));
     });
-    this.controller.cleared.connect(() => this.list.clear());
-    this.controller.experimentsAdded.connect((_, records) => this.list.add([...records]));
+    this.saveExpansion = new Debouncer(() => this.writeExpansion(), SAVE_EXPANSION_MS);
+    this.controller.cleared.connect((_, tag) => {
+      // What was changed on the run shown goes under its own key before the list forgets it.
+      void this.writeExpansion();
+      this.list.clear();
+      this.compare.reset();
+      this.compare.setRecords([]);
+      void this.readExpansion(tag);
+    });
+    this.list.expansionChanged.connect(() => {
+      this.unsavedExpansion = this.model.tag;
+      void this.saveExpansion.invoke();
+    });
+    this.controller.experimentsAdded.connect((_, records) => {
+      this.list.add([...records]);
+      this.compare.setRecords(this.model.experiments);
+    });
     this.controller.changed.connect(this.onControllerChanged, this);
     model.changed.connect(this.onModelChanged, this);
     this.ready = this.initialize();
@@ -190,6 +243,27 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     this.bar.kernels.chooseNotebook(path);
   }
 
+  /** Opens program.md's cell for editing, its caret in the editor. */
+  editProgram(): void {
+    this.program.startEditing();
+  }
+
+  /** Whether the best experiment so far is listed, for *Jump to best experiment*. */
+  get canJumpToBest(): boolean {
+    const best = this.model.best;
+    return best !== null && this.list.has(best.n);
+  }
+
+  /** Scrolls to the best experiment, expanded, and focuses its header; false when there is none listed. */
+  jumpToBest(): boolean {
+    const best = this.model.best;
+    const record = best && this.model.experiments.find(e => e.n === best.n);
+    if (record && !this.compare.filter.matches(record)) {
+      this.compare.filter.clear(); // the best is what was asked for, whatever the filter hides
+    }
+    return best !== null && this.list.reveal(best.n);
+  }
+
   /** The settings changed: the kernel setting, and whether *this very kernel* can be offered (workers). */
   settingsChanged(): void {
     this.bar.setKernelSpecs(this.opts.services.kernelspecs.specs, this.opts.defaults().kernel);
@@ -217,7 +291,10 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     if (this.isDisposed) {
       return;
     }
+    void this.writeExpansion();
+    this.saveExpansion.dispose();
     this.bar.dispose();
+    this.compare.dispose();
     this.review.dispose();
     this.transfer.dispose();
     this.controller.dispose();
@@ -237,6 +314,39 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     await this.controller.refresh();
   }
 
+  /** Shows the run's experiments expanded as they were saved, if they were. */
+  private async readExpansion(tag: string): Promise<void> {
+    const state = this.opts.state;
+    if (!state) {
+      return;
+    }
+    try {
+      const saved = parseExpansion(await state.fetch(expansionKey(this.path, tag)));
+      if (saved && this.model.tag === tag) {
+        this.list.restoreExpansion(saved);
+      }
+    } catch (error) {
+      console.warn('autoresearch: could not read which experiments were expanded.', error);
+    }
+  }
+
+  /** Saves the expansion the user changed, if any is unsaved; the default is saved as no entry at all. */
+  private async writeExpansion(): Promise<void> {
+    const tag = this.unsavedExpansion;
+    const state = this.opts.state;
+    this.unsavedExpansion = null;
+    if (tag === null || !state || tag !== this.model.tag) {
+      return;
+    }
+    const key = expansionKey(this.path, tag);
+    const expansion = this.list.expansionState;
+    try {
+      await (expansion ? state.save(key, { ...expansion }) : state.remove(key));
+    } catch (error) {
+      console.warn('autoresearch: could not save which experiments are expanded.', error);
+    }
+  }
+
   private onModelChanged(): void {
     if (this.model.caughtUp) {
       this.chart.schedule();
@@ -253,5 +363,6 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     this.notice.node.classList.toggle('jp-mod-error', !!notice?.error);
     this.notice.setHidden(notice === null);
     this.bar.setRuns([...this.controller.tags], this.model.tag);
+    this.bar.setNextTag(this.controller.nextTag);
   }
 }

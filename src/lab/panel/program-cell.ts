@@ -1,6 +1,7 @@
 /**
  * program.md as a notebook markdown cell: rendered by JupyterLab's markdown renderer,
- * double-click to edit, Shift+Enter (or Ctrl+S, or leaving the cell) to render and save the file.
+ * double-click to edit (or Enter on the focused cell, or the *Edit program.md* command),
+ * Shift+Enter (or Ctrl+S, or leaving the cell) to render and save the file.
  * The front matter is not part of the cell: it is kept as written and shown above it.
  */
 import { Cell, MarkdownCell, MarkdownCellModel } from '@jupyterlab/cells';
@@ -42,10 +43,14 @@ export class ProgramCell extends Panel {
     }).initializeState();
     this.cell.addClass('jp-AutoresearchProgram-cell');
     this.cell.rendered = true;
+    // A Tab stop, named for what Enter does there, as a notebook's cell in command mode.
+    this.cell.node.tabIndex = 0;
+    this.cell.node.setAttribute('role', 'group');
+    this.labelCell();
     this.addWidget(this.settingsLine);
     this.addWidget(this.cell);
     this.addWidget(this.statusLine);
-    this.cell.node.addEventListener('dblclick', this.edit);
+    this.cell.node.addEventListener('dblclick', this.startEditing);
     this.cell.node.addEventListener('keydown', this.keydown, true);
     this.cell.node.addEventListener('focusout', this.focusout);
     this.contents.fileChanged.connect(this.onFileChanged, this);
@@ -117,6 +122,14 @@ export class ProgramCell extends Panel {
     this._loaded.emit(this.text);
   }
 
+  /** The cell's name says what the keys do in its state. */
+  private labelCell(): void {
+    const label = this.cell.rendered
+      ? this.trans.__('program.md, press Enter to edit')
+      : this.trans.__('program.md, editing: Shift+Enter saves');
+    this.cell.node.setAttribute('aria-label', label);
+  }
+
   private setStatus(text: string, error = false): void {
     this.statusLine.node.textContent = text;
     this.statusLine.node.classList.toggle('jp-mod-error', error);
@@ -136,20 +149,29 @@ export class ProgramCell extends Panel {
     }
   }
 
-  private readonly edit = (): void => {
+  /** Shows the editor, its caret in it; the cell saves when it renders again. */
+  readonly startEditing = (): void => {
     if (this.cell.rendered) {
       this.cell.rendered = false;
       this.cell.editor?.focus();
+      this.labelCell();
       this.setStatus(this.trans.__('Editing program.md: Shift+Enter to save and render.'));
     }
   };
 
   private readonly finish = (): void => {
     this.cell.rendered = true;
+    this.labelCell();
     void this.save();
   };
 
   private readonly keydown = (event: KeyboardEvent): void => {
+    const plain = !event.shiftKey && !event.ctrlKey && !event.metaKey && !event.altKey;
+    if (this.cell.rendered && event.target === this.cell.node && event.key === 'Enter' && plain) {
+      event.preventDefault();
+      this.startEditing();
+      return;
+    }
     const save = (event.key === 's' || event.key === 'S') && (event.ctrlKey || event.metaKey);
     const render = event.key === 'Enter' && (event.shiftKey || event.ctrlKey || event.metaKey);
     if (this.cell.rendered || (!save && !render && event.key !== 'Escape')) {

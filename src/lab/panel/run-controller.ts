@@ -49,6 +49,7 @@ export class RunController implements IDisposable {
   private readonly runs: RunsPoll;
   private events: RunEvents | null = null;
   private _tags: string[] = [];
+  private _nextTag: string | null = null;
   private _busy = false;
   private _notice: INotice | null = null;
   private replayed: ExperimentRecord[] = [];
@@ -95,6 +96,11 @@ export class RunController implements IDisposable {
     return this._isDisposed;
   }
   /** The workspace's runs, newest first. */
+  /** The tag a Start without one would give the new run, as the server says (null: not known yet). */
+  get nextTag(): string | null {
+    return this._nextTag;
+  }
+
   get tags(): readonly string[] {
     return this._tags;
   }
@@ -255,8 +261,10 @@ export class RunController implements IDisposable {
   /** Follows the running run, else the one shown, else the latest. */
   private onRuns(list: api.IRunsList): void {
     const tags = list.runs.map(r => r.tag);
-    if (tags.join('\n') !== this._tags.join('\n')) {
+    const nextTag = list.next_tag ?? null;
+    if (tags.join('\n') !== this._tags.join('\n') || nextTag !== this._nextTag) {
       this._tags = tags;
+      this._nextTag = nextTag;
       this._changed.emit('runs');
     }
     const running = list.engine?.tag ?? null;

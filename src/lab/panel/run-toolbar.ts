@@ -15,6 +15,7 @@ import type { CommandRegistry } from '@lumino/commands';
 import type { ReadonlyJSONObject, ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
+import { TAG_RULE_WORDS, validTag } from '../../core/layout';
 import { fmtNoise } from '../../core/noise';
 import {
   orList,
@@ -28,6 +29,7 @@ import {
 import type { IRunOptions } from '../api';
 import type { INotebookKernel } from '../notebook-kernels';
 import { KernelControls } from './kernel-controls';
+import { control, item, keepCaretKeys, showItem } from './toolbar-items';
 import { RunCommandIDs } from '../run-commands';
 import type { IRunDefaults } from './panel';
 import type { RunModel } from './run-model';
@@ -54,10 +56,11 @@ const BUTTONS: Array<[string, string]> = [
 ];
 
 /**
- * The run controls: the first toolbar items, because a toolbar too narrow for all its items
- * folds the last ones into its `⋯` menu, and these must never leave the toolbar (Start, Stop,
- * Resume, Export, then the run picker). The step-mode toggle, the fields that shape the next
- * run and the transfer study come after them and fold first, the last first.
+ * The run controls, the toolbar's first items: Start, Stop, Resume, Export, then the run picker
+ * and the transfer study. Only they are in the toolbar, so they fit it down to a narrow panel
+ * (a toolbar folds what does not fit into its `⋯` menu, last first: the study, then the
+ * picker). What shapes the next run (kernel, proposer, model, budget, tag, step mode) is a row
+ * of its own under the toolbar, which wraps instead (nextRunBar).
  */
 const RUN_CONTROLS = new Set<string>([
   RunCommandIDs.start,
@@ -75,41 +78,13 @@ function proposerTakes(proposer: ProposerName, key: string): boolean {
 /** The settings the toolbar shows as fields (the settings give their initial values); the field wins. */
 const TOOLBAR_FIELDS = new Set<SettingKey>(['proposer', 'model', 'budget_s', 'kernel']);
 
-function control<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  title: string,
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  node.title = title;
-  if ('setAttribute' in node) {
-    node.setAttribute('aria-label', title);
-  }
-  return node;
-}
-
-/** One labelled control as a toolbar item. */
-function item(label: string, node: HTMLElement, className: string): Widget {
-  const widget = new Widget();
-  widget.addClass('jp-AutoresearchToolbar-item');
-  widget.addClass(className);
-  if (label) {
-    const text = document.createElement('label');
-    text.textContent = label;
-    widget.node.appendChild(text);
-  }
-  widget.node.appendChild(node);
-  return widget;
-}
-
 export class RunToolbar {
   /** The kernel picker and how a notebook's kernel is used. */
   readonly kernels: KernelControls;
-  readonly proposer = control('select', 'jp-mod-styled jp-AutoresearchToolbar-proposer', '');
-  readonly model = control('input', 'jp-mod-styled jp-AutoresearchToolbar-model', '');
-  readonly budget = control('input', 'jp-mod-styled jp-AutoresearchToolbar-budget', '');
-  readonly runs = control('select', 'jp-mod-styled jp-AutoresearchToolbar-runs', '');
+  readonly proposer = control('select', 'jp-mod-styled jp-AutoresearchToolbar-proposer');
+  readonly model = control('input', 'jp-mod-styled jp-AutoresearchToolbar-model');
+  readonly budget = control('input', 'jp-mod-styled jp-AutoresearchToolbar-budget');
+  readonly runs = control('select', 'jp-mod-styled jp-AutoresearchToolbar-runs');
   /** The command buttons, by command id. */
   readonly buttons = new Map<string, HTMLButtonElement>();
   readonly state = document.createElement('span');
@@ -120,8 +95,14 @@ export class RunToolbar {
   readonly best = document.createElement('span');
   /** The state line, budget bar, best and cost, shown at the top of the panel's content. */
   readonly runStrip = new Widget();
+  /** The new run's tag: empty leaves it to the rule (src/core/layout.ts freeTag), shown as its placeholder. */
+  readonly tag = control('input', 'jp-mod-styled jp-AutoresearchToolbar-tag');
   /** The toolbar items in order, for MainAreaWidget.toolbar.addItem. */
   readonly items: Array<[string, Widget]>;
+  /** The next run's fields, a row under the toolbar that wraps on a narrow panel. */
+  readonly nextRunBar = new Widget();
+  /** The tag a Start without one gives the run, as the server says (null: not known). */
+  private nextTag: string | null = null;
   private readonly trans: TranslationBundle;
   private readonly run: RunModel;
   private readonly commands: CommandRegistry;
@@ -145,14 +126,16 @@ export class RunToolbar {
     }
     const withModel = PROPOSER_NAMES.filter(n => PROPOSER_INFO[n].hasModel);
     this.model.title = trans.__('Model of the %1 proposer (empty: the engine default)', orList(withModel));
-    this.model.placeholder = trans.__('model');
+    // Empty sends no model: program.md's, else the engine's default.
+    this.model.placeholder = trans.__('default');
+    keepCaretKeys(this.model);
     this.budget.type = 'number';
     this.budget.min = '1';
     this.budget.step = '1';
     this.budget.title = trans.__('Training budget of one experiment, in seconds');
     this.runs.title = trans.__('The run shown');
     for (const [id, mod] of BUTTONS) {
-      const b = control('button', `jp-Button jp-mod-styled ${mod} jp-AutoresearchToolbar-button`, '');
+      const b = control('button', `jp-Button jp-mod-styled ${mod} jp-AutoresearchToolbar-button`);
       b.dataset.command = id;
       b.addEventListener('click', () => void commands.execute(id, this.args()));
       this.buttons.set(id, b);
@@ -165,6 +148,7 @@ export class RunToolbar {
     this.state.className = 'jp-AutoresearchRunStrip-state';
     this.progress.className = 'jp-AutoresearchRunStrip-progress';
     this.progress.max = 1;
+    this.progress.setAttribute('aria-label', trans.__('Training budget used'));
     this.progress.value = 0;
     this.cost.className = 'jp-AutoresearchRunStrip-cost';
     this.sandbox.className = 'jp-AutoresearchRunStrip-sandbox';
@@ -185,15 +169,31 @@ export class RunToolbar {
     this.items = [
       ['autoresearch-buttons', group([...RUN_CONTROLS])],
       ['autoresearch-runs', item(trans.__('Run'), this.runs, 'jp-AutoresearchToolbar-runsItem')],
-      // Step mode next, as it decides what the next Start does.
-      ['autoresearch-review-each', group([RunCommandIDs.reviewEach])],
-      ['autoresearch-kernel', item(trans.__('Kernel'), this.kernels.picker, 'jp-AutoresearchToolbar-kernelItem')],
-      ['autoresearch-kernel-mode', modeItem],
-      ['autoresearch-proposer', item(trans.__('Proposer'), this.proposer, 'jp-AutoresearchToolbar-proposerItem')],
-      ['autoresearch-model', item('', this.model, 'jp-AutoresearchToolbar-modelItem')],
-      ['autoresearch-budget', item(trans.__('Budget (s)'), this.budget, 'jp-AutoresearchToolbar-budgetItem')],
       ...later.map((id): [string, Widget] => [`autoresearch-${id.replace('autoresearch:', '')}`, group([id])]),
     ];
+    this.tag.title = trans.__('The new run’s tag, which names its branch autoresearch/<tag>');
+    this.tag.spellcheck = false;
+    keepCaretKeys(this.tag);
+    this.tag.addEventListener('input', () => this.renderStartTitle());
+    this.nextRunBar.addClass('jp-AutoresearchNextRun');
+    this.nextRunBar.node.setAttribute('role', 'group');
+    this.nextRunBar.node.setAttribute('aria-label', trans.__('Next run'));
+    const caption = document.createElement('span');
+    caption.className = 'jp-AutoresearchNextRun-caption';
+    caption.textContent = trans.__('Next run');
+    caption.setAttribute('aria-hidden', 'true');
+    this.nextRunBar.node.append(
+      caption,
+      ...[
+        item(trans.__('Kernel'), this.kernels.picker, 'jp-AutoresearchToolbar-kernelItem'),
+        modeItem,
+        item(trans.__('Proposer'), this.proposer, 'jp-AutoresearchToolbar-proposerItem'),
+        item(trans.__('Model'), this.model, 'jp-AutoresearchToolbar-modelItem'),
+        item(trans.__('Budget (s)'), this.budget, 'jp-AutoresearchToolbar-budgetItem'),
+        item(trans.__('Tag'), this.tag, 'jp-AutoresearchToolbar-tagItem'),
+        group([RunCommandIDs.reviewEach]),
+      ].map(w => w.node),
+    );
     this.clock = new Poll({
       factory: async () => this.renderState(),
       frequency: { interval: 1000, backoff: false },
@@ -237,12 +237,40 @@ export class RunToolbar {
   }
 
   setRuns(tags: string[], current: string | null): void {
+    // A tag typed for a run that now exists has done its work: the next Start takes the rule's again.
+    if (tags.includes(this.tag.value.trim())) {
+      this.tag.value = '';
+      this.renderStartTitle();
+    }
     const wanted = current ?? '';
     this.runs.replaceChildren(...tags.map(tag => new Option(tag, tag)));
     if (!tags.length) {
       this.runs.appendChild(new Option(this.trans.__('no runs yet'), ''));
     }
     this.runs.value = tags.includes(wanted) ? wanted : (tags[0] ?? '');
+  }
+
+  /** The tag a Start without one gives the new run (GET runs' next_tag): the Tag field's placeholder. */
+  setNextTag(tag: string | null): void {
+    this.nextTag = tag;
+    this.tag.placeholder = tag ?? this.trans.__('today’s date');
+    this.renderStartTitle();
+  }
+
+  /** Says on Start, before it is pressed, which tag the new run will get, and marks a tag the engine would refuse. */
+  private renderStartTitle(): void {
+    const typed = this.tag.value.trim();
+    const bad = typed !== '' && !validTag(typed);
+    this.tag.classList.toggle('jp-mod-invalid', bad);
+    this.tag.setAttribute('aria-invalid', String(bad));
+    this.tag.title = bad
+      ? this.trans.__('A tag is %1', TAG_RULE_WORDS)
+      : this.trans.__('The new run’s tag, which names its branch autoresearch/<tag>; empty: %1', this.nextTag ?? '');
+    const start = this.buttons.get(RunCommandIDs.start);
+    const tag = typed || this.nextTag;
+    if (start && tag) {
+      start.title = `${this.commands.caption(RunCommandIDs.start, this.args())} (${this.trans.__('tag %1', tag)})`;
+    }
   }
 
   /** Shows the run's state, budget progress, best and cost, and which commands apply. */
@@ -292,13 +320,14 @@ export class RunToolbar {
     for (const [id, b] of this.buttons) {
       // `toolbar`: a command may say it in fewer words where space is short (Export).
       b.textContent = this.commands.label(id, { ...args, toolbar: true });
+      // The text names the button (what a screen reader says first); the caption describes it.
       b.title = this.commands.caption(id, args);
-      b.setAttribute('aria-label', b.title);
       b.disabled = !this.commands.isEnabled(id, args);
       if (this.commands.isToggleable(id, args as ReadonlyJSONObject)) {
         b.setAttribute('aria-pressed', String(this.commands.isToggled(id, args)));
       }
     }
+    this.renderStartTitle();
   }
 
   private onCommandChanged(_: CommandRegistry, change: CommandRegistry.ICommandChangedArgs): void {
@@ -336,12 +365,16 @@ export class RunToolbar {
       opts.model = this.model.value.trim();
     }
     Object.assign(opts, this.kernels.runOptions());
+    const tag = this.tag.value.trim();
+    if (tag) {
+      opts.tag = tag; // refused by the server, in words, if taken or malformed
+    }
     return opts as IRunOptions;
   }
 
   /** The model field shows for a proposer that takes a model. */
   syncModelField(): void {
     const proposer = PROPOSER_INFO[this.proposer.value as ProposerName];
-    this.model.parentElement?.classList.toggle('jp-mod-hidden', !proposer?.hasModel);
+    showItem(this.model.parentElement, !!proposer?.hasModel);
   }
 }

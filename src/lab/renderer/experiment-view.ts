@@ -30,7 +30,8 @@ function fmtSeconds(s: number): string {
   return s >= 90 ? `${(s / 60).toFixed(1)} min` : `${s.toFixed(1)} s`;
 }
 
-function statusLabel(status: string, trans: TranslationBundle): string {
+/** A status in the reader's language (the translator extracts each literal). */
+export function statusLabel(status: string, trans: TranslationBundle): string {
   switch (status) {
     case 'keep':
       return trans.__('keep');
@@ -156,6 +157,30 @@ export function reviewWords(review: NonNullable<ExperimentBundleData['review']>,
         ? trans.__('at the terminal prompt')
         : trans.__('from the command line');
   return trans.__('%1 %2 after %3', action, where, fmtSeconds(review.waited_s));
+}
+
+/**
+ * Makes the header of a rendered experiment the button that expands or collapses it (the panel's
+ * list, where outputs fold; the renderer itself leaves the header a plain line, as a notebook
+ * shows it, with nothing to toggle). Its name is its texts with spaces between: a name from
+ * content would run the spans together (`val_bpb0.9979`). The header, or null when `root` holds none.
+ */
+export function headerAsToggle(root: HTMLElement): HTMLElement | null {
+  const head = root.querySelector<HTMLElement>('.jp-AutoresearchExperiment-header');
+  if (head) {
+    head.setAttribute('role', 'button');
+    head.tabIndex = 0;
+    const words: string[] = [];
+    const texts = document.createTreeWalker(head, NodeFilter.SHOW_TEXT);
+    for (let text = texts.nextNode(); text; text = texts.nextNode()) {
+      const word = text.textContent?.trim();
+      if (word) {
+        words.push(word);
+      }
+    }
+    head.setAttribute('aria-label', words.join(' '));
+  }
+  return head;
 }
 
 /** The experiment's output, as a detached element. */
