@@ -28,7 +28,7 @@ LAB_IP ?= 127.0.0.1
 LAB_PORT ?= 8888
 WORKSPACE = workspaces/tiny-cpu-$$(date +%Y%m%d-%H%M%S)
 
-.PHONY: help setup system-packages lab demo test lint format bench clean
+.PHONY: help setup system-packages lab demo test lint format bench pictures clean
 
 help:
 	@echo "make lab    - a fresh tiny-cpu workspace, opened in JupyterLab on $(LAB_IP)"
@@ -37,6 +37,7 @@ help:
 	@echo "make format - rewrites the sources in the style make lint checks"
 	@echo "make demo   - a headless engine run: 5 short experiments on a fresh workspace"
 	@echo "make bench  - the benchmarks: engine overhead, pipelining, kernel executor, noise-aware keep, claude cost, panel, git layer (bench/)"
+	@echo "make pictures - the README's pictures (docs/images/), made again from a real tiny-cpu run in Chromium"
 	@echo "make setup  - install everything (each target does this first)"
 
 setup: system-packages $(VENV)/.stamp-deps node_modules/.stamp-npm-ci lib/.stamp-build $(VENV)/.stamp-editable
@@ -146,6 +147,12 @@ bench: setup
 	node bench/claude-replay.mjs
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node bench/panel.mjs
 	node bench/git-layer.mjs
+
+# The README's pictures (docs/images/): the panel in the light and dark themes and an exported
+# notebook, from a real run of 6 tiny-cpu experiments (5 s each) in Chromium; ~75 s.
+pictures: setup
+	@$(USE_VENV)
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node scripts/readme-pictures.mjs
 
 clean:
 	npm run clean
