@@ -1,5 +1,5 @@
-/** What the benchmarks share: a throwaway workspace in a git repository, and a free port. */
-import { execFileSync } from 'node:child_process';
+/** What the benchmarks (and scripts/readme-pictures.mjs) share: a throwaway workspace in a git repository, a free port, a JupyterLab. */
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -79,3 +79,80 @@ export function readJournal(dir, tag) {
  * (the noise-aware rule's repeats depend on the random metric; bench/noise.mjs measures them).
  */
 export const ONE_RUN_EACH = ['--noise-runs', '1'];
+
+/**
+ * A token-less JupyterLab from .venv on 127.0.0.1:port serving serverRoot, its runtime,
+ * workspaces and user settings under tmp; resolves once /lab answers, with the process (a
+ * process group of its own: kill -pid ends it whole) and the base URL. Our own config rather
+ * than ui-tests/jupyter_server_test_config.py: Galata's helper sets root_dir and a workspaces
+ * folder of its own in the OS temp folder (left behind). Never use it for anything else.
+ */
+export async function startLab({ venvBin, tmp, serverRoot, port, onSpawn }) {
+  const settings = path.join(tmp, 'lab-settings');
+  const workspaces = path.join(tmp, 'lab-workspaces');
+  const config = path.join(tmp, 'jupyter_lab_config.py');
+  fs.writeFileSync(
+    config,
+    [
+      '# Token-less, on 127.0.0.1, in a temp root (bench/common.mjs startLab). Never use it for anything else.',
+      'c.ServerApp.ip = "127.0.0.1"',
+      `c.ServerApp.port = ${port}`,
+      'c.ServerApp.port_retries = 0',
+      'c.ServerApp.open_browser = False',
+      `c.ServerApp.root_dir = ${JSON.stringify(serverRoot)}`,
+      'c.IdentityProvider.token = ""',
+      'c.ServerApp.password = ""',
+      'c.ServerApp.disable_check_xsrf = True',
+      'c.LabApp.expose_app_in_browser = True',
+      `c.LabApp.workspaces_dir = ${JSON.stringify(workspaces)}`,
+      `c.LabApp.user_settings_dir = ${JSON.stringify(settings)}`,
+      'c.ServerApp.log_level = "ERROR"',
+      '',
+    ].join('\n'),
+  );
+  // No "news?" or "update?" toast over what is measured or pictured: the user settings folder is ours.
+  const notification = path.join(settings, '@jupyterlab', 'apputils-extension');
+  fs.mkdirSync(notification, { recursive: true });
+  fs.writeFileSync(
+    path.join(notification, 'notification.jupyterlab-settings'),
+    JSON.stringify({ fetchNews: 'false', checkForUpdates: false }),
+  );
+  const args = ['lab', '--config', config];
+  if (process.getuid?.() === 0) {
+    args.push('--allow-root');
+  }
+  let stderr = '';
+  const server = spawn(path.join(venvBin, 'jupyter'), args, {
+    cwd: serverRoot,
+    detached: true, // a process group of its own, killed whole on cleanup
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      ...process.env,
+      PATH: `${venvBin}:${process.env.PATH}`,
+      JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
+      JUPYTERLAB_WORKSPACES_DIR: workspaces,
+      JUPYTERLAB_SETTINGS_DIR: settings,
+    },
+  });
+  onSpawn?.(server); // the caller's cleanup can kill it even if it never answers
+  server.stderr.on('data', d => {
+    stderr = (stderr + d).slice(-4000);
+  });
+  const url = `http://127.0.0.1:${port}/lab`;
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) {
+      throw new Error(`jupyter lab exited with ${server.exitCode}:\n${stderr}`);
+    }
+    try {
+      const res = await fetch(url);
+      if (res.ok) {
+        return { server, base: `http://127.0.0.1:${port}` };
+      }
+    } catch {
+      // not up yet
+    }
+    await new Promise(resolve => setTimeout(resolve, 250));
+  }
+  throw new Error(`jupyter lab did not answer on ${url} within 120 s:\n${stderr}`);
+}

@@ -34,13 +34,12 @@
 //      BENCH_KEEP=1 keeps the temp folder, BENCH_PROFILE=file.cpuprofile writes a CPU profile
 //      of the largest workspace's open (the last round's), BENCH_SCREENSHOT=prefix a screenshot
 //      after each open (prefix-N.png).
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeWorkspace } from './panel-journal.mjs';
-import { freePort } from './common.mjs';
+import { freePort, startLab } from './common.mjs';
 
 process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
 const { chromium } = await import('@playwright/test');
@@ -86,65 +85,10 @@ const median = xs => {
 const f3 = x => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(3));
 const f1 = x => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(1));
 
-/** A token-less JupyterLab on 127.0.0.1:port serving serverRoot; resolves once /lab answers. */
+/** The JupyterLab this script drives (bench/common.mjs startLab); `server` is set at once, for cleanup. */
 async function startServer(port) {
-  // Our own config rather than ui-tests/jupyter_server_test_config.py: Galata's helper sets
-  // root_dir and a workspaces folder of its own in the OS temp folder (left behind).
-  const config = path.join(tmp, 'jupyter_bench_config.py');
-  fs.writeFileSync(
-    config,
-    [
-      '# bench/panel: token-less, on 127.0.0.1, in a temp root. Never use it for anything else.',
-      `c.ServerApp.ip = "127.0.0.1"`,
-      `c.ServerApp.port = ${port}`,
-      'c.ServerApp.port_retries = 0',
-      'c.ServerApp.open_browser = False',
-      `c.ServerApp.root_dir = ${JSON.stringify(serverRoot)}`,
-      'c.IdentityProvider.token = ""',
-      'c.ServerApp.password = ""',
-      'c.ServerApp.disable_check_xsrf = True',
-      'c.LabApp.expose_app_in_browser = True',
-      `c.LabApp.workspaces_dir = ${JSON.stringify(path.join(tmp, 'lab-workspaces'))}`,
-      'c.ServerApp.log_level = "ERROR"',
-      '',
-    ].join('\n'),
-  );
-  const args = ['lab', '--config', config];
-  if (process.getuid?.() === 0) {
-    args.push('--allow-root');
-  }
-  let stderr = '';
-  server = spawn(path.join(VENV_BIN, 'jupyter'), args, {
-    cwd: serverRoot,
-    detached: true, // a process group of its own, killed whole on cleanup
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      ...process.env,
-      PATH: `${VENV_BIN}:${process.env.PATH}`,
-      JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
-      JUPYTERLAB_WORKSPACES_DIR: path.join(tmp, 'lab-workspaces'),
-    },
-  });
-  server.stderr.on('data', d => {
-    stderr = (stderr + d).slice(-4000);
-  });
-  const url = `http://127.0.0.1:${port}/lab`;
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) {
-      throw new Error(`jupyter lab exited with ${server.exitCode}:\n${stderr}`);
-    }
-    try {
-      const res = await fetch(url);
-      if (res.ok) {
-        return `http://127.0.0.1:${port}`;
-      }
-    } catch {
-      // not up yet
-    }
-    await sleep(250);
-  }
-  throw new Error(`jupyter lab did not answer on ${url} within 120 s:\n${stderr}`);
+  const { base } = await startLab({ venvBin: VENV_BIN, tmp, serverRoot, port, onSpawn: p => (server = p) });
+  return base;
 }
 
 /** In the page: open the panel and wait for the last visible output (see the header). */

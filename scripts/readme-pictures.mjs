@@ -24,7 +24,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../bench/common.mjs';
+import { freePort, startLab } from '../bench/common.mjs';
 
 process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
 const { chromium } = await import('@playwright/test');
@@ -104,72 +104,10 @@ function engine(args, timeoutMs) {
   });
 }
 
-/** A token-less JupyterLab on 127.0.0.1:port serving serverRoot; resolves once /lab answers. */
+/** The JupyterLab this script drives (bench/common.mjs startLab); `server` is set at once, for cleanup. */
 async function startServer(port) {
-  const config = path.join(tmp, 'jupyter_pictures_config.py');
-  fs.writeFileSync(
-    config,
-    [
-      '# scripts/readme-pictures: token-less, on 127.0.0.1, in a temp root. Never use it for anything else.',
-      'c.ServerApp.ip = "127.0.0.1"',
-      `c.ServerApp.port = ${port}`,
-      'c.ServerApp.port_retries = 0',
-      'c.ServerApp.open_browser = False',
-      `c.ServerApp.root_dir = ${JSON.stringify(serverRoot)}`,
-      'c.IdentityProvider.token = ""',
-      'c.ServerApp.password = ""',
-      'c.ServerApp.disable_check_xsrf = True',
-      'c.LabApp.expose_app_in_browser = True',
-      `c.LabApp.workspaces_dir = ${JSON.stringify(path.join(tmp, 'lab-workspaces'))}`,
-      `c.LabApp.user_settings_dir = ${JSON.stringify(path.join(tmp, 'lab-settings'))}`,
-      'c.ServerApp.log_level = "ERROR"',
-      '',
-    ].join('\n'),
-  );
-  // No "news?" or "update?" toast over the pictures: the user settings folder is ours.
-  const notification = path.join(tmp, 'lab-settings', '@jupyterlab', 'apputils-extension');
-  fs.mkdirSync(notification, { recursive: true });
-  fs.writeFileSync(
-    path.join(notification, 'notification.jupyterlab-settings'),
-    JSON.stringify({ fetchNews: 'false', checkForUpdates: false }),
-  );
-  const args = ['lab', '--config', config];
-  if (process.getuid?.() === 0) {
-    args.push('--allow-root');
-  }
-  let stderr = '';
-  server = spawn(path.join(VENV_BIN, 'jupyter'), args, {
-    cwd: serverRoot,
-    detached: true, // a process group of its own, killed whole on cleanup
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      ...process.env,
-      PATH: `${VENV_BIN}:${process.env.PATH}`,
-      JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
-      JUPYTERLAB_WORKSPACES_DIR: path.join(tmp, 'lab-workspaces'),
-      JUPYTERLAB_SETTINGS_DIR: path.join(tmp, 'lab-settings'),
-    },
-  });
-  server.stderr.on('data', d => {
-    stderr = (stderr + d).slice(-4000);
-  });
-  const url = `http://127.0.0.1:${port}/lab`;
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) {
-      throw new Error(`jupyter lab exited with ${server.exitCode}:\n${stderr}`);
-    }
-    try {
-      const res = await fetch(url);
-      if (res.ok) {
-        return `http://127.0.0.1:${port}`;
-      }
-    } catch {
-      // not up yet
-    }
-    await sleep(250);
-  }
-  throw new Error(`jupyter lab did not answer on ${url} within 120 s:\n${stderr}`);
+  const { base } = await startLab({ venvBin: VENV_BIN, tmp, serverRoot, port, onSpawn: p => (server = p) });
+  return base;
 }
 
 /** Fails when something on the page says error: it must not end up in a picture. */

@@ -147,15 +147,19 @@ def default_tag(now: datetime.datetime | None = None) -> str:
     return f"{MONTHS[now.month - 1]}{now.day}"
 
 
-def branch_exists(ws: Path, tag: str) -> bool:
-    """Whether the run's branch `autoresearch/<tag>` exists in the workspace's repository."""
+def run_branches(ws: Path) -> set[str]:
+    """The tags of the workspace's run branches (`autoresearch/<tag>`), in one git call, as the
+    engine lists them (src/engine/workspace.ts freeRunTag); none where it is no repository."""
     result = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", f"refs/heads/autoresearch/{tag}"],
+        ["git", "for-each-ref", "--format=%(refname:short)", "refs/heads/autoresearch/"],
         cwd=ws,
         capture_output=True,
+        text=True,
         timeout=30,
     )
-    return result.returncode == 0
+    if result.returncode != 0:
+        return set()
+    return {line.removeprefix("autoresearch/") for line in result.stdout.splitlines() if line}
 
 
 def free_tag(ws: Path) -> str:
@@ -163,9 +167,10 @@ def free_tag(ws: Path) -> str:
     form and bound layout.json carries): today's, else the first `<today>-<n>` that neither a
     journal nor a branch holds."""
     base = default_tag()
+    branches = run_branches(ws)
     for n in range(1, LAYOUT["tags_per_day"] + 1):
         tag = base if n == 1 else LAYOUT["taken_tag_form"].replace("{base}", base).replace("{n}", str(n))
-        if not journal_path(ws, tag).exists() and not branch_exists(ws, tag):
+        if tag not in branches and not journal_path(ws, tag).exists():
             return tag
     raise RuntimeError(f"{LAYOUT['tags_per_day']} runs already have tags from {base}: name this one with --tag")
 
