@@ -66,6 +66,27 @@ describe('caching that pays', () => {
     expect(cacheHitRate(usage(0, 0))).toBeNull();
   });
 
+  it('estimates the first proposal (for --max-dollars) with its cache writes at the lifetime it will ask for', () => {
+    const proposer = new ClaudeProposer({ apiKey: 'sk-ant-test-key', python: resolvePython() });
+    const ctx = (run: RunFacts): ProposalContext => ({
+      workdir: makeWorkspace(),
+      files: { 'train.py': 'N_LAYER = 4\n' },
+      history: [],
+      program: 'Lower val_bpb.',
+      metric: 'val_bpb',
+      direction: 'lower',
+      seed: 0,
+      run,
+    });
+    const hour = proposer.estimateNextCost(ctx(RUN));
+    // 100 s, not 300: the same prompt to the character, but proposals that come sooner than a 5-minute entry expires.
+    const short = proposer.estimateNextCost(ctx({ ...RUN, budgetS: 100 }));
+    // The same prompt: 3000 output tokens, written once, read twice; the writes at $4 rather than $2.50 per MTok.
+    const prompt = (short - (3000 * 10) / 1e6) / ((2.5 + 2 * 0.1) / 1e6);
+    expect(prompt).toBeGreaterThan(2000);
+    expect(hour).toBeCloseTo((3000 * 10 + prompt * (4 + 2 * 0.1)) / 1e6, 9);
+  });
+
   it('reads the stable prompt across proposals 330 s apart, where 5-minute entries would all have expired', async () => {
     let now = Date.parse('2026-12-01T00:00:00Z');
     server = await MessagesApiServer.start({ now: () => now, minCacheTokens: 1024 });

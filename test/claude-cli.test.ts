@@ -11,7 +11,7 @@ beforeEach(async () => {
 afterEach(() => server.close());
 
 describe('autoresearch run --proposer claude', () => {
-  it('sends the effort of --effort (over program.md), states the budget, the files and what is left, and records it', async () => {
+  it("sends the effort of --effort (over program.md) or else program.md's, states the budget, the files and what is left, and records it", async () => {
     const dir = makeWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 20\neffort: low\n---\nMake val_bpb lower.\n' });
     server.enqueue({
       type: 'message',
@@ -73,6 +73,33 @@ describe('autoresearch run --proposer claude', () => {
         reasoning: 'Deeper, since the history is empty.',
         expected_delta: -0.01,
       },
+    });
+    // Without --effort, program.md's effort is sent.
+    server.enqueue({
+      type: 'message',
+      content: [
+        {
+          type: 'tool_use',
+          name: 'str_replace_based_edit_tool',
+          input: { command: 'insert', path: 'train.py', insert_line: 0, new_str: '# effort from program.md' },
+        },
+        {
+          type: 'tool_use',
+          name: 'finish_experiment',
+          input: { description: 'a comment', rationale: 'r', expected_delta: -0.005 },
+        },
+      ],
+    });
+    const fm = await cli(['run', dir, '--tag', 'f', '--max-experiments', '1', '--noise-runs', '1', '--no-pipeline'], {
+      env,
+    });
+    expect(fm.stderr).toBe('');
+    expect(fm.code).toBe(0);
+    const fmBody = server.requests.filter(q => q.path.startsWith('/v1/messages')).at(-1)!.body;
+    expect(fmBody.output_config).toEqual({ effort: 'low' });
+    expect(experiments(dir, 'f')[1]).toMatchObject({
+      description: 'a comment',
+      proposal_meta: { effort: 'low', thinking: 'adaptive, effort low' },
     });
     const offline = await cli(['run', dir, '--tag', 'o', '--proposer', 'offline', '--effort', 'low'], { env });
     expect(offline.code).toBe(1);

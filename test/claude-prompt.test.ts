@@ -4,8 +4,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ExperimentRecord } from '../src/core/journal';
+import { PRICES } from '../src/core/pricing';
 import { CHUNK, RECENT_FULL } from '../src/engine/proposers/claude-history';
 import { fixOffer, readLogTail, systemText, userContent } from '../src/engine/proposers/claude-prompt';
+import { toolDefinitions } from '../src/engine/proposers/claude-tool-defs';
 import { machineWords, runFacts } from '../src/engine/proposers/run-facts';
 import type { ProposalContext, RunFacts } from '../src/engine/proposers/types';
 import { history, record } from './helpers/records';
@@ -189,18 +191,23 @@ describe('the claude prompt', () => {
     expect(blocksOf(ctx(long.slice(0, 3)))[0].cache_control).toEqual(h1);
   });
 
-  it('remembers all of 1,400 experiments within 130k tokens, nearly all of it before the last breakpoint', () => {
+  it('remembers all of 1,400 experiments in about 119k tokens, nearly all of it before the last breakpoint', () => {
     const h = researchHistory(1400, { logDir: logs });
-    const c = ctx(h, { run: RUN, noise: NOISE });
+    // The whole request as tiny-cpu's run sends it: the tools, the system block, its train.py and the history.
+    const train = fs.readFileSync(path.join(TEMPLATE, 'train.py'), 'utf8');
+    const c = ctx(h, { run: RUN, noise: NOISE, files: { 'train.py': train } });
     const blocks = blocksOf(c);
-    const text = textOf(c);
+    const text = JSON.stringify(toolDefinitions()) + textOf(c);
     for (const r of h) expect(text).toContain(`#${r.n} ${r.status} `);
     const descriptions = new Set(h.map(r => r.description.slice(0, 60)));
     for (const d of descriptions) expect(text).toContain(d);
-    // ≈ 4 characters a token: the figure the README states (claude-sonnet-5-5's context is 1M tokens).
+    // ≈ 4 characters a token: about 119k, the figure the README states (within 5%), about 80 a line;
+    // an eighth of claude-sonnet-5-5's 1M-token context, and about $0.012 a turn read from its cache.
     const tokens = text.length / 4;
-    expect(tokens).toBeLessThan(130_000);
-    expect(tokens).toBeGreaterThan(80_000);
+    expect(tokens).toBeGreaterThan(113_000);
+    expect(tokens).toBeLessThan(125_000);
+    expect(PRICES['claude-sonnet-5-5'].cache_read).toBe(0.1);
+    expect((tokens * PRICES['claude-sonnet-5-5'].cache_read) / 1e6).toBeLessThan(0.0125);
     // What is re-sent uncached each proposal: the chunk still filling and the moving part.
     expect(blocks.at(-1)!.text.length / 4).toBeLessThan(5000);
     expect(blocks.at(-1)!.text.length / text.length).toBeLessThan(0.05);

@@ -172,6 +172,54 @@ describe('the claude protocol', () => {
     expect(first.message).toBe('400 invalid_request_error: effort: unsupported');
   });
 
+  it('records what a billed proposal cost when a later request is refused for any reason, then the next first turn ends the run', async () => {
+    // A key revoked mid-run: the turn already answered was billed, so the proposal is abandoned (and
+    // recorded with its cost) rather than lost with the run; the next proposal's first turn ends the run.
+    const revoked = {
+      type: 'error' as const,
+      status: 401,
+      error_type: 'authentication_error',
+      message: 'invalid x-api-key',
+    };
+    server.enqueue({ ...turn(edit({ command: 'view', path: 'train.py' })), usage: usage(1000, 50) }, revoked, revoked);
+    const loop = new Loop({
+      dir,
+      tag: 'r401',
+      proposer: proposer(),
+      executor: new SubprocessExecutor(1),
+      python: resolvePython(),
+      signal: new AbortController().signal,
+      pipeline: false,
+    });
+    await expect(loop.run()).rejects.toThrow(
+      /^the claude proposer failed: 401 authentication_error: invalid x-api-key$/,
+    );
+    const exps = journal(dir, 'r401').filter(r => r.type === 'experiment');
+    expect(exps.map(e => (e.type === 'experiment' ? [e.status, e.reason, e.cost_usd] : []))).toEqual([
+      ['keep', expect.anything(), 0],
+      [
+        'rejected',
+        'proposal abandoned: turn 2 was refused: 401 authentication_error: invalid x-api-key',
+        costOf(DEFAULT_MODEL, usage(1000, 50)),
+      ],
+    ]);
+    expect(journal(dir, 'r401').at(-1)).toMatchObject({ type: 'run_end', reason: 'error' });
+    expect(requests()).toHaveLength(3);
+
+    // A first turn whose stream was cut (billed) and whose retry is refused: abandoned too, with the cut stream's tokens.
+    server.enqueue(
+      { type: 'truncated', content: [replace('N_LAYER = 4', 'N_LAYER = 6')], after_events: 2 },
+      { type: 'error', status: 400, error_type: 'invalid_request_error', message: 'bad' },
+    );
+    const err = await proposer()
+      .propose(ctx())
+      .catch(e => e);
+    expect(err).toBeInstanceOf(ProposalAbandoned);
+    expect(err.message).toBe('proposal abandoned: turn 1 was refused: 400 invalid_request_error: bad');
+    expect(err.usage.cache_creation_input_tokens).toBeGreaterThan(1000);
+    expect(err.cost_usd).toBeCloseTo(costOf(DEFAULT_MODEL, err.usage), 12);
+  });
+
   it('stops the run after 5 abandoned proposals in a row, saying why, without asking a sixth time', async () => {
     for (let i = 0; i < MAX_ABANDONED_IN_A_ROW * 3; i++) server.enqueue(turn(replace('no such text', 'x')));
     const loop = new Loop({

@@ -23,6 +23,22 @@ describe('pricing', () => {
     );
   });
 
+  it('writes the 5-minute cache at 1.25 × input and the 1-hour cache at 2 × input, in every row and tier', () => {
+    const rows = Object.entries(PRICES).flatMap(([id, p]) => [
+      [id, p] as const,
+      ...(p.long_prompt ? [[`${id} (long prompt)`, p.long_prompt] as const] : []),
+    ]);
+    for (const [id, p] of rows) expect(p.cache_write, id).toBeCloseTo(1.25 * p.input, 10);
+    for (const [model, p] of Object.entries(PRICES)) {
+      // 10k tokens: under Haiku 5.5's long-prompt threshold.
+      const hour = { ...usage(0, 0, 10_000), cache_creation_1h_input_tokens: 10_000 };
+      expect(costOf(model, hour), model).toBeCloseTo((10_000 * 2 * p.input) / 1e6, 12);
+      // The 1-hour part is never counted twice, nor more than the writes.
+      const odd = { ...usage(0, 0, 10_000), cache_creation_1h_input_tokens: 30_000 };
+      expect(costOf(model, odd), model).toBeCloseTo((10_000 * 2 * p.input) / 1e6, 12);
+    }
+  });
+
   it('has a price for the default model', () => {
     expect(PRICES[DEFAULT_MODEL]).toBeDefined();
   });

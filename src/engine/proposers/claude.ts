@@ -28,6 +28,9 @@ import { ProposalAbandoned, type Proposal, type ProposalContext, type Proposer }
 
 export { isTransient } from './claude-request';
 export { MAX_ABANDONED_IN_A_ROW } from './claude-turns';
+/** Whether a usage holds any billed token. */
+const billed = (u: Usage) =>
+  u.input_tokens + u.output_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens > 0;
 /** The model's reasoning kept per proposal, in characters (the journal holds every proposal's). */
 const MAX_REASONING_CHARS = 20_000;
 
@@ -140,7 +143,8 @@ export class ClaudeProposer implements Proposer {
     const chars =
       systemText(ctx).length + userContent(ctx, { fix: null, logTail: null }).reduce((n, b) => n + b.text.length, 0);
     const prompt = Math.ceil(chars / 4) + 2000;
-    // A typical proposal: the prompt written to the cache once, read back on two more turns, ~1k output tokens a turn.
+    // A typical proposal: the prompt written to the cache once (at the 1-hour rate when that is the
+    // lifetime chosen), read back on two more turns, ~1k output tokens a turn.
     return costOf(
       this.model,
       {
@@ -148,6 +152,7 @@ export class ClaudeProposer implements Proposer {
         output_tokens: 3000,
         cache_creation_input_tokens: prompt,
         cache_read_input_tokens: 2 * prompt,
+        ...(stableTtl(ctx) === '1h' ? { cache_creation_1h_input_tokens: prompt } : {}),
       },
       this.opts.prices,
     );
@@ -220,9 +225,11 @@ export class ClaudeProposer implements Proposer {
             account,
           );
         } catch (e) {
-          // Refused after the first turn: the conversation is at fault (a block the model produced), not
-          // the run; a refused first turn is the engine's prompt or settings, and ends the run.
-          if (e instanceof RequestRefused && e.status === 400 && turns > 0)
+          // A 400 after the first turn: the conversation is at fault (a block the model produced), not
+          // the run; a refused first turn is the engine's prompt or settings, and ends the run. Any other
+          // refusal once this proposal was billed (a key revoked, a model withdrawn mid-run) also abandons
+          // it, so that what it cost is in the ledger; the next proposal's first turn then ends the run.
+          if (e instanceof RequestRefused && (turns > 0 || billed(usage)))
             throw abandon(`turn ${turns + 1} was refused: ${e.message}`);
           throw e;
         }
