@@ -5,9 +5,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../src/core/journal';
+import { costOf } from '../src/core/pricing';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Loop } from '../src/engine/loop';
-import { ClaudeProposer } from '../src/engine/proposers/claude';
+import { ClaudeProposer, DEFAULT_MODEL } from '../src/engine/proposers/claude';
 import { resolvePython } from '../src/engine/python';
 import { experiments, git, journal, makeWorkspace } from './helpers/workspace';
 import { MessagesApiServer, type RecordedRequest, type Turn } from './stand-ins/messages-api';
@@ -74,7 +75,7 @@ function model(lineFor: (k: number) => string, next: (current: number) => number
   };
 }
 
-async function run(handler: (req: RecordedRequest) => Turn, pipeline: boolean, experimentsToRun: number) {
+async function setUp(handler: (req: RecordedRequest) => Turn, pipeline: boolean, experimentsToRun: number) {
   server = await MessagesApiServer.start({ latencyMs: LATENCY_MS, handler });
   const dir = makeWorkspace({ train: TRAIN });
   const proposer = new ClaudeProposer({
@@ -93,8 +94,25 @@ async function run(handler: (req: RecordedRequest) => Turn, pipeline: boolean, e
     pipeline,
     signal: new AbortController().signal,
   });
+  return { dir, loop };
+}
+
+async function run(handler: (req: RecordedRequest) => Turn, pipeline: boolean, experimentsToRun: number) {
+  const { dir, loop } = await setUp(handler, pipeline, experimentsToRun);
   await loop.run();
   return { dir, exps: experiments(dir, 't1') };
+}
+
+const USAGE = { input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+
+/** The model of the conflict test for its first two requests (the draft that runs, the one that conflicts), then `after`. */
+function conflictThen(after: (k: number) => Turn) {
+  const first = model(
+    () => 'V1',
+    cur => cur + 1,
+  );
+  let k = 0;
+  return (req: RecordedRequest): Turn => (++k <= 2 ? first(req) : after(k));
 }
 
 /** When the model was asked for each proposal, in order (Date.now() as the request arrived). */
@@ -181,4 +199,59 @@ describe('pipelining', () => {
     for (const e of exps.slice(2)) expect(e.usage.input_tokens).toBe(2000);
     expect(exps[1].usage.input_tokens).toBe(1000);
   });
+
+  it(
+    'charges the conflicting draft to the fresh proposal when that one is abandoned',
+    { timeout: 40_000 },
+    async () => {
+      // Draft 2 conflicts with the kept #1; the fresh proposal then fails three edits and is abandoned.
+      const failedEdit = (): Turn => ({
+        type: 'message',
+        content: [
+          {
+            type: 'tool_use',
+            name: 'str_replace_based_edit_tool',
+            input: { command: 'str_replace', path: 'train.py', old_str: 'no such text', new_str: 'x' },
+          },
+        ],
+        usage: USAGE,
+      });
+      const { exps } = await run(conflictThen(failedEdit), true, 2);
+      expect(exps.map(e => [e.status, e.description])).toEqual([
+        ['keep', 'baseline'],
+        ['keep', 'V1 0 → 1'],
+        ['rejected', 'proposal abandoned'],
+      ]);
+      expect(exps[2].reason).toMatch(/^proposal abandoned: 3 failed edits/);
+      // The three fresh requests and the wasted draft.
+      expect(exps[2].usage.input_tokens).toBe(4000);
+      expect(exps[2].cost_usd).toBeCloseTo(4 * costOf(DEFAULT_MODEL, USAGE), 12);
+      expect(askedAt()).toHaveLength(5);
+    },
+  );
+
+  it(
+    'records the conflicting draft with its cost when the fresh proposal ends the run',
+    { timeout: 40_000 },
+    async () => {
+      const refused = (): Turn => ({
+        type: 'error',
+        status: 400,
+        error_type: 'invalid_request_error',
+        message: 'effort: unsupported',
+      });
+      const { dir, loop } = await setUp(conflictThen(refused), true, 2);
+      const why = 'the claude proposer failed: 400 invalid_request_error: effort: unsupported';
+      await expect(loop.run()).rejects.toThrow(why);
+      const exps = experiments(dir, 't1');
+      expect(exps.map(e => [e.status, e.description, e.commit, e.usage.input_tokens])).toEqual([
+        ['keep', 'baseline', expect.any(String), 0],
+        ['keep', 'V1 0 → 1', expect.any(String), 1000],
+        ['interrupted', 'V1 0 → 1', null, 1000],
+      ]);
+      expect(exps[2].reason).toBe(why);
+      expect(exps[2].cost_usd).toBeCloseTo(costOf(DEFAULT_MODEL, USAGE), 12);
+      expect(journal(dir, 't1').at(-1)).toMatchObject({ type: 'run_end', reason: 'error', message: why });
+    },
+  );
 });

@@ -1,9 +1,10 @@
 /**
  * Journal records the loop writes on its own (an experiment left in flight, a
- * proposal given up), and what it reads back from a journal: the best so far
- * and the experiments a dead engine left in flight. Shared by one worker and several.
+ * proposal given up, a proposal paid for that never ran), and what it reads back
+ * from a journal: the best so far and the experiments a dead engine left in
+ * flight. Shared by one worker and several.
  */
-import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunEndRecord } from '../core/journal';
+import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunEndRecord, Usage } from '../core/journal';
 import { bestEstimate, type Measurements } from '../core/measurements';
 import { inFlightStarts } from '../core/run-state';
 import type { ProposalAbandoned } from './proposers/types';
@@ -99,6 +100,69 @@ export function abandonedRecord(
     usage: e.usage,
     cost_usd: e.cost_usd,
     ...(e.meta !== undefined ? { proposal_meta: e.meta } : {}),
+  };
+}
+
+/** What a proposal that never ran had cost, and what it was if it got that far (a finished one's description). */
+export interface Unrun {
+  usage: Usage;
+  cost_usd: number;
+  meta?: unknown;
+  description?: string;
+  rationale?: string;
+}
+
+/** Whether a proposal was billed anything. */
+export function billed(spent: Pick<Unrun, 'usage' | 'cost_usd'>): boolean {
+  const u = spent.usage;
+  return (
+    spent.cost_usd > 0 ||
+    u.input_tokens + u.output_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens > 0
+  );
+}
+
+/**
+ * A proposal paid for that never ran: the run stopped (or failed) while it was made, or ended
+ * before a finished draft could run. Interrupted and never committed, like an experiment stopped
+ * before its commit; it carries its usage and cost_usd so that the ledger (state.json's cost_usd,
+ * --max-dollars) counts every billed token. It closes nothing in flight: a resume goes on after it.
+ */
+export function unrunRecord(
+  n: number,
+  parentCommit: string,
+  best: Best | null,
+  spent: Unrun,
+  proposer: string,
+  proposeS: number,
+  reason: string,
+): ExperimentRecord {
+  return {
+    type: 'experiment',
+    ts: new Date().toISOString(),
+    n,
+    parent_commit: parentCommit,
+    commit: null,
+    description: spent.description ?? 'proposal interrupted',
+    rationale: spent.rationale ?? '',
+    diff: '',
+    lines_added: 0,
+    lines_removed: 0,
+    summary: {},
+    metric: null,
+    best_before: best?.metric ?? null,
+    delta: null,
+    status: 'interrupted',
+    reason,
+    memory_gb: 0,
+    timings: { propose_s: proposeS, run_s: 0, total_s: proposeS },
+    exit_code: null,
+    signal: null,
+    log_path: null,
+    log_truncated: false,
+    proposer,
+    usage: { ...spent.usage },
+    cost_usd: spent.cost_usd,
+    ...(spent.meta !== undefined ? { proposal_meta: spent.meta } : {}),
   };
 }
 

@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { budgetWarning } from '../core/budget-check';
 import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
-import { experimentsOf } from '../core/journal';
+import { experimentsOf, ZERO_USAGE } from '../core/journal';
 import { noiseRuleOf } from '../core/noise';
 import { sandboxOf } from '../core/sandbox';
 import { readEngineInfo, setRunningGroup, setRunningKernel } from './engine-lock';
@@ -27,9 +27,18 @@ import { Repo } from './git';
 import type { JournalStore } from './journal-store';
 import type { EmitLoopEvent, LaneEvents, LoopEvents } from './loop-events';
 import { Ledger, noiseFacts } from './ledger';
-import { abandonedRecord, bestOf, interruptedRecord, stopReason, type Best } from './loop-records';
+import {
+  abandonedRecord,
+  bestOf,
+  billed,
+  interruptedRecord,
+  stopReason,
+  unrunRecord,
+  type Best,
+  type Unrun,
+} from './loop-records';
 import { EventCount, Mutex } from './mutex';
-import { ProposalSource } from './pipeline';
+import { ProposalFailed, ProposalSource } from './pipeline';
 import {
   ProposalAbandoned,
   type InFlight,
@@ -96,6 +105,22 @@ interface Job {
   files: Record<string, string>;
   proposeSeconds: number;
   resume?: Continuation;
+}
+
+/** What an abandoned (or stopped) proposal had cost, for its record. */
+function spentOf(e: ProposalAbandoned): Unrun {
+  return { usage: e.usage, cost_usd: e.cost_usd, meta: e.meta };
+}
+
+/** A finished proposal that never ran, for its record. */
+function unrunOf(p: Proposal): Unrun {
+  return {
+    usage: p.usage ?? ZERO_USAGE,
+    cost_usd: p.cost_usd ?? 0,
+    meta: p.meta,
+    description: p.description,
+    rationale: p.rationale,
+  };
 }
 
 /** Runs the loop until a stop condition; writes and returns the run_end record. */
@@ -177,12 +202,13 @@ class Pool {
       await this.guard(lanes[0], () => this.baseline(lanes[0]));
       await Promise.all(lanes.map(l => this.guard(l, () => this.loop(l))));
     } finally {
-      this.source.discard();
+      // A draft the run ends without using was paid for: its cost goes in the journal before run_end.
+      await this.recordDiscardedDraft(lanes[0]).catch(() => undefined);
       // No mode switch is journaled after the run's end.
       this.review?.close();
       if (this.several) await removeWorktrees(this.main, root).catch(() => undefined);
     }
-    const reason = this.fatal ? 'error' : (this.stopped?.reason ?? stopReason(this.o.signal));
+    const reason = this.endReason();
     const record: RunEndRecord = {
       type: 'run_end',
       ts: new Date().toISOString(),
@@ -196,6 +222,51 @@ class Pool {
       throw new UserError(this.fatal);
     }
     return record;
+  }
+
+  private endReason(): RunEndRecord['reason'] {
+    return this.fatal ? 'error' : (this.stopped?.reason ?? stopReason(this.o.signal));
+  }
+
+  /**
+   * The draft the run ends without (stopped while an experiment trained, or the run is over): a
+   * finished one, or one the stop cut short, is recorded as interrupted with what it cost; one
+   * abandoned before the end, as the loop would have recorded it (rejected).
+   */
+  private async recordDiscardedDraft(lane: Lane): Promise<void> {
+    const d = await this.source.discard();
+    if (!d) return;
+    const { proposer } = this.o;
+    const e = d.outcome;
+    if (e instanceof ProposalAbandoned && d.settled && this.best && billed(e)) {
+      this.proposed++;
+      this.record(abandonedRecord(this.next++, this.best, e, proposer.name, d.proposeSeconds));
+      return;
+    }
+    const drafted = d.running !== undefined ? `drafted while #${d.running} trained; ` : '';
+    const why = !(e instanceof ProposalAbandoned) ? 'not run' : d.settled ? e.message : 'stopped while proposing';
+    const spent = e instanceof ProposalAbandoned ? spentOf(e) : unrunOf(e);
+    this.recordUnrun(
+      lane,
+      d.baseCommit,
+      spent,
+      d.proposeSeconds,
+      `${drafted}${why}: the run ended (${this.endReason()})`,
+    );
+  }
+
+  /** Journals a proposal that was paid for and never ran (interrupted), if it was billed anything. */
+  private recordUnrun(lane: Lane, parentCommit: string, spent: Unrun, proposeS: number, reason: string): void {
+    if (!billed(spent)) return;
+    const record = unrunRecord(this.next++, parentCommit, this.best, spent, this.o.proposer.name, proposeS, reason);
+    if (this.several) record.worker = lane.k;
+    this.proposed++;
+    this.record(record);
+  }
+
+  /** Why a proposal in flight was cut short: the user's stop, or another worker's failure. */
+  private stoppedWhileProposing(): string {
+    return this.fatal ? `the run stopped while proposing: ${this.fatal}` : 'stopped by the user while proposing';
   }
 
   /** The best as it stands: the last keep to land, its metric the mean of all its runs. */
@@ -379,7 +450,19 @@ class Pool {
     try {
       proposal = (await this.source.next(ctx, best.commit)).proposal;
     } catch (e) {
-      if (this.signal.aborted) return 'stop';
+      // What was billed for it, when the error says (a proposal abandoned or stopped mid-way, a draft wasted).
+      const spent: Unrun | null =
+        e instanceof ProposalAbandoned
+          ? spentOf(e)
+          : e instanceof ProposalFailed
+            ? { ...unrunOf(e.draft), usage: e.usage, cost_usd: e.cost_usd }
+            : null;
+      const proposeS = (Date.now() - started) / 1000;
+      if (this.signal.aborted) {
+        // Stopped while proposing: what the proposal had cost is recorded (interrupted), and the run ends.
+        if (spent) this.recordUnrun(lane, best.commit, spent, proposeS, this.stoppedWhileProposing());
+        return 'stop';
+      }
       if (e instanceof ProposalAbandoned) {
         // The model gave up (too many turns or failed edits): record what it cost and try again.
         const record = abandonedRecord(this.next++, best, e, proposer.name, (Date.now() - started) / 1000);
@@ -388,10 +471,25 @@ class Pool {
         this.record(record);
         return 'retry';
       }
-      this.fail(`the ${proposer.name} proposer failed: ${(e as Error).message}`);
+      const message = `the ${proposer.name} proposer failed: ${(e as Error).message}`;
+      // A draft paid for and then wasted (the proposal made in its place failed): its cost stays in the ledger.
+      if (spent) this.recordUnrun(lane, best.commit, spent, proposeS, message);
+      this.fail(message);
       return 'stop';
     }
-    if (this.signal.aborted) return 'stop';
+    if (this.signal.aborted) {
+      // It came back as the run was stopped: never run, but paid for.
+      if (proposal) {
+        this.recordUnrun(
+          lane,
+          best.commit,
+          unrunOf(proposal),
+          (Date.now() - started) / 1000,
+          this.stoppedWhileProposing(),
+        );
+      }
+      return 'stop';
+    }
     if (proposal === null) {
       if (this.inFlight.size === 0) {
         this.stopped = { reason: 'exhausted', message: `the ${proposer.name} proposer has nothing left to try` };

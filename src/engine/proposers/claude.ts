@@ -225,6 +225,9 @@ export class ClaudeProposer implements Proposer {
             account,
           );
         } catch (e) {
+          // Stopped mid-way (the run ends, a draft is discarded): what was billed so far goes back to the
+          // loop as an abandonment, which it records as interrupted, so that the ledger has it.
+          if (ctx.signal?.aborted && billed(usage)) throw abandon('the run stopped');
           // A 400 after the first turn: the conversation is at fault (a block the model produced), not
           // the run; a refused first turn is the engine's prompt or settings, and ends the run. Any other
           // refusal once this proposal was billed (a key revoked, a model withdrawn mid-run) also abandons
