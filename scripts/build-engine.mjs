@@ -90,7 +90,13 @@ if (result.errors.length === 0) {
     );
     // With the state of a run whose journal is still empty, so the server never spells state.json's keys out itself.
     const emptyState = (await coreModule('src/core/run-state.ts')).deriveRunState([], 0, '');
-    const shared = { ...(await coreModule('src/core/layout.ts')).layout(), empty_state: emptyState };
+    // And the fields of an experiment the event stream's light replay keeps (src/core/light-record.ts).
+    const light = (await coreModule('src/core/light-record.ts')).LIGHT_EXPERIMENT_FIELDS;
+    const shared = {
+      ...(await coreModule('src/core/layout.ts')).layout(),
+      empty_state: emptyState,
+      light_experiment_fields: light,
+    };
     writeFileSync(layoutFile, JSON.stringify(shared, null, 2) + '\n');
     // The journal's and state.json's JSON Schemas, from their zod schemas: what the Python side validates against.
     for (const [name, schema] of Object.entries((await coreModule('src/core/json-schemas.ts')).jsonSchemas())) {

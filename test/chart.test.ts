@@ -8,12 +8,16 @@ import {
   chartRuns,
   chartTheme,
   COLORS,
+  BINS,
   LABELLED_KEEPS,
+  MAX_KEEP_POINTS,
+  MAX_POINTS,
   numberDomain,
   progressChart,
   RING,
   shortLabel,
   THEME_VARS,
+  thinRows,
   valueDomain,
   VEGALITE_MIME,
   type ChartTheme,
@@ -521,3 +525,111 @@ describe('the chart of a noise-aware run (repeated runs, verdicts)', () => {
     expect(opened).toBe(closed);
   });
 });
+
+/** A long run of `count` experiments: a keep every 20th (each 0.0001 better), a crash every 13th, the rest discards. */
+function longRun(count: number): ExperimentRecord[] {
+  let best = 1.2;
+  return Array.from({ length: count }, (_, n) => {
+    if (n % 20 === 0) {
+      best -= 0.0001;
+      return record(n, { status: 'keep', metric: best, description: `keep ${n}` });
+    }
+    if (n % 13 === 0) {
+      return record(n, { status: 'crash', description: `crash ${n}` });
+    }
+    return record(n, { status: 'discard', metric: best + 0.001 + (n % 7) * 0.001, description: `discard ${n}` });
+  });
+}
+
+describe('the chart of a long run (more than MAX_POINTS points)', () => {
+  const opts: ChartOptions = { metric: 'val_bpb', direction: 'lower', theme: THEME, width: 900 };
+
+  it('a run of MAX_POINTS points is drawn point by point', () => {
+    const rows = chartRows(longRun(MAX_POINTS));
+    expect(thinRows(rows, 'lower')).toEqual(rows);
+    expect((progressChart(longRun(MAX_POINTS), opts).data as { values: unknown[] }).values).toHaveLength(MAX_POINTS);
+  });
+
+  it('keeps every keep and bins the discards and crashes: counted once each, nearest and farthest miss', () => {
+    const rows = chartRows(longRun(10_000));
+    for (const direction of ['lower', 'higher'] as const) {
+      const thin = thinRows(rows, direction);
+      // Every keep is still a row of the best line (500 keeps: more than MAX_KEEP_POINTS, so their
+      // points are binned but for the labelled ones).
+      expect(thin.filter(r => r.status === 'keep' && r.count === undefined).map(r => [r.n, r.best])).toEqual(
+        rows.filter(r => r.status === 'keep').map(r => [r.n, r.best]),
+      );
+      const pointed = thin.filter(r => r.status === 'keep' && r.count === undefined && !r.hidden);
+      expect(pointed.map(r => r.n)).toEqual(rows.filter(r => r.label !== null).map(r => r.n));
+      const bins = thin.filter(r => r.count !== undefined);
+      expect(bins.filter(r => r.status === 'keep').reduce((sum, r) => sum + (r.count ?? 0), 0) + pointed.length).toBe(
+        rows.filter(r => r.status === 'keep').length,
+      );
+      for (const status of ['discard', 'crash'] as const) {
+        const mine = bins.filter(r => r.status === status);
+        expect(mine.length).toBeLessThanOrEqual(BINS);
+        expect(mine.reduce((sum, r) => sum + (r.count ?? 0), 0)).toBe(rows.filter(r => r.status === status).length);
+      }
+      // One bin, checked against the rows it stands for.
+      const bin = bins.find(r => r.status === 'discard' && r.count! > 10)!;
+      const [lo, hi] = bin.range!.split('–').map(t => Number(t.replace('#', '')));
+      const members = rows.filter(r => r.status === 'discard' && r.n >= lo && r.n <= hi);
+      expect(members).toHaveLength(bin.count!);
+      const values = members.map(r => r.value!);
+      const [near, far] = direction === 'lower' ? [Math.min, Math.max] : [Math.max, Math.min];
+      expect(bin.value).toBe(near(...values));
+      expect(bin.value_far).toBe(far(...values));
+      expect(bin.description).toBe(`${bin.count} discarded, ${bin.range}`);
+      // The best line still reaches the last experiment (#9999, a discard), which draws no point of its own.
+      const end = thin.at(-1)!;
+      expect(end).toMatchObject({ n: 9999, hidden: true, best: rows.at(-1)!.best });
+    }
+  });
+
+  it('with MAX_KEEP_POINTS keeps or fewer, every keep keeps its own point', () => {
+    const rows = thinRows(chartRows(longRun(4000)), 'lower');
+    const keeps = rows.filter(r => r.status === 'keep');
+    expect(keeps).toHaveLength(200);
+    expect(keeps.every(r => !r.hidden && r.count === undefined)).toBe(true);
+    expect(rows.some(r => r.status === 'discard' && r.count !== undefined)).toBe(true);
+  });
+
+  it('10,000 experiments: a few thousand marks, the axes of the whole run, no warning', async () => {
+    const records = longRun(10_000);
+    const spec = progressChart(records, opts);
+    const values = (spec.data as { values: unknown[] }).values;
+    expect(values.length).toBeLessThan(500 + 4 * BINS);
+    const { view, marks, warnings } = await render(spec);
+    expect(warnings).toEqual([]);
+    expect(view.scale('x').domain()).toEqual([-0.5, 9999.5]);
+    expect(view.scale('y').domain()).toEqual(valueDomain(chartRows(records), []));
+    // The labelled keeps and a point per bin of the others.
+    expect(layerItems(marks, 'keeps').length).toBeGreaterThan(MAX_KEEP_POINTS / 2);
+    expect(layerItems(marks, 'keeps').length).toBeLessThanOrEqual(BINS + LABELLED_KEEPS + 1);
+    expect(layerItems(marks, 'discard spread').length).toBeGreaterThan(BINS / 2);
+    // A line or an area is one path however many points it has.
+    const drawn = marks
+      .filter(m => m.role === 'mark')
+      .reduce((sum, m) => sum + (['line', 'area'].includes(m.marktype) ? 1 : m.items.length), 0);
+    expect(drawn).toBeLessThan(5 * BINS);
+    view.finalize();
+  });
+
+  it('bins only what the filter shows; the best line stays the run’s', () => {
+    const records = longRun(10_000);
+    const crashes = new Set(records.filter(r => r.status === 'crash').map(r => r.n));
+    const spec = progressChart(records, { ...opts, shown: crashes });
+    const rows = (spec.data as { values: ChartRowLike[] }).values;
+    expect(rows.some(r => r.status === 'discard' && !r.hidden)).toBe(false);
+    expect(rows.filter(r => r.status === 'crash').reduce((sum, r) => sum + (r.count ?? 0), 0)).toBe(crashes.size);
+    expect(rows.filter(r => r.status === 'keep').every(r => r.hidden)).toBe(true);
+    expect((spec.layer as Layer[]).map(l => l.name)).toEqual(['best', 'keeps', 'crashes']);
+  });
+});
+
+interface ChartRowLike {
+  n: number;
+  status: string;
+  count?: number;
+  hidden?: boolean;
+}

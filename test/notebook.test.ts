@@ -22,8 +22,11 @@ describe('buildNotebook summary', () => {
     );
     expect(text).toMatch(/ · σ 0\.00\d\d \(6 df\) · /);
     expect(text).toContain(
-      'trust: 6 of 11 runs on measurement and confirmation (2 noise, 3 confirmation, 1 re-measuring the best); 0.6 accelerator-min and $0.0028 per 0.001 gained (offline: no gain yet; claude: 0.4 accelerator-min and $0.0022 per 0.001 gained).',
+      'trust: 6 of 11 runs on measurement and confirmation (2 noise, 3 confirmation, 1 re-measuring the best); 0.6 accelerator-min and \\$0.0028 per 0.001 gained (offline: no gain yet; claude: 0.4 accelerator-min and \\$0.0022 per 0.001 gained).',
     );
+    // Every `$` escaped: two in a cell are a formula to JupyterLab's markdown (MathJax).
+    expect(text).not.toMatch(/(^|[^\\])\$/);
+    expect(text).toContain('and \\$0.0028');
     // Still one line of figures after the heading, then the order the experiments come in.
     expect(text.split('\n').filter(Boolean)).toHaveLength(3);
     expect(text.split('\n').filter(Boolean)[2]).toBe('The experiments below are in the order they ran, #0 first.');
@@ -48,7 +51,7 @@ describe('buildNotebook summary', () => {
       record(1, { status: 'keep', metric: 0.99, cost_usd: 0.5 }),
     ];
     expect(summaryOf(old)).toBe(
-      '## Run `t` on branch `autoresearch/t`\n\n2 experiments (2 keep) · best val_bpb 0.990000 (#1, `bbbbbbb`, from 1.000000 at the baseline; lower is better) · proposals cost $0.5000.\n\n' +
+      '## Run `t` on branch `autoresearch/t`\n\n2 experiments (2 keep) · best val_bpb 0.990000 (#1, `bbbbbbb`, from 1.000000 at the baseline; lower is better) · proposals cost \\$0.5000.\n\n' +
         'The experiments below are in the order they ran, #0 first.\n',
     );
   });

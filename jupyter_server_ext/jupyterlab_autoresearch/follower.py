@@ -11,12 +11,14 @@ before it. Records themselves are only validated and counted here.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .journal import JournalError, JournalLines
 from .schema_check import SchemaMissing
+from .workspaces import LAYOUT
 
 # How much of a log already written a new subscriber gets: enough to show, bounded for a flood.
 LOG_BACKLOG = 64 * 1024
@@ -52,6 +54,45 @@ class Liveness:
     pid: int | None
     stopping: bool
     engine_tag: str | None  # the run an engine works on in this workspace, this one or another
+
+
+# What a light replay keeps of a finished experiment's record (src/core/light-record.ts, written
+# into layout.json by the build): what the panel's list, chart, filter and notices read. The rest
+# (diff, summary, usage, timings, the proposal's reasoning…) only its rendered output shows, and
+# the panel fetches it whole (GET experiments?n=) when it renders one.
+LIGHT: tuple[str, ...] = tuple(LAYOUT["light_experiment_fields"])
+
+
+def lighten(record: dict) -> dict:
+    """A record as a light replay sends it: an experiment with its LIGHT fields (and `light: true`),
+    an experiment's start as its number alone (the panel takes what is in flight from state.json),
+    anything else whole."""
+    kind = record["type"]
+    if kind == "experiment":
+        return {**{k: record[k] for k in LIGHT if k in record}, "light": True}
+    if kind == "experiment_start":
+        return {"type": kind, "n": record["n"]}
+    return record
+
+
+class RecordsMessage(dict):
+    """A `records` message, {type, start, records}, that also holds each record's journal line as
+    read: `text()` is its JSON built from those lines, which are valid JSON already (validated
+    when read), instead of encoding ten thousand records again for every subscriber's replay."""
+
+    def __init__(self, start: int, records: list[dict], raw: list[bytes] | None):
+        super().__init__(type="records", start=start, records=records)
+        self.raw = raw if raw is not None and len(raw) == len(records) else None
+
+    def text(self) -> str:
+        if self.raw is not None:
+            try:
+                lines = b",".join(self.raw).decode()
+            except UnicodeDecodeError:
+                pass  # a line json.loads read in another encoding: encoded afresh
+            else:
+                return f'{{"type": "records", "start": {self["start"]}, "records": [{lines}]}}'
+        return json.dumps(self)
 
 
 class RunFollower:
@@ -96,11 +137,11 @@ class RunFollower:
     def journal(self, data: bytes, log: LogBytes | None = None) -> list[dict]:
         """New journal bytes (whole lines). `log` is what the log wanted held when read after the
         journal: a record that ends that log comes after its last lines, which go out first."""
-        out: list[dict] = []
         if self.broken:
-            return out
+            return []
+        raw: list[bytes] = []
         try:
-            records = self.lines.feed(data)
+            records = self.lines.feed(data, raw)
         except JournalError as err:
             # Said once, after the good records before it; the stream stays open so the client
             # can show it, but reads stop.
@@ -112,15 +153,31 @@ class RunFollower:
             records, error = [], err.message
         else:
             error = None
-        batch: list[dict] = []
-        for record in records:
+        return self._take(records, raw, log, error)
+
+    def replay(self, records: list[dict], raw: list[bytes], lines: int, light: bool = False) -> list[dict]:
+        """The journal's first `lines` lines as the records already read and validated from them,
+        with those lines (the server's cached reading of the file): taken as if fed; the bytes fed
+        next follow them. `light`: each record lightened (a long run's replay is a fifth the bytes)."""
+        if light:
+            records, raw = [lighten(r) for r in records], []
+        out = [] if self.broken else self._take(records, raw, None, None)
+        self.lines.lines = lines
+        return out
+
+    def _take(self, records: list[dict], raw: list[bytes], log: LogBytes | None, error: str | None) -> list[dict]:
+        """Records read, with their lines (then the error that stopped the reading, if one did), as messages."""
+        out: list[dict] = []
+        batch: list[tuple[dict, bytes | None]] = []
+        lines = raw if len(raw) == len(records) else [None] * len(records)
+        for record, line in zip(records, lines, strict=True):
             if record["type"] in ("experiment", "run") and record["n"] == self.log_n:
                 self._flush(batch, out)  # the last lines come after what came before them
                 out += self._log_lines(log, final=True)  # and before the record that ends them
                 log = None
                 self.log_n = None
             if self.count >= self.since:
-                batch.append(record)
+                batch.append((record, line))
             self.count += 1
             if len(batch) >= RECORDS_PER_MESSAGE:
                 self._flush(batch, out)
@@ -193,10 +250,12 @@ class RunFollower:
         flights = self.state["in_flight"] if self.state else []
         return max(flights, key=lambda f: f["n"]) if flights else None
 
-    def _flush(self, batch: list[dict], out: list[dict]) -> None:
+    def _flush(self, batch: list[tuple[dict, bytes | None]], out: list[dict]) -> None:
         """Records read in one feed as one message (a replay of 2,000 is a few, not 2,000)."""
         if batch:
-            out.append({"type": "records", "start": self.count - len(batch), "records": list(batch)})
+            raw = [line for _, line in batch]
+            lines = None if None in raw else raw
+            out.append(RecordsMessage(self.count - len(batch), [record for record, _ in batch], lines))
             batch.clear()
 
     def _start_log(self, n: int, run: int) -> None:

@@ -7,6 +7,7 @@ import subprocess
 from dataclasses import asdict, dataclass
 
 from .node import SERVER_HOST
+from .program_version import version_of
 
 
 def git_install_hint(where: str = SERVER_HOST) -> str:
@@ -36,7 +37,7 @@ def find_git(where: str = SERVER_HOST) -> GitInfo:
     if path is None:
         return GitInfo(False, None, None, f"{git_install_hint(where)} No `git` on the PATH.")
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=15, check=True).stdout
+        out = version_of(path)
     except (OSError, subprocess.SubprocessError) as err:
         return GitInfo(False, path, None, f"{git_install_hint(where)} `{path} --version` failed ({err}).")
     return GitInfo(True, path, out.strip().removeprefix("git version "), None)

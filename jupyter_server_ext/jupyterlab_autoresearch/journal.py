@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 from .confine import OutsideError, open_inside
@@ -42,16 +43,26 @@ OUTSIDE = (
 )
 
 
+@dataclass(frozen=True)
+class JournalPosition:
+    """How far a journal file was read: the bytes and the number of its whole lines, and which file it was."""
+
+    offset: int
+    lines: int
+    inode: int | None
+
+
 class FileTail:
     """The whole lines appended to a journal since the last call; a file replaced or cut short is read from its start again."""
 
-    def __init__(self, path: Path, confine: Path | None = None):
+    def __init__(self, path: Path, confine: Path | None = None, at: JournalPosition | None = None):
         self.path = Path(path)
         # The folder the file must resolve inside (a workspace's .autoresearch), when served.
         self.confine = confine
-        self.offset = 0
+        # Where an earlier reader of the same file got to (read_journal_at), to go on from.
+        self.offset = at.offset if at else 0
         self.restarts = 0
-        self._inode: int | None = None
+        self._inode: int | None = at.inode if at else None
 
     def read(self) -> bytes:
         """The new complete lines (b"" while the file is absent); OutsideError when it resolves outside `confine`."""
@@ -91,9 +102,10 @@ class JournalLines:
         """The file was replaced: what follows is its first line."""
         self.pending, self.lines = b"", 0
 
-    def feed(self, data: bytes) -> list[dict]:
+    def feed(self, data: bytes, raw: list[bytes] | None = None) -> list[dict]:
         """Records from the complete lines now held; a line still without its newline waits. A bad
-        line raises JournalError (with the good records before it) and stays, so it fails again."""
+        line raises JournalError (with the good records before it) and stays, so it fails again.
+        With `raw`, each record's line as read is appended to it (the event stream sends those)."""
         checks()  # no schema (SchemaMissing) fails here, before a line is taken
         data = self.pending + data
         records: list[dict] = []
@@ -101,11 +113,13 @@ class JournalLines:
         # A last line without its newline is a write in progress or cut short by a kill: the
         # engine drops such a line before its next append, so it is never counted here.
         while (end := data.find(b"\n", start)) >= 0:
-            raw = data[start:end]
+            line = data[start:end]
             line_no = self.lines + 1
-            if raw.strip():
+            if line.strip():
                 try:
-                    records.append(self._parse(raw, line_no))
+                    records.append(self._parse(line, line_no))
+                    if raw is not None:
+                        raw.append(line)
                 except JournalError as err:
                     # Only past a good line: a corrupt one keeps failing, it is never skipped silently.
                     self.pending = data[start:]
@@ -135,8 +149,9 @@ class JournalTail:
     def restarts(self) -> int:
         return self.file.restarts
 
-    def read_new(self) -> list[dict]:
-        """Validated records from complete new lines; a line still without its newline waits."""
+    def read_new(self, raw: list[bytes] | None = None) -> list[dict]:
+        """Validated records from complete new lines; a line still without its newline waits.
+        With `raw`, their lines as read are appended to it."""
         checks()  # no schema (SchemaMissing) fails before the file is read, so no line is lost
         restarts = self.file.restarts
         try:
@@ -146,7 +161,7 @@ class JournalTail:
         if self.file.restarts != restarts:
             self.lines.reset()
         try:
-            return self.lines.feed(data)
+            return self.lines.feed(data, raw)
         except JournalError:
             # The bad line is read from the file again next time, so a repair made in place counts.
             self.file.offset -= len(self.lines.pending)
@@ -158,6 +173,8 @@ class _Cached:
     def __init__(self, path: Path, confine: Path | None):
         self.tail = JournalTail(path, confine)
         self.records: list[dict] = []
+        # Each record's line as read, for the event stream's replay (sent without encoding again).
+        self.raw: list[bytes] = []
 
 
 _cache: OrderedDict[tuple[Path, Path | None], _Cached] = OrderedDict()
@@ -172,6 +189,17 @@ def read_journal(path: Path, confine: Path | None = None) -> list[dict]:
         return _read_journal(Path(path), confine)
 
 
+def read_journal_at(path: Path, confine: Path | None = None) -> tuple[list[dict], list[bytes], JournalPosition]:
+    """read_journal's records with their lines as read and the position they were read to, taken
+    together: the event stream replays them and follows the file from there, instead of reading,
+    validating and encoding a long journal again for every subscriber. Raises as read_journal does."""
+    with _cache_lock:
+        records = _read_journal(Path(path), confine)
+        entry = _cache[(Path(path), confine)]
+        tail = entry.tail
+        return records, list(entry.raw), JournalPosition(tail.file.offset, tail.lines.lines, tail.file._inode)
+
+
 def _read_journal(path: Path, confine: Path | None) -> list[dict]:
     key = (path, confine)
     entry = _cache.pop(key, None) or _Cached(path, confine)
@@ -179,15 +207,17 @@ def _read_journal(path: Path, confine: Path | None) -> list[dict]:
     while len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
     restarts = entry.tail.restarts
+    raw: list[bytes] = []
     try:
-        new = entry.tail.read_new()
+        new = entry.tail.read_new(raw)
     except JournalError as err:
         new, error = err.records, err
     else:
         error = None
     if entry.tail.restarts != restarts:
-        entry.records = []  # the file was replaced, not appended to
+        entry.records, entry.raw = [], []  # the file was replaced, not appended to
     entry.records.extend(new)
+    entry.raw.extend(raw)
     if error is not None:
         raise error
     return list(entry.records)

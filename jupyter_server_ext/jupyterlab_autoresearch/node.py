@@ -10,6 +10,8 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .program_version import version_of
+
 MIN_NODE_MAJOR = 20
 NODE_ENV_VAR = "AUTORESEARCH_NODE"
 SERVER_HOST = "the Jupyter server host"
@@ -84,7 +86,7 @@ def _unusable(where: str, path: str | None, version: str | None, problem: str) -
 def check_node(path: str, where: str = SERVER_HOST) -> NodeInfo:
     """Whether the Node.js at `path` runs and is >= 20 (its `--version`)."""
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=15, check=True).stdout.strip()
+        out = version_of(path)
     except (OSError, subprocess.SubprocessError) as err:
         return _unusable(where, path, None, f"`{path} --version` failed ({err}).")
     match = re.match(r"v?(\d+)\.", out)

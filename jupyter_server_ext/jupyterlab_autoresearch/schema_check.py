@@ -154,6 +154,8 @@ def whole_numbers(value, plan):
     """`value` with its integral floats made ints where `plan` says integer (in place for containers)."""
     if plan is True:
         return int(value) if type(value) is float and value.is_integer() else value
+    if not plan:
+        return value  # no integer in there (a record type without integer fields has no plan)
     if isinstance(value, dict):
         for key, sub in plan.get("props", {}).items():
             if key in value:

@@ -15,10 +15,11 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 from . import validate
 from .confine import OutsideError, read_from, read_tail
 from .errors import DomainError
-from .follower import LOG_BACKLOG, LOG_CHUNK, Liveness, LogBytes, LogWanted, RunFollower
-from .journal import OUTSIDE, FileTail
+from .follower import LOG_BACKLOG, LOG_CHUNK, Liveness, LogBytes, LogWanted, RecordsMessage, RunFollower
+from .journal import OUTSIDE, FileTail, JournalError, read_journal_at
 from .lookup import WorkspaceLookup
 from .run_state import load_state
+from .schema_check import SchemaMissing
 from .web_errors import JsonErrors
 from .workspaces import STATE_DIR, api_path, journal_path, log_path
 
@@ -27,6 +28,9 @@ POLL_MS = 500
 
 class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHandler):
     """Sends {type: records|log|state|run_state|error} messages as the run's files change; polling keeps it simple.
+
+    With `light=1` the replay on connecting sends the records already written lightened
+    (follower.lighten): what the panel lists and charts, not each output's diff and summary.
 
     `records` carries the journal records read in one poll, `start` being the first one's index
     (the replay on connecting is one message, or a few); a client reconnects with `since` = records seen.
@@ -42,6 +46,8 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
         self.ws = self.workspace(self.get_query_argument("path", None))
         self.tag = self.pick_tag(self.ws, self.get_query_argument("tag", None))
         self.since = validate.query_count("since", self.get_query_argument("since", "0"))
+        # light=1: the replay's experiments without what only a rendered output shows (follower.lighten).
+        self.light = self.get_query_argument("light", "0") == "1"
         await super().get(*args, **kwargs)
 
     async def open(self, *args, **kwargs):
@@ -49,7 +55,6 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
         super().open()
         self.folder = self.ws / STATE_DIR
         journal = journal_path(self.ws, self.tag)
-        self.tail = FileTail(journal, self.folder)
         self.follower = RunFollower(
             self.tag,
             self.since,
@@ -58,9 +63,21 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
             lambda n: f"experiment {n}'s log {self.outside(self.ws)}",
         )
         self.closed = False
+        # The replay: the journal as GET runs last read and validated it (read_journal's cache),
+        # so a subscriber to a long run costs no second reading; the file is followed from there.
+        # A journal that cannot be read that way is read here from its first line instead, so
+        # the good records before a bad one still go out, then the error.
+        try:
+            records, raw, at = await asyncio.to_thread(read_journal_at, journal, self.folder)
+        except (JournalError, SchemaMissing):
+            self.tail = FileTail(journal, self.folder)
+            replay = []
+        else:
+            self.tail = FileTail(journal, self.folder, at)
+            replay = self.follower.replay(records, raw, at.lines, self.light)
         interval = self.settings.get("autoresearch_poll_ms", POLL_MS)
         self.timer = PeriodicCallback(self.poll, interval)
-        await self.poll()
+        await self.poll(replay)
         self.timer.start()
 
     def on_close(self):
@@ -75,17 +92,18 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
     def send(self, messages: list[dict]) -> None:
         for message in messages:
             try:
-                self.write_message(json.dumps(message))
+                self.write_message(message.text() if isinstance(message, RecordsMessage) else json.dumps(message))
             except WebSocketClosedError:
                 self.on_close()
                 return
 
-    async def poll(self) -> None:
-        """One look at the journal, the log followed and state.json; sends what is new."""
+    async def poll(self, replay: list[dict] | None = None) -> None:
+        """One look at the journal, the log followed and state.json; sends what is new (after the
+        replay's messages, on the first look)."""
         if self.closed:
             return
         follower = self.follower
-        out: list[dict] = []
+        out: list[dict] = list(replay or [])
         if not follower.broken:
             try:
                 data = self.tail.read()

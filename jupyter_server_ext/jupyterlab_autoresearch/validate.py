@@ -145,6 +145,16 @@ def query_count(name: str, raw: str) -> int:
     return int(raw)
 
 
+def query_numbers(name: str, raw: str, most: int) -> list[int]:
+    """Whole numbers of 0 or more, comma-separated, at most `most` of them (experiments asked for by number)."""
+    parts = raw.split(",")
+    if len(parts) > most or not all(QUERY_INT.fullmatch(p) and not p.startswith("-") for p in parts):
+        raise ApiError(
+            400, f"{name} must be up to {most} whole numbers of 0 or more, comma-separated; got {show(raw)}", name
+        )
+    return [int(p) for p in parts]
+
+
 def tag(name: str, value: Any) -> str:
     """A run tag the engine accepts."""
     if not isinstance(value, str) or not valid_tag(value):

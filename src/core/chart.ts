@@ -87,6 +87,15 @@ export interface ChartRow {
   best_hi?: number;
   /** Left out by the panel's filter (ChartOptions.shown): no point or label of its own. */
   hidden?: true;
+  /**
+   * A long run's chart (more than MAX_POINTS points) draws its discards and crashes in bins of
+   * consecutive experiments: such a row stands for `count` of them, numbered `range`, at their
+   * middle; `value` is the nearest miss among them and `value_hi` the farthest.
+   */
+  count?: number;
+  value_far?: number;
+  /** The experiment numbers a row stands for, as the tooltip shows them ("#120–#171", or "#7"). */
+  range?: string;
 }
 
 /** One run of an experiment measured more than once (the small dots). */
@@ -254,6 +263,79 @@ export function numberDomain(rows: readonly ChartRow[]): [number, number] {
   return [Math.min(...ns) - 0.5, Math.max(...ns) + 0.5];
 }
 
+/** Above this many points the chart bins its discards and crashes (thinRows). */
+export const MAX_POINTS = 1500;
+/** How many bins a long run's discards (and its crashes) are drawn in: a few pixels each. */
+export const BINS = 200;
+/** A long run with more keeps than this draws them in bins too (the best line still steps at each). */
+export const MAX_KEEP_POINTS = 300;
+
+/**
+ * A long run's rows as its chart draws them: every keep (the steps of the best line) as it is, and
+ * the discards and the crashes of each of BINS runs of consecutive experiments as one row each
+ * (their count, the nearest miss and the farthest, by `direction`; the crashes' count). Ten thousand rings in a
+ * chart a thousand pixels wide are one grey blot that takes seconds to draw; two hundred bins
+ * show where the misses lay and how close they came, in a fraction of it. Rows the filter hides
+ * are left out of the bins; the last experiment stays (without a point) so the best line reaches
+ * it. With more than MAX_KEEP_POINTS keeps, the keeps are binned as well: each stays as a row of
+ * the best line and its band (`hidden`, no point), the labelled ones keep their points, and a
+ * bin's point is its best keep. Runs of MAX_POINTS rows or fewer are returned as they are.
+ */
+export function thinRows(rows: readonly ChartRow[], direction: Direction, bins = BINS): ChartRow[] {
+  if (rows.length <= MAX_POINTS || rows.length === 0) {
+    return [...rows];
+  }
+  const first = rows[0].n;
+  const last = rows[rows.length - 1].n;
+  const width = Math.max(1, Math.ceil((last - first + 1) / bins));
+  const out: ChartRow[] = [];
+  const groups = new Map<string, ChartRow[]>();
+  const binKeeps = rows.filter(row => row.status === 'keep').length > MAX_KEEP_POINTS;
+  for (const row of rows) {
+    let binned = !row.hidden;
+    if (row.status === 'keep') {
+      // Every keep stays a row of the best line and its band; its point may be its bin's.
+      binned = binKeeps && row.label === null && !row.hidden;
+      out.push(binned ? { ...row, hidden: true, range: `#${row.n}` } : { ...row, range: `#${row.n}` });
+    }
+    if (binned) {
+      const key = `${row.status}:${Math.floor((row.n - first) / width)}`;
+      const group = groups.get(key);
+      if (group) {
+        group.push(row);
+      } else {
+        groups.set(key, [row]);
+      }
+    }
+  }
+  for (const group of groups.values()) {
+    const { status } = group[0];
+    const lo = group[0].n;
+    const hi = group[group.length - 1].n;
+    const values = group.map(r => r.value).filter((v): v is number => v !== null);
+    const [near, far] = direction === 'lower' ? [Math.min, Math.max] : [Math.max, Math.min];
+    const range = lo === hi ? `#${lo}` : `#${lo}–#${hi}`;
+    const what = status === 'crash' ? 'crashed' : status === 'keep' ? 'kept' : 'discarded';
+    out.push({
+      n: (lo + hi) / 2,
+      status,
+      value: status === 'crash' ? null : near(...values),
+      ...(status === 'crash' ? {} : { value_far: far(...values) }),
+      best: null,
+      description: group.length === 1 ? group[0].description : `${group.length} ${what}, ${range}`,
+      label: null,
+      count: group.length,
+      range,
+    });
+  }
+  const end = rows[rows.length - 1];
+  if (end.status !== 'keep') {
+    // The best line runs on to the last experiment; the point itself is its bin's.
+    out.push({ ...end, hidden: true, label: null, range: `#${end.n}` });
+  }
+  return out.sort((a, b) => a.n - b.n);
+}
+
 /**
  * The export's label colour: near-black or white, whichever stands out more from the background
  * the chart is drawn on. `background` is Vega's signal of it: white by default, #333 under the
@@ -270,6 +352,9 @@ export const MIN_WIDTH = 360;
 /**
  * The Vega-Lite v5 spec of a run's progress.
  *
+ * A run of more than MAX_POINTS points draws its discards and crashes in bins (thinRows): the
+ * keeps, the best line, its band and both axes stay exact.
+ *
  * Both scales have explicit domains and every layer is there only when it has rows to draw: a
  * layer whose filter leaves nothing makes Vega compute an empty extent and log
  * `Infinite extent for field "n"` (a run without a crash did, on every draw). Labels in the right
@@ -285,13 +370,16 @@ export const MIN_WIDTH = 360;
  */
 export function progressChart(records: readonly JournalRecord[], opts: ChartOptions): Record<string, unknown> {
   const shown = opts.shown ?? null;
-  const rows = chartRows(records).map(r => (shown && !shown.has(r.n) ? { ...r, hidden: true as const } : r));
+  const allRows = chartRows(records).map(r => (shown && !shown.has(r.n) ? { ...r, hidden: true as const } : r));
+  // A long run: discards and crashes in bins, and only the keeps' own runs as dots (thinRows).
+  const thinned = allRows.length > MAX_POINTS;
+  const rows = thinned ? thinRows(allRows, opts.direction) : allRows;
   const allRuns = chartRuns(records);
-  const runs = filterChartRows(allRuns, shown);
+  const runs = filterChartRows(thinned ? allRuns.filter(r => r.status === 'keep') : allRuns, shown);
   const { theme } = opts;
   const colors = theme ?? COLORS;
   const width = opts.width === undefined ? EXPORT_WIDTH : Math.max(MIN_WIDTH, Math.floor(opts.width));
-  const [nLo, nHi] = numberDomain(rows);
+  const [nLo, nHi] = numberDomain(allRows);
   const x = {
     field: 'n',
     type: 'quantitative',
@@ -303,7 +391,7 @@ export function progressChart(records: readonly JournalRecord[], opts: ChartOpti
     field: 'value',
     type: 'quantitative',
     title: `${opts.metric} (${opts.direction} is better)`,
-    scale: { domain: valueDomain(rows, allRuns), nice: false, zero: false },
+    scale: { domain: valueDomain(allRows, allRuns), nice: false, zero: false },
   };
   const statuses = ['keep', 'discard', 'crash'];
   const color = {
@@ -321,7 +409,8 @@ export function progressChart(records: readonly JournalRecord[], opts: ChartOpti
     scale: { domain: statuses, range: ['circle', RING, 'cross'] },
   };
   const tooltip = [
-    { field: 'n', type: 'quantitative', title: '#' },
+    // A bin's row stands for several experiments: its range, not its middle.
+    thinned ? { field: 'range', type: 'nominal', title: '#' } : { field: 'n', type: 'quantitative', title: '#' },
     { field: 'status', type: 'nominal' },
     { field: 'value', type: 'quantitative', title: opts.metric, format: '.6f' },
     { field: 'description', type: 'nominal' },
@@ -363,6 +452,17 @@ export function progressChart(records: readonly JournalRecord[], opts: ChartOpti
         ]
       : []),
     ...(runs.length ? [runsLayer(runs, x, y, color, opts.metric)] : []),
+    ...(thinned && anyShown(r => r.status === 'discard' && (r.count ?? 1) > 1)
+      ? [
+          {
+            // Each bin's discards from the nearest miss (its ring) to the farthest.
+            name: 'discard spread',
+            transform: [{ filter: "datum.status === 'discard' && datum.count > 1" }],
+            mark: { type: 'rule', color: colors.discard, opacity: 0.6, strokeWidth: 1 },
+            encoding: { x, y, y2: { field: 'value_far' } },
+          },
+        ]
+      : []),
     ...(anyShown(r => r.status === 'discard')
       ? [
           {

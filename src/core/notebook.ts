@@ -113,7 +113,10 @@ function summaryMarkdown(tag: string, records: JournalRecord[], metric: string, 
   // A notebook reads top to bottom, so the experiments run oldest first (the panel, a live
   // view, puts the newest on top); the summary says so, since the two orders differ.
   const order = exps.length > 1 ? `\n\nThe experiments below are in the order they ran, #${exps[0].n} first.\n` : '\n';
-  return `## Run \`${tag.replace(/`/g, '')}\` on branch \`autoresearch/${tag.replace(/`/g, '')}\`\n\n${parts.join(' · ')}.${order}`;
+  // `$` escaped: two of them in one cell (a cost and a trust figure) are a formula to JupyterLab's
+  // markdown, which set the words between them as maths; `\$` is a dollar there and on GitHub.
+  const text = parts.join(' · ').replace(/\$/g, '\\$');
+  return `## Run \`${tag.replace(/`/g, '')}\` on branch \`autoresearch/${tag.replace(/`/g, '')}\`\n\n${text}.${order}`;
 }
 
 function outputCell(id: string, ...data: Record<string, unknown>[]): Cell {

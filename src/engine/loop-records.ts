@@ -28,20 +28,19 @@ export function findInFlight(records: JournalRecord[]): ExperimentStartRecord[] 
   return inFlightStarts(records);
 }
 
-/** The record of an experiment that never finished (the engine stopped or failed under it). */
-export function interruptedRecord(
-  start: ExperimentStartRecord,
-  commit: string | null,
-  best: Best | null,
-  reason: string,
+/**
+ * The record of an experiment that produced nothing to run or nothing that ran (interrupted, or
+ * a proposal given up): no diff, no metric, no run; `fields` says what it was and what it cost.
+ */
+function nothingRan(
+  fields: Pick<ExperimentRecord, 'n' | 'parent_commit' | 'commit' | 'description' | 'status' | 'reason'> &
+    Partial<ExperimentRecord>,
+  best: { metric: number } | null,
+  proposeS = 0,
 ): ExperimentRecord {
   return {
     type: 'experiment',
     ts: new Date().toISOString(),
-    n: start.n,
-    parent_commit: start.parent_commit,
-    commit,
-    description: start.description,
     rationale: '',
     diff: '',
     lines_added: 0,
@@ -50,10 +49,8 @@ export function interruptedRecord(
     metric: null,
     best_before: best?.metric ?? null,
     delta: null,
-    status: 'interrupted',
-    reason,
     memory_gb: 0,
-    timings: { propose_s: 0, run_s: 0, total_s: 0 },
+    timings: { propose_s: proposeS, run_s: 0, total_s: proposeS },
     exit_code: null,
     signal: null,
     log_path: null,
@@ -61,8 +58,29 @@ export function interruptedRecord(
     proposer: 'unknown',
     usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     cost_usd: 0,
-    ...(start.worker !== undefined ? { worker: start.worker } : {}),
+    ...fields,
   };
+}
+
+/** The record of an experiment that never finished (the engine stopped or failed under it). */
+export function interruptedRecord(
+  start: ExperimentStartRecord,
+  commit: string | null,
+  best: Best | null,
+  reason: string,
+): ExperimentRecord {
+  return nothingRan(
+    {
+      n: start.n,
+      parent_commit: start.parent_commit,
+      commit,
+      description: start.description,
+      status: 'interrupted',
+      reason,
+      ...(start.worker !== undefined ? { worker: start.worker } : {}),
+    },
+    best,
+  );
 }
 
 /** A proposal given up before it made an edit worth running: rejected, never committed. */
@@ -73,34 +91,22 @@ export function abandonedRecord(
   proposer: string,
   proposeS: number,
 ): ExperimentRecord {
-  return {
-    type: 'experiment',
-    ts: new Date().toISOString(),
-    n,
-    parent_commit: best.commit,
-    commit: null,
-    description: 'proposal abandoned',
-    rationale: '',
-    diff: '',
-    lines_added: 0,
-    lines_removed: 0,
-    summary: {},
-    metric: null,
-    best_before: best.metric,
-    delta: null,
-    status: 'rejected',
-    reason: e.message,
-    memory_gb: 0,
-    timings: { propose_s: proposeS, run_s: 0, total_s: proposeS },
-    exit_code: null,
-    signal: null,
-    log_path: null,
-    log_truncated: false,
-    proposer,
-    usage: e.usage,
-    cost_usd: e.cost_usd,
-    ...(e.meta !== undefined ? { proposal_meta: e.meta } : {}),
-  };
+  return nothingRan(
+    {
+      n,
+      parent_commit: best.commit,
+      commit: null,
+      description: 'proposal abandoned',
+      status: 'rejected',
+      reason: e.message,
+      proposer,
+      usage: e.usage,
+      cost_usd: e.cost_usd,
+      ...(e.meta !== undefined ? { proposal_meta: e.meta } : {}),
+    },
+    best,
+    proposeS,
+  );
 }
 
 /** What a proposal that never ran had cost, and what it was if it got that far (a finished one's description). */
@@ -136,34 +142,23 @@ export function unrunRecord(
   proposeS: number,
   reason: string,
 ): ExperimentRecord {
-  return {
-    type: 'experiment',
-    ts: new Date().toISOString(),
-    n,
-    parent_commit: parentCommit,
-    commit: null,
-    description: spent.description ?? 'proposal interrupted',
-    rationale: spent.rationale ?? '',
-    diff: '',
-    lines_added: 0,
-    lines_removed: 0,
-    summary: {},
-    metric: null,
-    best_before: best?.metric ?? null,
-    delta: null,
-    status: 'interrupted',
-    reason,
-    memory_gb: 0,
-    timings: { propose_s: proposeS, run_s: 0, total_s: proposeS },
-    exit_code: null,
-    signal: null,
-    log_path: null,
-    log_truncated: false,
-    proposer,
-    usage: { ...spent.usage },
-    cost_usd: spent.cost_usd,
-    ...(spent.meta !== undefined ? { proposal_meta: spent.meta } : {}),
-  };
+  return nothingRan(
+    {
+      n,
+      parent_commit: parentCommit,
+      commit: null,
+      description: spent.description ?? 'proposal interrupted',
+      rationale: spent.rationale ?? '',
+      status: 'interrupted',
+      reason,
+      proposer,
+      usage: { ...spent.usage },
+      cost_usd: spent.cost_usd,
+      ...(spent.meta !== undefined ? { proposal_meta: spent.meta } : {}),
+    },
+    best,
+    proposeS,
+  );
 }
 
 /** How an aborted run ended: `autoresearch stop` or a signal. */

@@ -5,6 +5,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 import type { RunRequest } from '../core/run-options';
+import type { ExperimentRecord } from '../core/journal';
 
 /** What `GET /autoresearch/status` answers. */
 export interface IServerStatus {
@@ -184,14 +185,33 @@ export function exportNotebook(
   return post('export', settings, { path, tag });
 }
 
-/** The URL of a run's event WebSocket, `since` records in. */
+/**
+ * Experiments of a run by number, whole (the event stream's light replay leaves out what only a
+ * rendered output shows); at most 200 numbers a request. Those not in the journal are not returned.
+ */
+export function fetchExperiments(
+  settings: ServerConnection.ISettings,
+  path: string,
+  tag: string,
+  numbers: readonly number[],
+): Promise<{ experiments: ExperimentRecord[] }> {
+  return requestAPI(`experiments${query({ path, tag, n: numbers.join(',') })}`, settings);
+}
+
+/** The URL of a run's event WebSocket, `since` records in; `light`: the replay sent light. */
 export function eventsUrl(
   settings: ServerConnection.ISettings,
   path: string,
   tag: string | null,
   since: number,
+  light = false,
 ): string {
-  const params: Record<string, string | number | undefined> = { path, tag: tag ?? undefined, since };
+  const params: Record<string, string | number | undefined> = {
+    path,
+    tag: tag ?? undefined,
+    since,
+    light: light ? 1 : undefined,
+  };
   if (settings.token) {
     params.token = settings.token;
   }

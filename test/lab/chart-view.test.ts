@@ -87,8 +87,11 @@ describe('ChartView noise line', () => {
  */
 class SpecRenderer extends Widget {
   readonly specs: Array<Record<string, unknown>> = [];
+  /** The MIME types of each model given (the real renderer draws a PNG too unless one is there). */
+  readonly types: string[][] = [];
   async renderModel(model: { data: Record<string, unknown> }): Promise<void> {
     this.specs.push(model.data[VEGALITE_MIME] as Record<string, unknown>);
+    this.types.push(Object.keys(model.data));
     this.node.textContent = `chart ${this.specs.length}`;
   }
 }
@@ -119,6 +122,8 @@ describe('ChartView', () => {
     const plot = view.node.querySelector<HTMLElement>('.jp-AutoresearchChart-plot')!;
     const message = view.node.querySelector<HTMLElement>('.jp-AutoresearchChart-message')!;
     expect(renderer.specs).toHaveLength(1);
+    // With a PNG already in the model, JupyterLab's renderer does not draw the chart a second time into one.
+    expect(renderer.types[0]).toEqual([VEGALITE_MIME, 'image/png']);
     expect(plot.hidden).toBe(false);
     expect(message.hidden).toBe(true);
     // Start again: the model is reset and has nothing to plot. No waiting out the redraw interval.

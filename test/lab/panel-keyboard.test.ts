@@ -10,7 +10,7 @@ import { Widget } from '@lumino/widgets';
 import { describe, expect, it, vi } from 'vitest';
 import type { ExperimentRecord } from '../../src/core/journal';
 import { Expansion, parseExpansion } from '../../src/lab/panel/expansion';
-import { ExperimentList } from '../../src/lab/panel/experiment-list';
+import { BLOCK, EAGER, ExperimentList, type IExperimentListOptions } from '../../src/lab/panel/experiment-list';
 import { RunModel } from '../../src/lab/panel/run-model';
 import { RunToolbar } from '../../src/lab/panel/run-toolbar';
 import { showItem } from '../../src/lab/panel/toolbar-items';
@@ -44,7 +44,7 @@ const trans = nullTranslator.load('jupyterlab_autoresearch');
  * JupyterLab's rendermime gives them. No scroller, so no IntersectionObserver (jsdom has none):
  * nothing renders until the keyboard or a reveal asks, which is the path that matters here.
  */
-function list(records: ExperimentRecord[]): ExperimentList {
+function list(records: ExperimentRecord[], more: Partial<IExperimentListOptions> = {}): ExperimentList {
   const rendermime = {
     createRenderer: (mimeType: string) =>
       rendererFactory.createRenderer({ mimeType, sanitizer: { sanitize: (s: string) => s } } as never),
@@ -56,6 +56,7 @@ function list(records: ExperimentRecord[]): ExperimentList {
     fetchLog: async () => null,
     metric: () => 'val_bpb',
     direction: () => 'lower',
+    ...more,
   });
   Widget.attach(l, document.body);
   l.add(records);
@@ -199,6 +200,109 @@ describe('the experiment list from the keyboard', () => {
     expect([0, 1, 2, 3].map(n => l.isExpanded(n))).toEqual([true, false, true, false]);
     l.restoreExpansion({ base: 'none', flipped: [1] });
     expect([0, 1, 2, 3].map(n => l.isExpanded(n))).toEqual([false, true, false, false]);
+    l.dispose();
+  });
+});
+
+describe('a long run in the list', () => {
+  // #0…#999, a keep every 10th; shown newest first: #999…#950 as items, the rest in blocks.
+  const long = () => Array.from({ length: 1000 }, (_, n) => record(n, { status: n % 10 ? 'discard' : 'keep' }));
+  const blocks = (l: ExperimentList) => [
+    ...l.node.querySelectorAll<HTMLElement>('.jp-AutoresearchExperimentList-block'),
+  ];
+  const items = (l: ExperimentList) => l.node.querySelectorAll('.jp-AutoresearchExperimentList-item').length;
+
+  it('lists its newest experiments as items and the rest in blocks, each as tall as its placeholders', () => {
+    const l = list(long());
+    expect(items(l)).toBe(EAGER);
+    expect(item(l, 999)).not.toBeNull();
+    expect(item(l, 1000 - EAGER - 1)).toBeNull();
+    expect(blocks(l)).toHaveLength(Math.ceil((1000 - EAGER) / BLOCK));
+    expect(l.count).toBe(1000);
+    expect(l.has(0)).toBe(true);
+    // A block of 100 with 10 keeps (expanded, 220 px) and 90 discards (collapsed, 40 px).
+    expect(blocks(l)[0].style.height).toBe(`${10 * 220 + 90 * 40}px`);
+    expect(l.isExpanded(10)).toBe(true);
+    expect(l.isExpanded(11)).toBe(false);
+    l.setAllExpanded(true);
+    expect(blocks(l)[0].style.height).toBe(`${100 * 220}px`);
+    l.setExpanded(949, false);
+    expect(blocks(l)[0].style.height).toBe(`${99 * 220 + 40}px`);
+    l.dispose();
+  });
+
+  it('puts a block in as items when the keyboard or a reveal reaches into it, and only that block', async () => {
+    const l = list(long());
+    const before = blocks(l).length;
+    expect(l.reveal(500)).toBe(true);
+    await focusedOn(l, 500);
+    expect(blocks(l)).toHaveLength(before - 1);
+    expect(items(l)).toBe(EAGER + BLOCK);
+    key(header(l, 500)!, 'End');
+    await focusedOn(l, 0);
+    expect(blocks(l)).toHaveLength(before - 2);
+    key(header(l, 0)!, 'ArrowUp');
+    await focusedOn(l, 1);
+    // From the newest block's first item down into the next block.
+    l.reveal(1000 - EAGER - BLOCK);
+    await focusedOn(l, 1000 - EAGER - BLOCK);
+    key(header(l, 1000 - EAGER - BLOCK)!, 'ArrowDown');
+    await focusedOn(l, 1000 - EAGER - BLOCK - 1);
+    l.dispose();
+  });
+
+  it('follows the filter: a block with nothing shown takes no room', () => {
+    let mode: 'all' | 'keeps' | 'none' = 'all';
+    const l = list(long(), {
+      shows: r => mode === 'all' || (mode === 'keeps' && (r.status === 'keep' || r.n < 5)),
+    });
+    mode = 'keeps';
+    l.applyFilter();
+    const [first, ...rest] = blocks(l);
+    expect(first.style.height).toBe(`${10 * 220}px`);
+    expect(first.hidden).toBe(false);
+    // Only keeps shown, and the first five: the oldest block still has its keeps and #1…#4.
+    expect(rest.at(-1)!.style.height).toBe(`${5 * 220 + 4 * 40}px`);
+    mode = 'none';
+    l.applyFilter();
+    expect(blocks(l).every(b => b.hidden && b.style.height === '0px')).toBe(true);
+    mode = 'all';
+    l.applyFilter();
+    expect(first.style.height).toBe(`${10 * 220 + 90 * 40}px`);
+    expect(first.hidden).toBe(false);
+    l.dispose();
+  });
+});
+
+describe('experiments the replay sent light', () => {
+  function lightList(fetchExperiment: (n: number) => Promise<ExperimentRecord | null>): ExperimentList {
+    const whole = record(1, { diff: '--- a/train.py\n+++ b/train.py\n@@ -1 +1 @@\n-LR = 1\n+LR = 2\n' });
+    const { diff: _diff, summary: _summary, ...rest } = whole;
+    return list([{ ...rest, light: true } as unknown as ExperimentRecord], { fetchExperiment });
+  }
+
+  it('renders one whole, fetched when it renders', async () => {
+    const asked: number[] = [];
+    const l = lightList(async n => {
+      asked.push(n);
+      return record(1, { diff: '--- a/train.py\n+++ b/train.py\n@@ -1 +1 @@\n-LR = 1\n+LR = 2\n' });
+    });
+    expect(asked).toEqual([]);
+    l.reveal(1);
+    await focusedOn(l, 1);
+    expect(asked).toEqual([1]);
+    expect(item(l, 1).textContent).toContain('LR = 2');
+    l.dispose();
+  });
+
+  it('says so when it cannot be had, and loses nothing else', async () => {
+    const l = lightList(async () => {
+      throw new Error('the server is gone');
+    });
+    l.reveal(1);
+    await vi.waitFor(() => expect(item(l, 1).textContent).toContain('could not be loaded: the server is gone'));
+    expect(item(l, 1).classList.contains('jp-mod-error')).toBe(true);
+    expect(l.has(1)).toBe(true);
     l.dispose();
   });
 });

@@ -377,3 +377,99 @@ async def test_the_stream_replays_in_bounded_batches_from_since(workspace, super
     rest = await replay(1100)
     assert [(m["start"], len(m["records"])) for m in rest] == [(1100, 100)]
     assert records_in(rest)[0]["message"] == "1100"
+
+
+async def test_subscribers_replay_the_journal_read_once_and_follow_it_from_there(
+    workspace, supervisor, jp_ws_fetch, monkeypatch
+):
+    """A long run's journal is read and validated once (read_journal's cache), not once per
+    subscriber; what is appended later is still validated, counted and named by its line."""
+    import jupyterlab_autoresearch.journal as journal_module
+
+    parsed: list[bytes] = []
+    real_parse = journal_module.parse
+
+    def counting_parse(raw: bytes) -> dict:
+        parsed.append(raw)
+        return real_parse(raw)
+
+    monkeypatch.setattr(journal_module, "parse", counting_parse)
+    run = workspace / ".autoresearch" / "once"
+    run.mkdir(parents=True)
+
+    def end(i: int) -> str:
+        record = {"type": "run_end", "ts": "2026-01-01T00:00:00Z", "reason": "stop", "message": str(i)}
+        return json.dumps({**record, "best_commit": None, "best_metric": None}) + "\n"
+
+    file = run / "journal.jsonl"
+    file.write_text("".join(end(i) for i in range(1200)))
+
+    async def read_until(socket, test) -> list[dict]:
+        got: list[dict] = []
+        while not test(got):
+            got.append(json.loads(await socket.read_message()))
+        return got
+
+    def replayed(n: int):
+        return lambda got: len(records_in(got)) >= n
+
+    for _ in range(2):
+        socket = await jp_ws_fetch("autoresearch", "events", params={"path": "ws", "tag": "once"})
+        got = await read_until(socket, replayed(1200))
+        assert [r["message"] for r in records_in(got)] == [str(i) for i in range(1200)]
+        socket.close()
+    assert len(parsed) == 1200, "the second subscriber's replay read the journal again"
+
+    socket = await jp_ws_fetch("autoresearch", "events", params={"path": "ws", "tag": "once"})
+    await read_until(socket, replayed(1200))
+    with file.open("a") as f:
+        f.write(end(1200) + '{"type": "run_end", "ts": 5}\n')
+    got = await read_until(socket, lambda got: any(m["type"] == "error" for m in got))
+    news = [m for m in got if m["type"] == "records"]
+    assert [(m["start"], [r["message"] for r in m["records"]]) for m in news] == [(1200, ["1200"])]
+    error = next(m["message"] for m in got if m["type"] == "error")
+    assert "line 1202" in error, error
+    socket.close()
+
+
+async def test_a_light_replay_leaves_out_what_only_an_output_shows_and_the_route_gives_it_whole(
+    workspace, supervisor, api, jp_ws_fetch
+):
+    """light=1: the replay's experiments with what the panel lists and charts only (no diff, summary,
+    usage…), and their starts as their numbers; GET experiments?n= gives those experiments whole."""
+    from test_noise_journal import noisy_records, write_journal
+
+    from jupyterlab_autoresearch.follower import LIGHT
+
+    records = noisy_records()
+    write_journal(workspace, records)
+    socket = await jp_ws_fetch("autoresearch", "events", params={"path": "ws", "tag": "t", "light": "1"})
+    got: list[dict] = []
+    while len(records_in(got)) < len(records):
+        got.append(json.loads(await socket.read_message()))
+    sent = records_in(got)
+    assert [r["type"] for r in sent] == [r["type"] for r in records], "every record is counted, light or not"
+    for whole, light in zip(records, sent, strict=True):
+        if whole["type"] == "experiment":
+            assert light == {**{k: v for k, v in whole.items() if k in LIGHT}, "light": True}
+            assert "diff" in whole and "diff" not in light and "summary" not in light
+            assert light["verdict"] == whole["verdict"] and light["runs"] == whole["runs"]
+        elif whole["type"] == "experiment_start":
+            assert light == {"type": "experiment_start", "n": whole["n"]}
+        else:
+            assert light == whole
+    # What is appended later comes whole.
+    later = {**records[-3], "n": 9, "ts": "2026-01-02T00:00:00Z"}
+    with (workspace / ".autoresearch" / "t" / "journal.jsonl").open("a") as f:
+        f.write(json.dumps(later) + "\n")
+    while len(records_in(got)) <= len(records):
+        got.append(json.loads(await socket.read_message()))
+    assert records_in(got)[-1] == later
+    socket.close()
+
+    code, reply = await api("experiments", path="ws", tag="t", n="2,0,7")
+    assert code == 200
+    assert reply["experiments"] == [r for r in records if r["type"] == "experiment" and r["n"] in (0, 2)]
+    for bad in ("", "1,,2", "-1", "x", ",".join(["1"] * 201)):
+        code, reply = await api("experiments", path="ws", tag="t", n=bad)
+        assert code == 400 and "n must be up to 200 whole numbers" in reply["message"], (bad, reply)

@@ -171,3 +171,26 @@ def test_an_unreadable_journal_is_said_once():
     assert error["type"] == "error" and f.broken
     assert f.journal_unreadable("ws/.autoresearch/t/journal.jsonl resolves outside") == []
     assert f.journal(lines([END])) == []
+
+
+def test_a_records_message_is_sent_as_the_journal_lines_it_read():
+    """The replay's JSON is the lines as read (not the records encoded again), and says the same."""
+    odd = (
+        b'{ "type":"run_end","ts":"2026-01-01T00:00:00Z","reason":"stop","message":"caf\xc3\xa9 \\u00e9 \xe2\x86\x92",'
+        + (b'"best_commit":null,"best_metric":1.0}')
+    )
+    f = follower()
+    (message,) = f.journal(lines([END]) + odd + b"\n")
+    text = message.text()
+    assert odd.decode() in text, "the line went out re-encoded"
+    assert json.loads(text) == {"type": "records", "start": 0, "records": [END, json.loads(odd)]}
+    # From the server's cached reading too, with the count and line numbers going on after it.
+    g = follower(since=1)
+    (replayed,) = g.replay([END, json.loads(odd)], [lines([END]).rstrip(), odd], 2)
+    assert json.loads(replayed.text()) == {"type": "records", "start": 1, "records": [json.loads(odd)]}
+    assert g.count == 2
+    (error,) = g.journal(b"{oops\n")
+    assert "line 3" in error["message"]
+    # Without the lines (none kept), the records are encoded.
+    (bare,) = follower().replay([END], [], 1)
+    assert json.loads(bare.text())["records"] == [END]

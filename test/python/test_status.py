@@ -123,3 +123,33 @@ def test_the_server_warns_at_start_without_git_or_node(tmp_path):
     text = "".join(log) + rest
     assert "autoresearch: git is required on the Jupyter server host" in text, text[-3000:]
     assert "autoresearch: Node.js >= 20 is required on the Jupyter server host" in text
+
+
+def test_a_programs_version_is_asked_once_per_binary(tmp_path):
+    """`--version` runs once per binary (GET status and every engine command ask), again when the
+    file is replaced, and a failure is not remembered."""
+    import os
+    import time
+
+    from jupyterlab_autoresearch.program_version import version_of
+
+    calls = tmp_path / "calls"
+    prog = tmp_path / "prog"
+
+    def write(version: str, code: int = 0) -> None:
+        prog.write_text(f'#!/bin/sh\necho x >> "{calls}"\necho {version}\nexit {code}\n')
+        prog.chmod(0o755)
+        later = time.time_ns() + 1_000_000_000 * len(calls.read_text().splitlines() if calls.exists() else [])
+        os.utime(prog, ns=(later, later))
+
+    write("v1", code=1)
+    for _ in range(2):
+        with pytest.raises(subprocess.CalledProcessError):
+            version_of(str(prog))
+    assert len(calls.read_text().splitlines()) == 2, "a failure was remembered"
+    write("v22.1.0")
+    assert [version_of(str(prog)) for _ in range(3)] == ["v22.1.0"] * 3
+    assert len(calls.read_text().splitlines()) == 3
+    write("v23.0.0-longer")
+    assert version_of(str(prog)) == "v23.0.0-longer"
+    assert len(calls.read_text().splitlines()) == 4

@@ -33,6 +33,15 @@ const MAX_WIDTH = 960;
  * canvas, so the labels are text in the page, sharp at any zoom and there for a test to measure.
  */
 const METADATA = { [VEGALITE_MIME]: { embed_options: { renderer: 'svg' } } };
+/**
+ * JupyterLab's Vega renderer draws every chart a second time, into a PNG it stores in the model
+ * for notebooks saved without a renderer, unless the model already holds one. The panel's model
+ * is thrown away after each draw, so it gets this stand-in (a 1×1 transparent PNG) and that
+ * second render (as long as the first one on a long run) is skipped.
+ */
+const NO_PNG = {
+  'image/png': 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
+};
 
 type Source = () => {
   experiments: readonly ExperimentRecord[];
@@ -175,7 +184,7 @@ export class ChartView extends Widget {
     }
     // A fresh metadata object each time: the renderer writes the theme it chose into it.
     const metadata = JSON.parse(JSON.stringify(METADATA));
-    await this.renderer.renderModel(new MimeModel({ data: { [VEGALITE_MIME]: spec as never }, metadata }));
+    await this.renderer.renderModel(new MimeModel({ data: { [VEGALITE_MIME]: spec as never, ...NO_PNG }, metadata }));
     this.message.hidden = true;
     this.drawnWidth = width;
     // For tests and styles: which theme and how many rows the chart now shows.

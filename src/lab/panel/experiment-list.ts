@@ -5,7 +5,10 @@
  * Only outputs near the viewport are rendered: every experiment gets a cheap placeholder of an
  * estimated height, and an IntersectionObserver renders it when it comes within a screen of the
  * view. Opening a run with a thousand experiments renders a handful, and memory grows with what
- * the user scrolls through, not with the run's length.
+ * the user scrolls through, not with the run's length. A long replay goes further: past its
+ * newest EAGER experiments, it is cut into blocks of BLOCK, each one element the height of its
+ * placeholders until it comes near the view (or the keyboard, a reveal or End reaches into it),
+ * so opening ten thousand experiments lays out a few hundred elements, not ten thousand.
  *
  * Kept experiments are expanded; the others show their header line. A rendered header is a
  * button (role, tab stop, aria-expanded): a click, Enter or Space toggles it, ArrowRight and
@@ -21,6 +24,7 @@ import { Signal, type ISignal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 import { EXPERIMENT_MIME, experimentBundle } from '../../core/bundle';
 import type { ExperimentRecord } from '../../core/journal';
+import { isLight } from '../../core/light-record';
 import { headerAsToggle } from '../renderer/experiment-view';
 import { Expansion, type IExpansionState } from './expansion';
 
@@ -29,6 +33,9 @@ const ESTIMATE_PX = { collapsed: 40, expanded: 220 };
 /** How far outside the view outputs are rendered ahead of the scroll. */
 const AHEAD = '800px 0px';
 const HEADER = '.jp-AutoresearchExperiment-header';
+/** A batch larger than EAGER + BLOCK goes in as its newest EAGER items, then blocks of BLOCK. */
+export const EAGER = 50;
+export const BLOCK = 100;
 
 export interface IExperimentListOptions {
   rendermime: IRenderMimeRegistry;
@@ -37,6 +44,8 @@ export interface IExperimentListOptions {
   scroller: () => HTMLElement | null;
   /** The log of a crashed experiment, for its log tail. */
   fetchLog: (n: number) => Promise<string | null>;
+  /** An experiment whole, for one the event stream's replay sent light (src/core/light-record.ts). */
+  fetchExperiment?: (n: number) => Promise<ExperimentRecord | null>;
   metric: () => string;
   direction: () => 'lower' | 'higher';
   /** Whether an experiment passes the panel's filter (ExperimentFilter); the others are hidden. */
@@ -53,9 +62,20 @@ interface IItem {
   header: HTMLElement | null;
 }
 
+/** Experiments not yet in the list as items of their own: one element standing for them all. */
+interface IBlock {
+  node: HTMLElement;
+  /** Newest first, as they will be listed. */
+  records: ExperimentRecord[];
+}
+
 export class ExperimentList extends Widget {
   private items = new Map<HTMLElement, IItem>();
   private readonly byNumber = new Map<number, IItem>();
+  /** Every experiment listed, in an item or a block. */
+  private readonly records = new Map<number, ExperimentRecord>();
+  private readonly blocks = new Map<HTMLElement, IBlock>();
+  private readonly blockOf = new Map<number, IBlock>();
   private readonly expansion = new Expansion();
   /** Whether the user expanded or collapsed anything since the run was shown (a restore must not undo it). */
   private touched = false;
@@ -90,22 +110,23 @@ export class ExperimentList extends Widget {
 
   /** Adds finished experiments (in journal order) at the top, newest first, in one DOM insertion. */
   add(records: ExperimentRecord[]): void {
+    const newest = [...records].reverse();
+    newest.forEach(record => this.records.set(record.n, record));
     const batch = document.createDocumentFragment();
-    const nodes: HTMLElement[] = [];
-    for (const record of [...records].reverse()) {
-      const node = document.createElement('div');
-      node.className = `jp-AutoresearchExperimentList-item jp-OutputArea-output jp-mod-${record.status}`;
-      node.dataset.n = String(record.n);
-      const item: IItem = { record, node, renderer: null, header: null };
-      node.hidden = this.opts.shows ? !this.opts.shows(record) : false;
-      this.applyExpansion(item);
-      this.items.set(node, item);
-      this.byNumber.set(record.n, item);
-      batch.appendChild(node);
-      nodes.push(node);
+    const eager = newest.length > EAGER + BLOCK ? EAGER : newest.length;
+    const nodes = this.itemNodes(newest.slice(0, eager));
+    batch.append(...nodes);
+    for (let start = eager; start < newest.length; start += BLOCK) {
+      const block: IBlock = { node: document.createElement('div'), records: newest.slice(start, start + BLOCK) };
+      block.node.className = 'jp-AutoresearchExperimentList-block';
+      block.records.forEach(record => this.blockOf.set(record.n, block));
+      this.blocks.set(block.node, block);
+      this.sizeBlock(block);
+      batch.appendChild(block.node);
+      nodes.push(block.node);
     }
     this.node.insertBefore(batch, this.empty.nextSibling);
-    this.empty.hidden = this.items.size > 0;
+    this.empty.hidden = this.records.size > 0;
     const observer = this.ensureObserver();
     nodes.forEach(node => observer?.observe(node));
   }
@@ -117,8 +138,12 @@ export class ExperimentList extends Widget {
       item.renderer?.dispose();
       item.node.remove();
     }
+    this.blocks.forEach(block => block.node.remove());
     this.items.clear();
     this.byNumber.clear();
+    this.records.clear();
+    this.blocks.clear();
+    this.blockOf.clear();
     this.expansion.reset();
     this.touched = false;
     this.focusWhenRendered = null;
@@ -127,26 +152,31 @@ export class ExperimentList extends Widget {
   }
 
   get count(): number {
-    return this.items.size;
+    return this.records.size;
   }
 
   /** Whether experiment `n` is listed. */
   has(n: number): boolean {
-    return this.byNumber.has(n);
+    return this.records.has(n);
   }
 
   /** Whether experiment `n` is shown expanded (null when it is not listed). */
   isExpanded(n: number): boolean | null {
-    const item = this.byNumber.get(n);
-    return item ? this.expansion.isExpanded(n, item.record.status) : null;
+    const record = this.records.get(n);
+    return record ? this.expansion.isExpanded(n, record.status) : null;
   }
 
   /** Expands or collapses experiment `n`, as the user asked. */
   setExpanded(n: number, expanded: boolean): void {
-    const item = this.byNumber.get(n);
-    if (item) {
-      this.expansion.set(n, item.record.status, expanded);
-      this.applyExpansion(item);
+    const record = this.records.get(n);
+    if (record) {
+      this.expansion.set(n, record.status, expanded);
+      const item = this.byNumber.get(n);
+      if (item) {
+        this.applyExpansion(item);
+      } else {
+        this.sizeBlock(this.blockOf.get(n));
+      }
       this.userChanged();
     }
   }
@@ -154,7 +184,7 @@ export class ExperimentList extends Widget {
   /** Expands (or collapses) every experiment, those added later too. */
   setAllExpanded(expanded: boolean): void {
     this.expansion.setAll(expanded);
-    this.items.forEach(item => this.applyExpansion(item));
+    this.redrawExpansion();
     this.userChanged();
   }
 
@@ -164,7 +194,7 @@ export class ExperimentList extends Widget {
       return;
     }
     this.expansion.restore(state);
-    this.items.forEach(item => this.applyExpansion(item));
+    this.redrawExpansion();
   }
 
   /**
@@ -172,20 +202,20 @@ export class ExperimentList extends Widget {
    * rendered by the observer, and passed over by the arrow keys) and shows the rest.
    */
   applyFilter(): void {
-    const shows = this.opts.shows;
     for (const item of this.items.values()) {
-      item.node.hidden = shows ? !shows(item.record) : false;
+      item.node.hidden = !this.shows(item.record);
     }
+    this.blocks.forEach(block => this.sizeBlock(block));
   }
 
   /** Expands experiment `n`, scrolls it to the top of the view and focuses its header; false when it is not listed. */
   reveal(n: number): boolean {
-    const item = this.byNumber.get(n);
-    if (!item) {
+    if (!this.records.has(n)) {
       return false;
     }
+    this.unblock(this.blockOf.get(n));
     this.setExpanded(n, true);
-    this.focusItem(item, 'start');
+    this.focusItem(this.byNumber.get(n), 'start');
     return true;
   }
 
@@ -205,6 +235,60 @@ export class ExperimentList extends Widget {
         this.ensureObserver()?.observe(item.node);
       }
     }
+    this.blocks.forEach(block => this.ensureObserver()?.observe(block.node));
+  }
+
+  private shows(record: ExperimentRecord): boolean {
+    return this.opts.shows ? this.opts.shows(record) : true;
+  }
+
+  /** Placeholder items for these records (newest first), not yet in the document. */
+  private itemNodes(records: ExperimentRecord[]): HTMLElement[] {
+    return records.map(record => {
+      const node = document.createElement('div');
+      node.className = `jp-AutoresearchExperimentList-item jp-OutputArea-output jp-mod-${record.status}`;
+      node.dataset.n = String(record.n);
+      const item: IItem = { record, node, renderer: null, header: null };
+      node.hidden = !this.shows(record);
+      this.applyExpansion(item);
+      this.items.set(node, item);
+      this.byNumber.set(record.n, item);
+      return node;
+    });
+  }
+
+  /** A block's height: its placeholders' as they would be (the filter's hidden ones take none). */
+  private sizeBlock(block: IBlock | undefined): void {
+    if (!block) {
+      return;
+    }
+    let height = 0;
+    for (const record of block.records) {
+      if (this.shows(record)) {
+        height += this.expansion.isExpanded(record.n, record.status) ? ESTIMATE_PX.expanded : ESTIMATE_PX.collapsed;
+      }
+    }
+    block.node.style.height = `${height}px`;
+    block.node.hidden = height === 0;
+  }
+
+  /** Puts a block's experiments in its place as items of their own; returns their nodes. */
+  private unblock(block: IBlock | undefined): HTMLElement[] {
+    if (!block || !this.blocks.has(block.node)) {
+      return [];
+    }
+    this.observer?.unobserve(block.node);
+    this.blocks.delete(block.node);
+    block.records.forEach(record => this.blockOf.delete(record.n));
+    const nodes = this.itemNodes(block.records);
+    block.node.replaceWith(...nodes);
+    nodes.forEach(node => this.observer?.observe(node));
+    return nodes;
+  }
+
+  private redrawExpansion(): void {
+    this.items.forEach(item => this.applyExpansion(item));
+    this.blocks.forEach(block => this.sizeBlock(block));
   }
 
   private userChanged(): void {
@@ -236,6 +320,14 @@ export class ExperimentList extends Widget {
 
   private readonly onIntersect = (entries: IntersectionObserverEntry[]): void => {
     for (const entry of entries) {
+      const block = this.blocks.get(entry.target as HTMLElement);
+      if (block) {
+        // Its items are observed in turn: those near the view render.
+        if (entry.isIntersecting) {
+          this.unblock(block);
+        }
+        continue;
+      }
       const item = this.items.get(entry.target as HTMLElement);
       if (entry.isIntersecting && item && !item.renderer) {
         this.observer?.unobserve(item.node);
@@ -250,6 +342,21 @@ export class ExperimentList extends Widget {
       return;
     }
     item.renderer = renderer;
+    if (isLight(item.record)) {
+      // Asked for before any other wait, so the outputs coming into view together are one request.
+      const whole = await (this.opts.fetchExperiment?.(item.record.n) ?? Promise.resolve(null)).catch(
+        (error: Error) => error,
+      );
+      if (!(whole && !(whole instanceof Error))) {
+        renderer.dispose();
+        const why = whole instanceof Error ? whole.message : this.opts.trans.__('it is not in the journal');
+        item.node.textContent = this.opts.trans.__('Experiment #%1 could not be loaded: %2', item.record.n, why);
+        item.node.classList.add('jp-mod-error');
+        return;
+      }
+      item.record = whole;
+      this.records.set(whole.n, whole);
+    }
     const log = item.record.status === 'crash' ? await this.opts.fetchLog(item.record.n).catch(() => null) : null;
     const bundle = experimentBundle(item.record, { metric: this.opts.metric(), direction: this.opts.direction(), log });
     // The HTML and text fallbacks stay out: the renderer shows the experiment's own data.
@@ -303,8 +410,18 @@ export class ExperimentList extends Widget {
           : key === 'Home'
             ? this.empty.nextElementSibling
             : this.node.lastElementChild;
-    // Items hidden (a filter's) are passed over: the focus goes where the user can see.
-    while (next && (next as HTMLElement).hidden) {
+    // Items hidden (a filter's) are passed over: the focus goes where the user can see. A block
+    // on the way is put in as items first.
+    while (next) {
+      const block = this.blocks.get(next as HTMLElement);
+      if (block) {
+        const nodes = this.unblock(block);
+        next = (forward ? nodes[0] : nodes[nodes.length - 1]) ?? null;
+        continue;
+      }
+      if (!(next as HTMLElement).hidden) {
+        break;
+      }
       next = forward ? next.nextElementSibling : next.previousElementSibling;
     }
     return next ? this.items.get(next as HTMLElement) : undefined;

@@ -56,9 +56,18 @@ export class LiveView extends Widget {
   private updateLog(): void {
     const lines = this.model.liveLog;
     const n = this.model.liveLogN;
-    this.log.hidden = n === null || !this.model.inFlight.has(n) || this.model.pending?.n === n;
-    this.log.textContent = lines.join('\n');
-    this.log.scrollTop = this.log.scrollHeight;
+    const hidden = n === null || !this.model.inFlight.has(n) || this.model.pending?.n === n;
+    const text = lines.join('\n');
+    // Only a change is written and scrolled: reading scrollHeight lays the whole panel out, which
+    // on a long run's open (a log signal per replayed batch) cost more than the list itself.
+    if (text === this.log.textContent && hidden === this.log.hidden) {
+      return;
+    }
+    this.log.hidden = hidden;
+    this.log.textContent = text;
+    if (!hidden) {
+      this.log.scrollTop = this.log.scrollHeight;
+    }
   }
 
   dispose(): void {

@@ -172,6 +172,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       trans,
       scroller: () => content.node,
       fetchLog: n => this.controller.fetchLog(n),
+      fetchExperiment: n => this.controller.fetchExperiment(n),
       metric: () => model.metric,
       direction: () => model.direction,
       shows: record => compare.filter.matches(record),
@@ -306,12 +307,13 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     const specs = this.opts.services.kernelspecs;
     const fillKernels = () => this.bar.setKernelSpecs(specs.specs, this.opts.defaults().kernel);
     specs.specsChanged.connect(fillKernels, this); // `this`: disconnected when the panel is disposed
+    // The runs (and with them the event stream's replay, the longest wait on a long run) are
+    // asked for as soon as the server is known to answer, while program.md renders.
     await Promise.all([
       this.program.load(),
       specs.ready.then(fillKernels).catch(() => fillKernels()),
-      this.controller.checkServer(),
+      this.controller.checkServer().then(() => this.controller.refresh()),
     ]);
-    await this.controller.refresh();
   }
 
   /** Shows the run's experiments expanded as they were saved, if they were. */

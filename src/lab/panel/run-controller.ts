@@ -16,6 +16,9 @@ import { RunEvents } from './run-events';
 import { RunModel, type INewBest } from './run-model';
 import { RunsPoll } from './runs-poll';
 
+/** The most experiments one request fetches whole (the server takes up to 200). */
+const EXPERIMENTS_PER_REQUEST = 100;
+
 export interface INotice {
   text: string;
   error: boolean;
@@ -53,6 +56,12 @@ export class RunController implements IDisposable {
   private _busy = false;
   private _notice: INotice | null = null;
   private replayed: ExperimentRecord[] = [];
+  /** The experiments asked for whole in this turn of the event loop (fetchExperiment). */
+  private experimentBatch: {
+    tag: string;
+    wanted: number[];
+    request: Promise<Map<number, ExperimentRecord>>;
+  } | null = null;
   private serverProblem = false;
   private diedNoticeFor: string | null = null;
   private actionsKey = '';
@@ -208,6 +217,31 @@ export class RunController implements IDisposable {
   }
 
   /** A finished experiment's log, for a crash's log tail. */
+  /**
+   * Experiment n whole, as the journal holds it: the list asks for those it renders, which the
+   * replay sent light. The numbers asked for in one turn of the event loop go in one request.
+   */
+  fetchExperiment(n: number): Promise<ExperimentRecord | null> {
+    const tag = this.model.tag;
+    if (!tag) {
+      return Promise.resolve(null);
+    }
+    let batch = this.experimentBatch;
+    if (!batch || batch.tag !== tag || batch.wanted.length >= EXPERIMENTS_PER_REQUEST) {
+      const wanted: number[] = [];
+      const request = Promise.resolve().then(async () => {
+        if (this.experimentBatch === batch) {
+          this.experimentBatch = null;
+        }
+        const { experiments } = await api.fetchExperiments(this.opts.settings, this.path, tag, wanted);
+        return new Map(experiments.map(e => [e.n, e]));
+      });
+      batch = this.experimentBatch = { tag, wanted, request };
+    }
+    batch.wanted.push(n);
+    return batch.request.then(found => found.get(n) ?? null);
+  }
+
   async fetchLog(n: number): Promise<string | null> {
     if (!this.model.tag) {
       return null;

@@ -114,7 +114,8 @@ export class RunEvents implements IDisposable {
   /** One connection: settles when its socket closes. */
   private connect(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const url = eventsUrl(this.settings, this.path, this.tag, this.since);
+      // Light: the replay's experiments as src/core/light-record.ts says, without what only an output shows.
+      const url = eventsUrl(this.settings, this.path, this.tag, this.since, true);
       const socket = new this.settings.WebSocket(url);
       this.socket = socket;
       let opened = false;
