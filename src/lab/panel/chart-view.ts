@@ -154,12 +154,14 @@ export class ChartView extends Widget {
     if (this.isDisposed) {
       return;
     }
-    this.last = Date.now();
     const { experiments, metric, direction, model, shown } = this.source();
     if (!this.plottable()) {
       this.showMessage(this.trans.__('The chart appears after the first experiment.'));
       return;
     }
+    // Only a chart drawn holds the next one back: the placeholder shown while a long run's journal
+    // is replayed must not make its first chart wait out the interval.
+    this.last = Date.now();
     this.showNoise(model ? describeNoise(model, this.trans) : []);
     if (this.isAttached && !this.isVisible) {
       // Hidden (a panel behind another, or JupyterLab hiding its shell while it swaps themes):
