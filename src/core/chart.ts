@@ -392,6 +392,8 @@ export function progressChart(records: readonly JournalRecord[], opts: ChartOpti
     type: 'quantitative',
     title: `${opts.metric} (${opts.direction} is better)`,
     scale: { domain: valueDomain(allRows, allRuns), nice: false, zero: false },
+    // Room between the rotated title and the tick labels (at the default 4 px they touched).
+    axis: { titlePadding: 10 },
   };
   const statuses = ['keep', 'discard', 'crash'];
   const color = {

@@ -278,6 +278,21 @@ describe('RunModel with run records (the noise-aware engine)', () => {
     );
   });
 
+  it('a run under the strict rule (noise_runs 1) says so, with no σ to wait for and no trust cost', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    const strict = noisyJournal().map(r =>
+      r.type === 'run_start' ? { ...r, config: { ...r.config, noise_runs: 1 } } : r,
+    );
+    feed(model, [...new Journal().append(strict), state('stopped', strict.length)]);
+    expect(model.trust).not.toBeNull();
+    const lines = describeNoise(model, trans);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^strict rule \(noise_runs 1\): any improvement counts, σ is not measured · best val_bpb /,
+    );
+  });
+
   it('a run from before repeats shows what it always did', () => {
     const model = new RunModel();
     model.reset('t1');
@@ -345,6 +360,18 @@ describe('program.md front matter', () => {
     ]);
     expect(frontMatterNumber(parts.frontMatter, 'budget_s')).toBe(60);
     expect(frontMatterNumber(parts.frontMatter, 'metric')).toBeNull();
+  });
+
+  it('shows a key whose value is a block under it on one line, a list as its items', () => {
+    const fm =
+      '---\nbudget_s: 60\n# a comment\ntransfer:\n  env:\n    # why\n    AUTORESEARCH_SCALE: 2\neditable:\n  - train.py\n  - model.py\nempty:\nstep: true\n---\n';
+    expect(frontMatterEntries(fm)).toEqual([
+      ['budget_s', '60'],
+      ['transfer', 'env: AUTORESEARCH_SCALE: 2'],
+      ['editable', 'train.py, model.py'],
+      ['empty', ''],
+      ['step', 'true'],
+    ]);
   });
 
   it('leaves a program without front matter as it is', () => {

@@ -28,15 +28,32 @@ export function joinProgram(parts: IProgramText): string {
   return `${fm}\n${parts.body}`;
 }
 
-/** The front matter's top-level `key: value` lines, for display. */
+/**
+ * The front matter's top-level `key: value` lines, for display. A key whose value is a block
+ * under it (`transfer:` then `  env:` and `    AUTORESEARCH_SCALE: 2`) shows that block on one
+ * line, `env: AUTORESEARCH_SCALE: 2`, a list's items as `a, b`; comments are left out.
+ */
 export function frontMatterEntries(frontMatter: string): Array<[string, string]> {
   const out: Array<[string, string]> = [];
+  let block: string[] | null = null; // the indented lines under the last key without a value
+  const close = () => {
+    if (block && block.length) {
+      const items = block.every(line => line.startsWith('- '));
+      out[out.length - 1][1] = block.map(line => (items ? line.slice(2) : line)).join(items ? ', ' : ' ');
+    }
+    block = null;
+  };
   for (const line of frontMatter.split(/\r?\n/)) {
     const m = /^([A-Za-z_][\w-]*):\s*(.*)$/.exec(line);
     if (m) {
+      close();
       out.push([m[1], m[2]]);
+      block = m[2].trim() === '' ? [] : null;
+    } else if (block && /^\s+\S/.test(line) && !/^\s*#/.test(line)) {
+      block.push(line.trim());
     }
   }
+  close();
   return out;
 }
 

@@ -71,10 +71,20 @@ export function describeNoise(m: RunModel, trans: TranslationBundle): string[] {
   if (!t) {
     return [];
   }
-  const head = [describeSigma(m, trans) ?? trans.__('σ not measured yet')];
+  // The original's strict rule (noise_runs 1): nothing is measured twice, so there is no σ to wait
+  // for and no trust to cost; saying "σ not measured yet" and "0.0 accelerator-min" misled.
+  const strict = m.runStart?.config.noise_runs === 1;
+  const head = [
+    strict
+      ? trans.__('strict rule (noise_runs 1): any improvement counts, σ is not measured')
+      : (describeSigma(m, trans) ?? trans.__('σ not measured yet')),
+  ];
   const b = m.best;
   if (b) {
     head.push(trans.__('best %1 %2 (#%3)', m.metric, bestWords({ ...b, se: b.stderr }), b.n));
+  }
+  if (strict) {
+    return [head.join(' · ')];
   }
   const cost = [trustRunsWords(t), perMilliWords(t)];
   const proposers = perProposerWords(t);
