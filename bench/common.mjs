@@ -156,3 +156,35 @@ export async function startLab({ venvBin, tmp, serverRoot, port, onSpawn }) {
   }
   throw new Error(`jupyter lab did not answer on ${url} within 120 s:\n${stderr}`);
 }
+
+/**
+ * A temp folder for a script that drives a JupyterLab of its own (bench/panel, the README's
+ * pictures): `root` is the server's root inside it. On exit or a signal the server's process
+ * group (jupyter and what it started; give it `onSpawn`) is stopped and the folder removed,
+ * unless the environment variable `keepVar` is set.
+ */
+export function labScratch(prefix, keepVar) {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  let server = null;
+  const cleanup = () => {
+    if (server && server.exitCode === null && server.signalCode === null) {
+      try {
+        process.kill(-server.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+    server = null;
+    if (!process.env[keepVar]) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  };
+  process.on('exit', cleanup);
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.on(sig, () => {
+      cleanup();
+      process.exit(130);
+    });
+  }
+  return { tmp, serverRoot: path.join(tmp, 'root'), onSpawn: p => (server = p), cleanup };
+}

@@ -40,11 +40,10 @@
 //      after each open (prefix-N.png).
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeWorkspace } from './panel-journal.mjs';
-import { freePort, startLab } from './common.mjs';
+import { freePort, labScratch, startLab } from './common.mjs';
 
 process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
 const { chromium } = await import('@playwright/test');
@@ -58,31 +57,8 @@ const ENGINE = path.join(ROOT, 'jupyter_server_ext', 'jupyterlab_autoresearch', 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const OPEN_TIMEOUT_MS = 90_000;
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-bench-panel-'));
-const serverRoot = path.join(tmp, 'root');
-let server = null;
+const { tmp, serverRoot, onSpawn, cleanup } = labScratch('ar-bench-panel-', 'BENCH_KEEP');
 let browser = null;
-
-function cleanup() {
-  if (server && server.exitCode === null && server.signalCode === null) {
-    try {
-      process.kill(-server.pid, 'SIGTERM'); // its process group: jupyter and anything it started
-    } catch {
-      // already gone
-    }
-  }
-  server = null;
-  if (!process.env.BENCH_KEEP) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
-}
-process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.on(sig, () => {
-    cleanup();
-    process.exit(130);
-  });
-}
 
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 const median = xs => {
@@ -92,9 +68,9 @@ const median = xs => {
 const f3 = x => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(3));
 const f1 = x => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(1));
 
-/** The JupyterLab this script drives (bench/common.mjs startLab); `server` is set at once, for cleanup. */
+/** The JupyterLab this script drives (bench/common.mjs startLab); its process group is stopped on exit (labScratch). */
 async function startServer(port) {
-  const { base } = await startLab({ venvBin: VENV_BIN, tmp, serverRoot, port, onSpawn: p => (server = p) });
+  const { base } = await startLab({ venvBin: VENV_BIN, tmp, serverRoot, port, onSpawn });
   return base;
 }
 

@@ -21,10 +21,9 @@
 // Env: CHROMIUM (/usr/bin/chromium), PICTURES_OUT (docs/images), PICTURES_KEEP=1 keeps the temp folder.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, startLab } from '../bench/common.mjs';
+import { freePort, labScratch, startLab } from '../bench/common.mjs';
 
 process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
 const { chromium } = await import('@playwright/test');
@@ -41,32 +40,9 @@ const MAX_BYTES = 400 * 1024;
 const WAIT_MS = 90_000;
 
 const started = Date.now();
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-readme-pictures-'));
-const serverRoot = path.join(tmp, 'root');
+const { tmp, serverRoot, onSpawn, cleanup } = labScratch('ar-readme-pictures-', 'PICTURES_KEEP');
 const wsDir = path.join(serverRoot, WS);
-let server = null;
 let browser = null;
-
-function cleanup() {
-  if (server && server.exitCode === null && server.signalCode === null) {
-    try {
-      process.kill(-server.pid, 'SIGTERM'); // its process group: jupyter and anything it started
-    } catch {
-      // already gone
-    }
-  }
-  server = null;
-  if (!process.env.PICTURES_KEEP) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
-}
-process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.on(sig, () => {
-    cleanup();
-    process.exit(130);
-  });
-}
 
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
@@ -104,9 +80,9 @@ function engine(args, timeoutMs) {
   });
 }
 
-/** The JupyterLab this script drives (bench/common.mjs startLab); `server` is set at once, for cleanup. */
+/** The JupyterLab this script drives (bench/common.mjs startLab); its process group is stopped on exit (labScratch). */
 async function startServer(port) {
-  const { base } = await startLab({ venvBin: VENV_BIN, tmp, serverRoot, port, onSpawn: p => (server = p) });
+  const { base } = await startLab({ venvBin: VENV_BIN, tmp, serverRoot, port, onSpawn });
   return base;
 }
 
