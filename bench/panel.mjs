@@ -28,16 +28,19 @@
 // its own (labHeapMb says why not just before the open); with the number of rendered outputs
 // and the DOM nodes inside the panel.
 //
-// 3 rounds per workspace, interleaved (1000, 10000, 1000, 10000, …) so noise hits both alike;
-// the figures are medians. The first round is also printed on its own (`first_open_s_N`): the
-// server reads and validates each journal then, later opens find it read. Prints
-// `panel_open_s: X` (the median for the largest workspace, 10,000) last.
+// 5 rounds per workspace, interleaved (1000, 10000, 1000, 10000, …) so noise hits both alike;
+// the figures are medians. The first round is also printed on its own (`first_open_s_N`): it is
+// cold twice over, the server reading and validating each journal for the first time and the
+// browser opening its first panel ever (later pages of a browser that has opened one get Vega
+// ready while the lab is idle, src/lab/panel/warm-up.ts; the lab-alone page below comes first,
+// so it has no warm-up). Prints `panel_open_s: X` (the median for the largest workspace) last.
 // Targets: 1,000 experiments under 1.5 s; 10,000 under 1.0 s with a heap under 100 MB.
 //
-// Env: BENCH_ROUNDS (3), BENCH_SIZES ("1000,10000"), CHROMIUM (/usr/bin/chromium),
+// Env: BENCH_ROUNDS (5), BENCH_SIZES ("1000,10000"), CHROMIUM (/usr/bin/chromium),
 //      BENCH_KEEP=1 keeps the temp folder, BENCH_PROFILE=file.cpuprofile writes a CPU profile
 //      of the largest workspace's open (the last round's), BENCH_SCREENSHOT=prefix a screenshot
-//      after each open (prefix-N.png).
+//      after each open (prefix-N.png), BENCH_NET=1 each HTTP request and the event stream's
+//      frames of the largest workspace's opens, timed from the open's start.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -50,7 +53,7 @@ const { chromium } = await import('@playwright/test');
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const VENV_BIN = path.join(ROOT, '.venv', 'bin');
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000').split(',').map(Number);
 /** The engine the server runs, for the state.json a real run has beside its journal. */
 const ENGINE = path.join(ROOT, 'jupyter_server_ext', 'jupyterlab_autoresearch', 'engine', 'autoresearch.cjs');
@@ -78,6 +81,7 @@ async function startServer(port) {
 function openAndWait({ wsPath, expected, timeoutMs }) {
   const app = window.jupyterapp;
   const t0 = performance.now();
+  window.__benchT0Epoch = performance.timeOrigin + t0;
   const marks = {};
   const mark = (name, t) => {
     if (marks[name] === undefined) {
@@ -213,6 +217,57 @@ async function labHeapMb(page, base) {
   return heap;
 }
 
+/**
+ * BENCH_NET=1: the largest workspace's opens print each HTTP request and the event stream's
+ * frames against the open's start (CDP's Network domain), to see what waits on what.
+ */
+async function traceNetwork(cdp) {
+  await cdp.send('Network.enable');
+  const events = [];
+  let offset = null; // wallTime - timestamp, seconds
+  const at = ts => (offset === null ? null : (ts + offset) * 1000);
+  cdp.on('Network.requestWillBeSent', e => {
+    offset = e.wallTime - e.timestamp;
+    events.push({
+      t: e.wallTime * 1000,
+      what: `→ ${e.request.method} ${e.request.url.replace(/^https?:\/\/[^/]+/, '').slice(0, 90)}`,
+      id: e.requestId,
+    });
+  });
+  cdp.on('Network.loadingFinished', e =>
+    events.push({ t: at(e.timestamp), what: `✓ ${e.encodedDataLength} B`, id: e.requestId }),
+  );
+  cdp.on('Network.webSocketCreated', e =>
+    events.push({ t: null, what: `ws ${e.url.replace(/^wss?:\/\/[^/]+/, '').slice(0, 90)}`, id: e.requestId }),
+  );
+  const frames = new Map();
+  cdp.on('Network.webSocketFrameSent', e =>
+    events.push({ t: at(e.timestamp), what: `ws ↑ ${e.response.payloadData.slice(0, 80)}`, id: e.requestId }),
+  );
+  cdp.on('Network.webSocketFrameReceived', e => {
+    const f = frames.get(e.requestId) ?? { first: at(e.timestamp), last: 0, n: 0, bytes: 0 };
+    f.last = at(e.timestamp);
+    f.n += 1;
+    f.bytes += e.response.payloadData.length;
+    frames.set(e.requestId, f);
+  });
+  return {
+    print(t0, openS) {
+      console.log(`    network of this open (ms from its start; open at ${Math.round(openS * 1000)}):`);
+      for (const e of events.filter(e => e.t !== null && e.t >= t0 - 50).sort((a, b) => a.t - b.t)) {
+        console.log(`      ${String(Math.round(e.t - t0)).padStart(6)} [${e.id}] ${e.what}`);
+      }
+      for (const [id, f] of frames) {
+        if (f.last >= t0) {
+          console.log(
+            `      ws [${id}] ${f.n} frames, ${(f.bytes / 1e6).toFixed(2)} MB received, ${Math.round(f.first - t0)}–${Math.round(f.last - t0)} ms`,
+          );
+        }
+      }
+    },
+  };
+}
+
 async function measure(page, base, wsPath, expected, heapBefore) {
   await freshLab(page, base);
   const cdp = await page.context().newCDPSession(page);
@@ -222,7 +277,11 @@ async function measure(page, base, wsPath, expected, heapBefore) {
     await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
     await cdp.send('Profiler.start');
   }
+  const net = process.env.BENCH_NET && expected === Math.max(...SIZES) ? await traceNetwork(cdp) : null;
   const result = await page.evaluate(openAndWait, { wsPath, expected, timeoutMs: OPEN_TIMEOUT_MS });
+  if (net) {
+    net.print(await page.evaluate(() => window.__benchT0Epoch), result.open_s);
+  }
   if (profile) {
     const { profile: p } = await cdp.send('Profiler.stop');
     fs.writeFileSync(process.env.BENCH_PROFILE, JSON.stringify(p));

@@ -20,6 +20,7 @@ import {
   thinRows,
   valueDomain,
   VEGALITE_MIME,
+  warmUpSpec,
   type ChartTheme,
 } from '../src/core/chart';
 import { niceTicks, progressChartSvg } from '../src/core/chart-svg';
@@ -613,6 +614,28 @@ describe('the chart of a long run (more than MAX_POINTS points)', () => {
       .reduce((sum, m) => sum + (['line', 'area'].includes(m.marktype) ? 1 : m.items.length), 0);
     expect(drawn).toBeLessThan(5 * BINS);
     view.finalize();
+  });
+
+  it('the warm-up chart has every layer a real one may draw, thinned, and draws without a warning', async () => {
+    // src/lab/panel/warm-up.ts draws it to get Vega ready: a layer missing here is code left cold.
+    const spec = warmUpSpec(opts);
+    expect((spec.layer as Layer[]).map(l => l.name)).toEqual([
+      'noise band',
+      'best',
+      'runs',
+      'discard spread',
+      'discards',
+      'keeps',
+      'labels left',
+      'labels right',
+      'crashes',
+    ]);
+    expect((spec.data as { values: unknown[] }).values.length).toBeLessThan(MAX_POINTS);
+    const { marks, warnings } = await render(spec);
+    expect(warnings).toEqual([]);
+    for (const name of ['discard spread', 'discards', 'keeps', 'crashes', 'runs']) {
+      expect(layerItems(marks, name).length).toBeGreaterThan(0);
+    }
   });
 
   it('bins only what the filter shows; the best line stays the run’s', () => {

@@ -155,12 +155,10 @@ class RunFollower:
             error = None
         return self._take(records, raw, log, error)
 
-    def replay(self, records: list[dict], raw: list[bytes], lines: int, light: bool = False) -> list[dict]:
+    def replay(self, records: list[dict], raw: list[bytes], lines: int) -> list[dict]:
         """The journal's first `lines` lines as the records already read and validated from them,
-        with those lines (the server's cached reading of the file): taken as if fed; the bytes fed
-        next follow them. `light`: each record lightened (a long run's replay is a fifth the bytes)."""
-        if light:
-            records, raw = [lighten(r) for r in records], []
+        with their JSON lines (the server's cached reading of the file, or its cached light form,
+        journal.read_journal_at): taken as if fed; the bytes fed next follow them."""
         out = [] if self.broken else self._take(records, raw, None, None)
         self.lines.lines = lines
         return out

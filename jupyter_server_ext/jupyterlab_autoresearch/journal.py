@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,6 +177,19 @@ class _Cached:
         self.records: list[dict] = []
         # Each record's line as read, for the event stream's replay (sent without encoding again).
         self.raw: list[bytes] = []
+        # Derived forms of the records (the light replay's), each with its encoded lines, kept up
+        # with the records: a form is computed and encoded once per record, not per subscriber.
+        self.forms: dict[Callable[[dict], dict], tuple[list[dict], list[bytes]]] = {}
+
+    def form(self, derive: Callable[[dict], dict]) -> tuple[list[dict], list[bytes]]:
+        """The records as `derive` makes them, with each one's JSON line, extended to the records read."""
+        records, lines = self.forms.setdefault(derive, ([], []))
+        for record in self.records[len(records) :]:
+            made = derive(record)
+            records.append(made)
+            # Compact: a long run's replay is megabytes, and the browser takes a WebSocket's bytes slowly.
+            lines.append(json.dumps(made, separators=(",", ":")).encode())
+        return records, lines
 
 
 _cache: OrderedDict[tuple[Path, Path | None], _Cached] = OrderedDict()
@@ -189,15 +204,23 @@ def read_journal(path: Path, confine: Path | None = None) -> list[dict]:
         return _read_journal(Path(path), confine)
 
 
-def read_journal_at(path: Path, confine: Path | None = None) -> tuple[list[dict], list[bytes], JournalPosition]:
+def read_journal_at(
+    path: Path, confine: Path | None = None, derive: Callable[[dict], dict] | None = None
+) -> tuple[list[dict], list[bytes], JournalPosition]:
     """read_journal's records with their lines as read and the position they were read to, taken
     together: the event stream replays them and follows the file from there, instead of reading,
-    validating and encoding a long journal again for every subscriber. Raises as read_journal does."""
+    validating and encoding a long journal again for every subscriber. With `derive` (one function
+    for one form, as follower.lighten), the records as it makes them and their JSON lines, cached
+    with the journal's. Raises as read_journal does."""
     with _cache_lock:
         records = _read_journal(Path(path), confine)
         entry = _cache[(Path(path), confine)]
         tail = entry.tail
-        return records, list(entry.raw), JournalPosition(tail.file.offset, tail.lines.lines, tail.file._inode)
+        at = JournalPosition(tail.file.offset, tail.lines.lines, tail.file._inode)
+        if derive is None:
+            return records, list(entry.raw), at
+        derived, lines = entry.form(derive)
+        return list(derived), list(lines), at
 
 
 def _read_journal(path: Path, confine: Path | None) -> list[dict]:
@@ -215,7 +238,7 @@ def _read_journal(path: Path, confine: Path | None) -> list[dict]:
     else:
         error = None
     if entry.tail.restarts != restarts:
-        entry.records, entry.raw = [], []  # the file was replaced, not appended to
+        entry.records, entry.raw, entry.forms = [], [], {}  # the file was replaced, not appended to
     entry.records.extend(new)
     entry.raw.extend(raw)
     if error is not None:

@@ -15,7 +15,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 from . import validate
 from .confine import OutsideError, read_from, read_tail
 from .errors import DomainError
-from .follower import LOG_BACKLOG, LOG_CHUNK, Liveness, LogBytes, LogWanted, RecordsMessage, RunFollower
+from .follower import LOG_BACKLOG, LOG_CHUNK, Liveness, LogBytes, LogWanted, RecordsMessage, RunFollower, lighten
 from .journal import OUTSIDE, FileTail, JournalError, read_journal_at
 from .lookup import WorkspaceLookup
 from .run_state import load_state
@@ -68,13 +68,15 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
         # A journal that cannot be read that way is read here from its first line instead, so
         # the good records before a bad one still go out, then the error.
         try:
-            records, raw, at = await asyncio.to_thread(read_journal_at, journal, self.folder)
+            # Lightened (a long run's replay is a fifth the bytes) once per record, not per subscriber.
+            derive = lighten if self.light else None
+            records, raw, at = await asyncio.to_thread(read_journal_at, journal, self.folder, derive)
         except (JournalError, SchemaMissing):
             self.tail = FileTail(journal, self.folder)
             replay = []
         else:
             self.tail = FileTail(journal, self.folder, at)
-            replay = self.follower.replay(records, raw, at.lines, self.light)
+            replay = self.follower.replay(records, raw, at.lines)
         interval = self.settings.get("autoresearch_poll_ms", POLL_MS)
         self.timer = PeriodicCallback(self.poll, interval)
         await self.poll(replay)

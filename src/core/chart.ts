@@ -241,15 +241,27 @@ export function chartRuns(records: readonly JournalRecord[]): RunPoint[] {
  * so no point sits on the frame (a flat history gets a band of its own). Shared with the SVG.
  */
 export function valueDomain(rows: readonly ChartRow[], runs: readonly RunPoint[]): [number, number] {
-  const values = [
-    ...rows.flatMap(r => [r.value, r.best, r.best_lo ?? null, r.best_hi ?? null]),
-    ...runs.map(r => r.metric),
-  ].filter((v): v is number => v !== null && Number.isFinite(v));
-  if (values.length === 0) {
+  // One pass, no arrays: a long run's chart calls this on ten thousand rows at every draw.
+  let lo = Infinity;
+  let hi = -Infinity;
+  const take = (v: number | null | undefined) => {
+    if (v !== null && v !== undefined && Number.isFinite(v)) {
+      lo = Math.min(lo, v);
+      hi = Math.max(hi, v);
+    }
+  };
+  for (const r of rows) {
+    take(r.value);
+    take(r.best);
+    take(r.best_lo);
+    take(r.best_hi);
+  }
+  for (const r of runs) {
+    take(r.metric);
+  }
+  if (lo === Infinity) {
     return [0, 1];
   }
-  const lo = Math.min(...values);
-  const hi = Math.max(...values);
   const pad = hi > lo ? (hi - lo) * 0.05 : Math.abs(hi) * 0.01 || 1;
   return [lo - pad, hi + pad];
 }
@@ -289,7 +301,9 @@ export function thinRows(rows: readonly ChartRow[], direction: Direction, bins =
   const last = rows[rows.length - 1].n;
   const width = Math.max(1, Math.ceil((last - first + 1) / bins));
   const out: ChartRow[] = [];
-  const groups = new Map<string, ChartRow[]>();
+  // Keyed by bin and status as one number: ten thousand string keys cost more than the binning.
+  const groups = new Map<number, ChartRow[]>();
+  const STATUS_KEY = { keep: 0, discard: 1, crash: 2 } as const;
   const binKeeps = rows.filter(row => row.status === 'keep').length > MAX_KEEP_POINTS;
   for (const row of rows) {
     let binned = !row.hidden;
@@ -299,7 +313,7 @@ export function thinRows(rows: readonly ChartRow[], direction: Direction, bins =
       out.push(binned ? { ...row, hidden: true, range: `#${row.n}` } : { ...row, range: `#${row.n}` });
     }
     if (binned) {
-      const key = `${row.status}:${Math.floor((row.n - first) / width)}`;
+      const key = Math.floor((row.n - first) / width) * 3 + STATUS_KEY[row.status];
       const group = groups.get(key);
       if (group) {
         group.push(row);
@@ -369,12 +383,20 @@ export const MIN_WIDTH = 360;
  * no theme overrides, which is how they came out black on dark grey.
  */
 export function progressChart(records: readonly JournalRecord[], opts: ChartOptions): Record<string, unknown> {
+  return chartSpec(chartRows(records), chartRuns(records), opts);
+}
+
+/** progressChart's spec from the rows and runs it plots (chartRows, chartRuns). */
+export function chartSpec(
+  chartRowsIn: readonly ChartRow[],
+  allRuns: readonly RunPoint[],
+  opts: ChartOptions,
+): Record<string, unknown> {
   const shown = opts.shown ?? null;
-  const allRows = chartRows(records).map(r => (shown && !shown.has(r.n) ? { ...r, hidden: true as const } : r));
+  const allRows = chartRowsIn.map(r => (shown && !shown.has(r.n) ? { ...r, hidden: true as const } : r));
   // A long run: discards and crashes in bins, and only the keeps' own runs as dots (thinRows).
   const thinned = allRows.length > MAX_POINTS;
   const rows = thinned ? thinRows(allRows, opts.direction) : allRows;
-  const allRuns = chartRuns(records);
   const runs = filterChartRows(thinned ? allRuns.filter(r => r.status === 'keep') : allRuns, shown);
   const { theme } = opts;
   const colors = theme ?? COLORS;
@@ -572,4 +594,36 @@ function runsLayer(runs: RunPoint[], x: Channel, y: Channel, color: Channel, met
       ],
     },
   };
+}
+
+/**
+ * A made-up long run's spec for getting Vega ready before a panel draws (src/lab/panel/vega-warm-up.ts):
+ * MAX_POINTS + 100 rows of keeps, discards and crashes with a best line, its band, labels and
+ * runs, so that it is thinned and has every layer a real chart may have. Never shown.
+ */
+export function warmUpSpec(opts: Omit<ChartOptions, 'shown'>): Record<string, unknown> {
+  const rows: ChartRow[] = [];
+  const runs: RunPoint[] = [];
+  let best: number | null = null;
+  for (let n = 0; n < MAX_POINTS + 100; n++) {
+    const status = n % 97 === 5 ? 'crash' : n % 23 === 0 ? 'keep' : 'discard';
+    const value = status === 'crash' ? null : 1 - n / 1e4 + (n % 7) / 100;
+    if (status === 'keep' && value !== null) {
+      best = best === null ? value : Math.min(best, value);
+      runs.push(
+        { n, status, k: 1, seed: 1, metric: value, own: true },
+        { n, status, k: 2, seed: 2, metric: value + 0.01, own: true },
+      );
+    }
+    const row: ChartRow = {
+      n,
+      status,
+      value,
+      best,
+      description: `experiment ${n}`,
+      label: status === 'keep' ? `#${n}` : null,
+    };
+    rows.push(best === null ? row : { ...row, best_lo: best - 0.01, best_hi: best + 0.01 });
+  }
+  return chartSpec(rows, runs, opts);
 }

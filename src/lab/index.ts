@@ -22,6 +22,8 @@ import { fetchStatus } from './api';
 import { addCommands, CommandIDs } from './commands';
 import { followExportedNotebooks } from './exported-notebooks';
 import { NotebookKernels } from './notebook-kernels';
+import { warmUpChartWhenIdle } from './panel/chart-view';
+import { withLazyMath } from './panel/lazy-math';
 import { AutoresearchPanel, type IRunDefaults } from './panel/panel';
 import { setLineHighlighter } from './renderer/highlight';
 import { addRunCommands, RunCommandIDs } from './run-commands';
@@ -93,11 +95,15 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
     if (notebookTracker) {
       followExportedNotebooks(notebookTracker);
     }
+    // MathJax starts only for text that may hold maths (./panel/lazy-math).
+    const panelRendermime = withLazyMath(rendermime);
+    // A browser that opens the panel gets Vega ready while the lab is idle after start-up (./panel/warm-up).
+    void app.restored.then(() => warmUpChartWhenIdle(rendermime));
     const createPanel = (path: string) =>
       new AutoresearchPanel({
         path,
         services: app.serviceManager,
-        rendermime,
+        rendermime: panelRendermime,
         editorServices,
         trans,
         commands: app.commands,

@@ -20,6 +20,7 @@ import { chartTheme, progressChart, VEGALITE_MIME } from '../../core/chart';
 import type { ExperimentRecord } from '../../core/journal';
 import type { RunModel } from './run-model';
 import { describeNoise } from './run-state';
+import { noteVegaUsed, warmUpWhenIdle } from './warm-up';
 
 const REDRAW_MS = 2000;
 /** What vega-embed adds right of the chart for its actions menu (`.vega-embed.has-actions`'s padding) and a margin. */
@@ -42,6 +43,11 @@ const METADATA = { [VEGALITE_MIME]: { embed_options: { renderer: 'svg' } } };
 const NO_PNG = {
   'image/png': 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
 };
+
+/** Gets Vega ready for a panel's first chart once JupyterLab is idle (./warm-up). */
+export function warmUpChartWhenIdle(rendermime: IRenderMimeRegistry): void {
+  warmUpWhenIdle(rendermime, () => JSON.parse(JSON.stringify(METADATA)), NO_PNG);
+}
 
 type Source = () => {
   experiments: readonly ExperimentRecord[];
@@ -181,6 +187,7 @@ export class ChartView extends Widget {
     const theme = chartTheme(name => style.getPropertyValue(name));
     const spec = progressChart(experiments, { metric, direction, theme, width, shown });
     if (!this.renderer) {
+      noteVegaUsed();
       this.renderer = this.rendermime.createRenderer(VEGALITE_MIME);
       Widget.attach(this.renderer, this.host);
     }

@@ -32,6 +32,15 @@ import { Expansion, type IExpansionState } from './expansion';
 const ESTIMATE_PX = { collapsed: 40, expanded: 220 };
 /** How far outside the view outputs are rendered ahead of the scroll. */
 const AHEAD = '800px 0px';
+
+/** Settles after the next paint (a frame's callback runs before it, a task queued there after). */
+function afterPaint(): Promise<void> {
+  return new Promise(resolve =>
+    typeof requestAnimationFrame === 'function'
+      ? requestAnimationFrame(() => setTimeout(resolve, 0))
+      : setTimeout(resolve, 0),
+  );
+}
 const HEADER = '.jp-AutoresearchExperiment-header';
 /** A batch larger than EAGER + BLOCK goes in as its newest EAGER items, then blocks of BLOCK. */
 export const EAGER = 50;
@@ -319,6 +328,11 @@ export class ExperimentList extends Widget {
   }
 
   private readonly onIntersect = (entries: IntersectionObserverEntry[]): void => {
+    // Outputs in view render first and are painted; those only near it (AHEAD) render after. Both
+    // are asked for in one request, but an open's first screen no longer waits for a second one.
+    const view = this.opts.scroller()?.getBoundingClientRect();
+    const inView: IItem[] = [];
+    const ahead: IItem[] = [];
     for (const entry of entries) {
       const block = this.blocks.get(entry.target as HTMLElement);
       if (block) {
@@ -331,12 +345,18 @@ export class ExperimentList extends Widget {
       const item = this.items.get(entry.target as HTMLElement);
       if (entry.isIntersecting && item && !item.renderer) {
         this.observer?.unobserve(item.node);
-        void this.renderItem(item);
+        const r = entry.boundingClientRect;
+        (!view || (r.bottom > view.top && r.top < view.bottom) ? inView : ahead).push(item);
       }
+    }
+    const painted = Promise.all(inView.map(item => this.renderItem(item))).then(afterPaint);
+    for (const item of ahead) {
+      void this.renderItem(item, painted);
     }
   };
 
-  private async renderItem(item: IItem): Promise<void> {
+  /** Renders an item's output; fetched at once (a light record), drawn once `after` has settled. */
+  private async renderItem(item: IItem, after?: Promise<unknown>): Promise<void> {
     const renderer = this.opts.rendermime.createRenderer(EXPERIMENT_MIME) as IItem['renderer'];
     if (!renderer) {
       return;
@@ -357,6 +377,7 @@ export class ExperimentList extends Widget {
       item.record = whole;
       this.records.set(whole.n, whole);
     }
+    await after;
     const log = item.record.status === 'crash' ? await this.opts.fetchLog(item.record.n).catch(() => null) : null;
     const bundle = experimentBundle(item.record, { metric: this.opts.metric(), direction: this.opts.direction(), log });
     // The HTML and text fallbacks stay out: the renderer shows the experiment's own data.

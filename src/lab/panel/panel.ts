@@ -40,6 +40,7 @@ import { ReviewView } from './review-view';
 import { TransferController } from './transfer-controller';
 import { askTransfer } from './transfer-dialog';
 import { TransferSection } from './transfer-section';
+import { notePanelOpened } from './warm-up';
 
 /**
  * The settings of schema/plugin.json the panel reads: the run options' values for new runs (which
@@ -303,16 +304,20 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
   }
 
   private async initialize(): Promise<void> {
+    notePanelOpened(); // later pages of this browser warm up for it (./warm-up)
     this.bar.setDefaults(this.opts.defaults());
     const specs = this.opts.services.kernelspecs;
     const fillKernels = () => this.bar.setKernelSpecs(specs.specs, this.opts.defaults().kernel);
     specs.specsChanged.connect(fillKernels, this); // `this`: disconnected when the panel is disposed
-    // The runs (and with them the event stream's replay, the longest wait on a long run) are
-    // asked for as soon as the server is known to answer, while program.md renders.
+    // The runs, and with them the event stream's replay (the longest wait on a long run), come
+    // first, beside the server's status; program.md is read and rendered once the stream is
+    // asked for. Rendering it (the markdown cell, its editor's languages) holds the main thread
+    // for a few hundred milliseconds on a page's first open, and the runs' answer or the stream's
+    // connection waited behind it: the replay then started half a second late.
     await Promise.all([
-      this.program.load(),
+      this.controller.refresh().finally(() => this.program.load()),
+      this.controller.checkServer(),
       specs.ready.then(fillKernels).catch(() => fillKernels()),
-      this.controller.checkServer().then(() => this.controller.refresh()),
     ]);
   }
 

@@ -78,7 +78,8 @@ export class RunController implements IDisposable {
       // While the stream is up it says when an engine starts another run (engine_tag).
       quiet: () => this.model.connected,
       read: list => this.onRuns(list),
-      failed: (error, asked) => (asked ? this.showNotice(error.message, true) : undefined),
+      // What checkServer said of the server (asked for beside the first read) is the clearer notice.
+      failed: (error, asked) => (asked && !this.serverProblem ? this.showNotice(error.message, true) : undefined),
     });
     // Replayed experiments wait until the replay is over and go in at once: adding them one by
     // one made each batch the newest, in view, and rendered (hundreds of outputs for nothing).

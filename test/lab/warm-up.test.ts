@@ -1,0 +1,121 @@
+// @vitest-environment jsdom
+/**
+ * What the panel readies before its first open on a page (src/lab/panel/warm-up.ts) and the
+ * typesetter that leaves MathJax unloaded for text without maths (src/lab/panel/lazy-math.ts).
+ */
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { VEGALITE_MIME } from '../../src/core/chart';
+
+// The real module pulls in JupyterLab's web components, which need a browser build; the warm-up
+// only constructs a MimeModel with it, which here just keeps its data.
+vi.mock('@jupyterlab/rendermime', () => ({
+  MimeModel: class {
+    readonly data: Record<string, unknown>;
+    readonly metadata: Record<string, unknown>;
+    constructor(options: { data: Record<string, unknown>; metadata: Record<string, unknown> }) {
+      this.data = options.data;
+      this.metadata = options.metadata;
+    }
+  },
+}));
+
+/** A rendermime with a Vega-Lite renderer that keeps what it was asked to draw. */
+function recordingRendermime(mimeTypes = [VEGALITE_MIME]) {
+  const drawn: Array<{ data: Record<string, unknown>; metadata: Record<string, unknown> }> = [];
+  let disposed = 0;
+  const rendermime = {
+    mimeTypes,
+    createRenderer: (mime: string) => {
+      expect(mime).toBe(VEGALITE_MIME);
+      return {
+        renderModel: async (model: (typeof drawn)[number]) => void drawn.push(model),
+        dispose: () => void (disposed += 1),
+      };
+    },
+  };
+  return { rendermime: rendermime as never, drawn, disposed: () => disposed };
+}
+
+/** The module afresh: its once-per-page state starts over. */
+async function warmUp() {
+  vi.resetModules();
+  return import('../../src/lab/panel/warm-up');
+}
+
+/** Lets requestIdleCallback (jsdom has none: setTimeout) and the warm-up's awaits run. */
+const settle = () => new Promise(resolve => setTimeout(resolve, 20));
+
+describe('warming up for the panel', () => {
+  beforeEach(() => window.localStorage.clear());
+
+  it('does nothing in a browser that has never opened a panel', async () => {
+    const { warmUpWhenIdle } = await warmUp();
+    const { rendermime, drawn } = recordingRendermime();
+    warmUpWhenIdle(rendermime, () => ({}), {});
+    await settle();
+    expect(drawn).toHaveLength(0);
+  });
+
+  it('draws the made-up long run once, off the page, with the panel chart’s metadata, then lets it go', async () => {
+    const { notePanelOpened, warmUpWhenIdle } = await warmUp();
+    notePanelOpened();
+    const { rendermime, drawn, disposed } = recordingRendermime();
+    const metadata = { [VEGALITE_MIME]: { embed_options: { renderer: 'svg' } } };
+    warmUpWhenIdle(rendermime, () => metadata, { 'image/png': 'x' });
+    warmUpWhenIdle(rendermime, () => metadata, { 'image/png': 'x' });
+    await settle();
+    expect(drawn).toHaveLength(1);
+    expect(drawn[0].metadata).toEqual(metadata);
+    expect(drawn[0].data['image/png']).toBe('x');
+    const spec = drawn[0].data[VEGALITE_MIME] as { layer: Array<{ name: string }> };
+    expect(spec.layer.map(l => l.name)).toContain('discard spread');
+    expect(disposed()).toBe(1);
+  });
+
+  it('is not needed once a panel has drawn its chart, nor possible without a Vega-Lite renderer', async () => {
+    let module = await warmUp();
+    module.notePanelOpened();
+    module.noteVegaUsed();
+    const first = recordingRendermime();
+    module.warmUpWhenIdle(first.rendermime, () => ({}), {});
+    module = await warmUp();
+    const none = recordingRendermime([]);
+    module.warmUpWhenIdle(none.rendermime, () => ({}), {});
+    await settle();
+    expect(first.drawn).toHaveLength(0);
+    expect(none.drawn).toHaveLength(0);
+  });
+});
+
+describe('MathJax only for what may hold maths', () => {
+  it('tells text MathJax would leave alone from text it may typeset', async () => {
+    const { mayHoldMath } = await import('../../src/lab/panel/lazy-math');
+    for (const text of ['Lower `val_bpb`. One change at a time.', 'a\\b', 'cost: 5 dollars', '']) {
+      expect(mayHoldMath(text), text).toBe(false);
+    }
+    for (const text of ['$x$', 'costs $5', '$$a$$', '\\(x\\)', '\\[x\\]', '\\begin{align}x\\end{align}']) {
+      expect(mayHoldMath(text), text).toBe(true);
+    }
+  });
+
+  it('hands the typesetter only elements with maths, and a registry without one is left as it is', async () => {
+    const { lazyTypesetter, withLazyMath } = await import('../../src/lab/panel/lazy-math');
+    const typeset: string[] = [];
+    const lazy = lazyTypesetter({ typeset: element => void typeset.push(element.textContent ?? '') });
+    const plain = document.createElement('div');
+    plain.textContent = 'no maths here';
+    const maths = document.createElement('div');
+    maths.innerHTML = '<p>the loss $L = -\\log p$</p>';
+    lazy.typeset(plain);
+    lazy.typeset(maths);
+    expect(typeset).toEqual(['the loss $L = -\\log p$']);
+
+    const bare = { latexTypesetter: null, clone: () => expect.unreachable('cloned') };
+    expect(withLazyMath(bare as never)).toBe(bare);
+    let cloned: { latexTypesetter?: { typeset(e: HTMLElement): unknown } } = {};
+    const withOne = { latexTypesetter: { typeset: () => undefined }, clone: (o: typeof cloned) => (cloned = o) };
+    withLazyMath(withOne as never);
+    expect(cloned.latexTypesetter?.typeset(plain)).toBeUndefined();
+    expect(cloned.latexTypesetter).not.toBe(withOne.latexTypesetter);
+  });
+});
