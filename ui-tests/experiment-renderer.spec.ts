@@ -37,8 +37,11 @@ test('an exported run shows each experiment through the autoresearch renderer', 
   // The static HTML fallback is not what shows: our renderer outranks text/html.
   await expect(page.locator('.jp-RenderedHTMLCommon:has-text("diff (+")')).toHaveCount(0);
 
-  // The Python in the diffs goes through JupyterLab's CodeMirror highlighter (token spans).
-  await expect(outputs.locator('.jp-AutoresearchExperiment-diffCode span').first()).toBeAttached();
+  // The Python in the diffs goes through JupyterLab's CodeMirror highlighter (token spans): an
+  // open diff (a keep's) at once, a folded one when it is first opened.
+  const tokens = (i: number) => outputs.nth(i).locator('.jp-AutoresearchExperiment-diffCode span');
+  const folded = [1, 2, 3].find(i => statuses[i] !== 'keep') as number;
+  await expect(tokens(folded)).toHaveCount(0);
   // A collapsed diff opens on a click on its summary; open them all for the screenshots.
   for (let i = 1; i < 4; i++) {
     const diff = outputs.nth(i).locator('details.jp-AutoresearchExperiment-diff');
@@ -46,6 +49,7 @@ test('an exported run shows each experiment through the autoresearch renderer', 
       await diff.locator('summary').click();
     }
     await expect(diff.locator('.jp-AutoresearchExperiment-diffLine.jp-mod-add').first()).toBeVisible();
+    await expect(tokens(i).first()).toBeAttached();
   }
 
   // JupyterLab scrolls inside the notebook, not the page: bring the experiments into view.

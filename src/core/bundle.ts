@@ -138,23 +138,31 @@ function predictionWords(r: ExperimentRecord, notes: ProposalNotes): string | nu
 
 /** The experiment's MIME bundle: its JSON, an HTML fallback and a plain-text fallback. */
 export function experimentBundle(record: ExperimentRecord, opts: BundleOptions = {}): ExperimentBundle {
+  const data = experimentData(record, opts);
+  return {
+    [EXPERIMENT_MIME]: data,
+    'text/html': experimentHtml(record, data.metric_name, data.log_tail),
+    'text/plain': experimentText(record, data.metric_name, data.log_tail),
+  };
+}
+
+/**
+ * The bundle's own MIME data alone, for the panel, whose renderer shows that and never the
+ * HTML or text fallback (building them was a tenth of an output's render).
+ */
+export function experimentData(record: ExperimentRecord, opts: BundleOptions = {}): ExperimentBundleData {
   const metric = opts.metric ?? 'val_bpb';
   const direction = opts.direction ?? 'lower';
   // Only a crash shows its log: for other outcomes the summary already says what happened.
   const logTail = record.status === 'crash' && opts.log ? tailLines(opts.log) : null;
   // proposal_meta is proposer-internal state, not something a reader of the notebook needs.
   const { type: _type, proposal_meta: meta, ...rest } = record;
-  const data: ExperimentBundleData = {
+  return {
     ...rest,
     metric_name: metric,
     direction,
     log_tail: logTail,
     ...shownNotes(proposalNotes(meta)),
-  };
-  return {
-    [EXPERIMENT_MIME]: data,
-    'text/html': experimentHtml(record, metric, logTail),
-    'text/plain': experimentText(record, metric, logTail),
   };
 }
 

@@ -162,9 +162,14 @@ export function shortLabel(text: string, max = LABEL_CHARS): string {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
-/** The experiment records of a list that may hold a journal's other records too. */
+/**
+ * The experiment records of a list that may hold a journal's other records too, by number. A
+ * journal's are in order but for workers finishing out of turn, so they are sorted only when not.
+ */
 function experimentsIn(records: readonly JournalRecord[]): ExperimentRecord[] {
-  return records.filter((r): r is ExperimentRecord => r.type === 'experiment');
+  const experiments = records.filter((r): r is ExperimentRecord => r.type === 'experiment');
+  const sorted = experiments.every((r, i) => i === 0 || experiments[i - 1].n <= r.n);
+  return sorted ? experiments : experiments.sort((a, b) => a.n - b.n);
 }
 
 /**
@@ -176,7 +181,7 @@ export function chartRows(records: readonly JournalRecord[]): ChartRow[] {
   const rows: ChartRow[] = [];
   const bestAfter = new Map(bestTimeline(records).map(b => [b.n, b.best]));
   let sigma: number | null = null;
-  for (const r of experimentsIn(records).sort((a, b) => a.n - b.n)) {
+  for (const r of experimentsIn(records)) {
     if (r.status === 'rejected' || r.status === 'interrupted') {
       continue;
     }
@@ -196,7 +201,7 @@ export function chartRows(records: readonly JournalRecord[]): ChartRow[] {
       value,
       best,
       description: r.description,
-      label: r.status === 'keep' ? shortLabel(r.description) : null,
+      label: null, // the labelled keeps get theirs below
     };
     if (best !== null && sigma) {
       const half = (BAND_SE * sigma) / Math.sqrt(bestRuns);
@@ -207,9 +212,9 @@ export function chartRows(records: readonly JournalRecord[]): ChartRow[] {
   }
   // A long run keeps hundreds of times: label the baseline and the latest keeps only, or the
   // labels pile into an unreadable block. Every point keeps its description in the tooltip.
-  const kept = rows.filter(row => row.label !== null);
-  for (const row of kept.slice(1, Math.max(1, kept.length - LABELLED_KEEPS))) {
-    row.label = null;
+  const kept = rows.filter(row => row.status === 'keep');
+  for (const row of [...kept.slice(0, 1), ...kept.slice(Math.max(1, kept.length - LABELLED_KEEPS))]) {
+    row.label = shortLabel(row.description);
   }
   return rows;
 }
@@ -217,7 +222,10 @@ export function chartRows(records: readonly JournalRecord[]): ChartRow[] {
 /** Every run of the experiments measured more than once (one run is its own mean: no dot). */
 export function chartRuns(records: readonly JournalRecord[]): RunPoint[] {
   const points: RunPoint[] = [];
-  for (const r of experimentsIn(records).sort((a, b) => a.n - b.n)) {
+  for (const r of experimentsIn(records)) {
+    if ((r.runs?.length ?? 0) < 2) {
+      continue; // most of a long run: nothing to filter
+    }
     const measured = (r.runs ?? []).filter(run => run.metric !== null);
     if (measured.length < 2 || (r.status !== 'keep' && r.status !== 'discard')) {
       continue;

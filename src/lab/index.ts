@@ -95,15 +95,15 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
     if (notebookTracker) {
       followExportedNotebooks(notebookTracker);
     }
-    // MathJax starts only for text that may hold maths (./panel/lazy-math).
-    const panelRendermime = withLazyMath(rendermime);
     // A browser that opens the panel gets Vega ready while the lab is idle after start-up (./panel/warm-up).
     void app.restored.then(() => warmUpChartWhenIdle(rendermime));
     const createPanel = (path: string) =>
       new AutoresearchPanel({
         path,
         services: app.serviceManager,
-        rendermime: panelRendermime,
+        // MathJax starts only for text that may hold maths (./panel/lazy-math); cloned when the
+        // panel opens, so renderers other extensions register after start-up are in it.
+        rendermime: withLazyMath(rendermime),
         editorServices,
         trans,
         commands: app.commands,

@@ -148,7 +148,8 @@ describe('experiment renderer', () => {
     );
   });
 
-  it('uses a line highlighter for code lines when one is given', async () => {
+  /** A renderer whose line highlighter wraps each line in a `.tok` span and keeps the lines it was given. */
+  async function highlighted(status: 'keep' | 'discard'): Promise<{ renderer: ExperimentRenderer; seen: string[] }> {
     const seen: string[] = [];
     const renderer = new ExperimentRenderer({
       highlight: async (code, el) => {
@@ -158,16 +159,35 @@ describe('experiment renderer', () => {
     });
     await renderer.renderModel({
       trusted: false,
-      data: experimentBundle(record(1, { status: 'keep' })) as never,
+      data: experimentBundle(record(1, { status })) as never,
       metadata: {},
       setData: () => undefined,
     });
     await new Promise(resolve => setTimeout(resolve, 0));
+    return { renderer, seen };
+  }
+
+  it('uses a line highlighter for code lines when one is given', async () => {
+    const { renderer, seen } = await highlighted('keep');
     expect(seen).toEqual(['LEARNING_RATE = 0.001', 'LEARNING_RATE = 0.0020', 'N_LAYER = 4']);
     const add = q(renderer.node, '.jp-mod-add');
     expect(q(add, '.jp-AutoresearchExperiment-diffCode .tok').textContent).toBe('LEARNING_RATE = 0.0020');
     expect(q(add, '.jp-AutoresearchExperiment-diffPrefix').textContent).toBe('+');
     expect(add.textContent).toBe('+LEARNING_RATE = 0.0020');
+  });
+
+  it('highlights a folded diff (a discard’s) only once it is opened', async () => {
+    const { renderer, seen } = await highlighted('discard');
+    const details = q(renderer.node, 'details.jp-AutoresearchExperiment-diff') as HTMLDetailsElement;
+    expect(details.open).toBe(false);
+    expect(seen).toEqual([]);
+    expect(q(renderer.node, '.jp-mod-add').textContent).toBe('+LEARNING_RATE = 0.0020');
+    details.open = true;
+    details.dispatchEvent(new Event('toggle'));
+    details.dispatchEvent(new Event('toggle')); // once only, however often it is toggled
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(seen).toEqual(['LEARNING_RATE = 0.001', 'LEARNING_RATE = 0.0020', 'N_LAYER = 4']);
+    expect(q(q(renderer.node, '.jp-mod-add'), '.tok').textContent).toBe('LEARNING_RATE = 0.0020');
   });
 });
 

@@ -22,7 +22,7 @@ import { MimeModel } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Signal, type ISignal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
-import { EXPERIMENT_MIME, experimentBundle } from '../../core/bundle';
+import { EXPERIMENT_MIME, experimentData } from '../../core/bundle';
 import type { ExperimentRecord } from '../../core/journal';
 import { isLight } from '../../core/light-record';
 import { headerAsToggle } from '../renderer/experiment-view';
@@ -379,9 +379,9 @@ export class ExperimentList extends Widget {
     }
     await after;
     const log = item.record.status === 'crash' ? await this.opts.fetchLog(item.record.n).catch(() => null) : null;
-    const bundle = experimentBundle(item.record, { metric: this.opts.metric(), direction: this.opts.direction(), log });
-    // The HTML and text fallbacks stay out: the renderer shows the experiment's own data.
-    const model = new MimeModel({ data: { [EXPERIMENT_MIME]: bundle[EXPERIMENT_MIME] as never } });
+    const data = experimentData(item.record, { metric: this.opts.metric(), direction: this.opts.direction(), log });
+    // No HTML or text fallback: the renderer shows the experiment's own data.
+    const model = new MimeModel({ data: { [EXPERIMENT_MIME]: data as never } });
     await renderer.renderModel(model);
     if (!this.items.has(item.node)) {
       renderer.dispose();

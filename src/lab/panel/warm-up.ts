@@ -60,12 +60,15 @@ export function warmUpWhenIdle(
   metadata: () => ReadonlyPartialJSONObject,
   extra: Record<string, string>,
 ): void {
+  // What became of it, on <body> for tests: `skipped` (never opened here, or a panel drew first), `done`.
+  const say = (what: string) => void (document.body.dataset.autoresearchWarmUp = what);
   if (!panelOpenedBefore()) {
+    say('skipped');
     return;
   }
   const run = () => {
     void import('../renderer/schema').catch(() => undefined);
-    void warmUpVega(rendermime, metadata(), extra);
+    void warmUpVega(rendermime, metadata(), extra).then(done => say(done ? 'done' : 'skipped'));
   };
   if (typeof requestIdleCallback === 'function') {
     requestIdleCallback(run, { timeout: IDLE_TIMEOUT_MS });

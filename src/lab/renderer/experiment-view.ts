@@ -122,23 +122,42 @@ export function renderDiff(
   details.open = open;
   details.appendChild(el('summary', '', summary));
   const pre = el('pre', 'jp-AutoresearchExperiment-diffBody');
+  const code: HTMLElement[] = [];
   for (const line of parseDiff(diff)) {
     const row = el('div', `jp-AutoresearchExperiment-diffLine jp-mod-${line.kind}`);
     if (highlight && (line.kind === 'add' || line.kind === 'del' || line.kind === 'context')) {
       row.appendChild(el('span', 'jp-AutoresearchExperiment-diffPrefix', line.text.slice(0, 1)));
-      const code = el('span', 'jp-AutoresearchExperiment-diffCode', line.text.slice(1));
-      row.appendChild(code);
-      // Highlighted off-document, then swapped in; the plain text stays if highlighting fails.
-      const styled = document.createElement('span');
-      highlight(line.text.slice(1), styled)
-        .then(() => code.replaceChildren(...Array.from(styled.childNodes)))
-        .catch(() => undefined);
+      code.push(row.appendChild(el('span', 'jp-AutoresearchExperiment-diffCode', line.text.slice(1))));
     } else {
       row.textContent = line.text;
     }
     pre.appendChild(row);
   }
   details.appendChild(pre);
+  if (highlight && code.length) {
+    // Each line highlighted off-document, then swapped in; the plain text stays if highlighting
+    // fails. A folded diff (a discard's) is highlighted when first opened: most outputs are never
+    // unfolded, and highlighting every line of every one in view was most of their render.
+    const highlightAll = () => {
+      for (const span of code) {
+        const styled = document.createElement('span');
+        highlight(span.textContent ?? '', styled)
+          .then(() => span.replaceChildren(...Array.from(styled.childNodes)))
+          .catch(() => undefined);
+      }
+    };
+    if (open) {
+      highlightAll();
+    } else {
+      const onToggle = () => {
+        if (details.open) {
+          details.removeEventListener('toggle', onToggle);
+          highlightAll();
+        }
+      };
+      details.addEventListener('toggle', onToggle);
+    }
+  }
   return details;
 }
 
