@@ -605,7 +605,7 @@ function runsLayer(runs: RunPoint[], x: Channel, y: Channel, color: Channel, met
 }
 
 /**
- * A made-up long run's spec for getting Vega ready before a panel draws (src/lab/panel/vega-warm-up.ts):
+ * A made-up long run's spec for getting Vega ready before a panel draws (src/lab/panel/warm-up.ts):
  * MAX_POINTS + 100 rows of keeps, discards and crashes with a best line, its band, labels and
  * runs, so that it is thinned and has every layer a real chart may have. Never shown.
  */

@@ -6,19 +6,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { VEGALITE_MIME } from '../../src/core/chart';
 
-// The real module pulls in JupyterLab's web components, which need a browser build; the warm-up
-// only constructs a MimeModel with it, which here just keeps its data.
-vi.mock('@jupyterlab/rendermime', () => ({
-  MimeModel: class {
-    readonly data: Record<string, unknown>;
-    readonly metadata: Record<string, unknown>;
-    constructor(options: { data: Record<string, unknown>; metadata: Record<string, unknown> }) {
-      this.data = options.data;
-      this.metadata = options.metadata;
-    }
-  },
-}));
-
 /** A rendermime with a Vega-Lite renderer that keeps what it was asked to draw. */
 function recordingRendermime(mimeTypes = [VEGALITE_MIME]) {
   const drawn: Array<{ data: Record<string, unknown>; metadata: Record<string, unknown> }> = [];
@@ -42,6 +29,11 @@ async function warmUp() {
   return import('../../src/lab/panel/warm-up');
 }
 
+/** A chart model maker as the panel's chart has one: the spec, a stand-in PNG, the embed options. */
+const METADATA = { [VEGALITE_MIME]: { embed_options: { renderer: 'svg' } } };
+const chartModel = (spec: Record<string, unknown>) =>
+  ({ data: { [VEGALITE_MIME]: spec, 'image/png': 'x' }, metadata: METADATA }) as never;
+
 /** Lets requestIdleCallback (jsdom has none: setTimeout) and the warm-up's awaits run. */
 const settle = () => new Promise(resolve => setTimeout(resolve, 20));
 
@@ -51,7 +43,7 @@ describe('warming up for the panel', () => {
   it('does nothing in a browser that has never opened a panel', async () => {
     const { warmUpWhenIdle } = await warmUp();
     const { rendermime, drawn } = recordingRendermime();
-    warmUpWhenIdle(rendermime, () => ({}), {});
+    warmUpWhenIdle(rendermime, chartModel);
     await settle();
     expect(drawn).toHaveLength(0);
   });
@@ -60,12 +52,11 @@ describe('warming up for the panel', () => {
     const { notePanelOpened, warmUpWhenIdle } = await warmUp();
     notePanelOpened();
     const { rendermime, drawn, disposed } = recordingRendermime();
-    const metadata = { [VEGALITE_MIME]: { embed_options: { renderer: 'svg' } } };
-    warmUpWhenIdle(rendermime, () => metadata, { 'image/png': 'x' });
-    warmUpWhenIdle(rendermime, () => metadata, { 'image/png': 'x' });
+    warmUpWhenIdle(rendermime, chartModel);
+    warmUpWhenIdle(rendermime, chartModel);
     await settle();
     expect(drawn).toHaveLength(1);
-    expect(drawn[0].metadata).toEqual(metadata);
+    expect(drawn[0].metadata).toEqual(METADATA);
     expect(drawn[0].data['image/png']).toBe('x');
     const spec = drawn[0].data[VEGALITE_MIME] as { layer: Array<{ name: string }> };
     expect(spec.layer.map(l => l.name)).toContain('discard spread');
@@ -77,10 +68,10 @@ describe('warming up for the panel', () => {
     module.notePanelOpened();
     module.noteVegaUsed();
     const first = recordingRendermime();
-    module.warmUpWhenIdle(first.rendermime, () => ({}), {});
+    module.warmUpWhenIdle(first.rendermime, chartModel);
     module = await warmUp();
     const none = recordingRendermime([]);
-    module.warmUpWhenIdle(none.rendermime, () => ({}), {});
+    module.warmUpWhenIdle(none.rendermime, chartModel);
     await settle();
     expect(first.drawn).toHaveLength(0);
     expect(none.drawn).toHaveLength(0);

@@ -44,9 +44,16 @@ const NO_PNG = {
   'image/png': 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
 };
 
+/** The model the chart's renderer draws a spec from (the warm-up's too, so it takes the same path). */
+function chartModel(spec: Record<string, unknown>): MimeModel {
+  // A fresh metadata object each time: the renderer writes the theme it chose into it.
+  const metadata = JSON.parse(JSON.stringify(METADATA));
+  return new MimeModel({ data: { [VEGALITE_MIME]: spec as never, ...NO_PNG }, metadata });
+}
+
 /** Gets Vega ready for a panel's first chart once JupyterLab is idle (./warm-up). */
 export function warmUpChartWhenIdle(rendermime: IRenderMimeRegistry): void {
-  warmUpWhenIdle(rendermime, () => JSON.parse(JSON.stringify(METADATA)), NO_PNG);
+  warmUpWhenIdle(rendermime, chartModel);
 }
 
 type Source = () => {
@@ -191,9 +198,7 @@ export class ChartView extends Widget {
       this.renderer = this.rendermime.createRenderer(VEGALITE_MIME);
       Widget.attach(this.renderer, this.host);
     }
-    // A fresh metadata object each time: the renderer writes the theme it chose into it.
-    const metadata = JSON.parse(JSON.stringify(METADATA));
-    await this.renderer.renderModel(new MimeModel({ data: { [VEGALITE_MIME]: spec as never, ...NO_PNG }, metadata }));
+    await this.renderer.renderModel(chartModel(spec));
     this.message.hidden = true;
     this.drawnWidth = width;
     // For tests and styles: which theme and how many rows the chart now shows.

@@ -32,6 +32,10 @@ import { Expansion, type IExpansionState } from './expansion';
 const ESTIMATE_PX = { collapsed: 40, expanded: 220 };
 /** How far outside the view outputs are rendered ahead of the scroll. */
 const AHEAD = '800px 0px';
+const HEADER = '.jp-AutoresearchExperiment-header';
+/** A batch larger than EAGER + BLOCK goes in as its newest EAGER items, then blocks of BLOCK. */
+export const EAGER = 50;
+export const BLOCK = 100;
 
 /** Settles after the next paint (a frame's callback runs before it, a task queued there after). */
 function afterPaint(): Promise<void> {
@@ -41,10 +45,6 @@ function afterPaint(): Promise<void> {
       : setTimeout(resolve, 0),
   );
 }
-const HEADER = '.jp-AutoresearchExperiment-header';
-/** A batch larger than EAGER + BLOCK goes in as its newest EAGER items, then blocks of BLOCK. */
-export const EAGER = 50;
-export const BLOCK = 100;
 
 export interface IExperimentListOptions {
   rendermime: IRenderMimeRegistry;

@@ -17,9 +17,11 @@
  * cold. A panel that draws before the warm-up starts makes it unneeded (noteVegaUsed).
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { MimeModel } from '@jupyterlab/rendermime';
-import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { chartTheme, VEGALITE_MIME, warmUpSpec } from '../../core/chart';
+
+/** The renderer's model of a chart spec, as the panel's chart makes it (chart-view.ts). */
+export type ChartModel = (spec: Record<string, unknown>) => IRenderMime.IMimeModel;
 
 /** The localStorage key saying this browser has opened an Autoresearch panel. */
 export const OPENED_KEY = 'jupyterlab-autoresearch:panel-opened';
@@ -51,15 +53,11 @@ function panelOpenedBefore(): boolean {
 }
 
 /**
- * Warms up once JupyterLab is idle, if this browser has opened a panel before. `metadata` and
- * `extra` are what the panel's chart model carries beside its spec (its embed options and its
- * stand-in PNG), so the warm-up takes the code path of a real draw.
+ * Warms up once JupyterLab is idle, if this browser has opened a panel before. `model` makes the
+ * renderer's model of a spec as the panel's chart does (its embed options and stand-in PNG), so
+ * the warm-up takes the code path of a real draw.
  */
-export function warmUpWhenIdle(
-  rendermime: IRenderMimeRegistry,
-  metadata: () => ReadonlyPartialJSONObject,
-  extra: Record<string, string>,
-): void {
+export function warmUpWhenIdle(rendermime: IRenderMimeRegistry, model: ChartModel): void {
   // What became of it, on <body> for tests: `skipped` (never opened here, or a panel drew first), `done`.
   const say = (what: string) => void (document.body.dataset.autoresearchWarmUp = what);
   if (!panelOpenedBefore()) {
@@ -68,7 +66,7 @@ export function warmUpWhenIdle(
   }
   const run = () => {
     void import('../renderer/schema').catch(() => undefined);
-    void warmUpVega(rendermime, metadata(), extra).then(done => say(done ? 'done' : 'skipped'));
+    void warmUpVega(rendermime, model).then(done => say(done ? 'done' : 'skipped'));
   };
   if (typeof requestIdleCallback === 'function') {
     requestIdleCallback(run, { timeout: IDLE_TIMEOUT_MS });
@@ -81,11 +79,7 @@ export function warmUpWhenIdle(
  * Draws the made-up chart once, off the page; once per page, not at all without a Vega-Lite
  * renderer or once a panel has drawn. A failure is dropped: the panel's own draw says what is wrong.
  */
-export async function warmUpVega(
-  rendermime: IRenderMimeRegistry,
-  metadata: ReadonlyPartialJSONObject,
-  extra: Record<string, string>,
-): Promise<boolean> {
+export async function warmUpVega(rendermime: IRenderMimeRegistry, model: ChartModel): Promise<boolean> {
   if (vegaStarted || !rendermime.mimeTypes.includes(VEGALITE_MIME)) {
     return false;
   }
@@ -95,7 +89,7 @@ export async function warmUpVega(
   const spec = warmUpSpec({ metric: 'val_bpb', direction: 'lower', theme, width: 800 });
   const renderer = rendermime.createRenderer(VEGALITE_MIME);
   try {
-    await renderer.renderModel(new MimeModel({ data: { [VEGALITE_MIME]: spec as never, ...extra }, metadata }));
+    await renderer.renderModel(model(spec));
     return true;
   } catch {
     return false;
