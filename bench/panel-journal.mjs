@@ -8,6 +8,9 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+/** The last sentence of the workspace's program.md: bench/panel waits for it in the rendered cell. */
+export const PROGRAM_SENTENCE = 'One change at a time.';
+
 /** A small seeded PRNG (mulberry32), so every journal of N is the same. */
 function rng(seed) {
   let a = seed >>> 0;
@@ -120,7 +123,7 @@ export function makeWorkspace(dir, count, { tag = 'bench', seed = 1 } = {}) {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(
     path.join(dir, 'program.md'),
-    '---\nbudget_s: 60\n---\n# bench\n\nLower `val_bpb` by editing the constants of train.py. One change at a time.\n',
+    `---\nbudget_s: 60\n---\n# bench\n\nLower \`val_bpb\` by editing the constants of train.py. ${PROGRAM_SENTENCE}\n`,
   );
   fs.writeFileSync(path.join(dir, 'prepare.py'), '# data preparation and evaluation; read-only\nEVAL_SEQ_LEN = 256\n');
   const values = Object.fromEntries(CONSTANTS.map(([name, v]) => [name, v]));

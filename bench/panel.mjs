@@ -12,7 +12,7 @@
 //   frame, until all of these hold:
 //     - the panel's data-experiments is the journal's number of finished experiments
 //       (the event stream has replayed the whole journal and the model has caught up);
-//     - program.md is rendered in its cell and the chart's `.vega-embed` exists;
+//     - program.md's text is rendered in its cell and the chart's `.vega-embed` exists;
 //     - at least one experiment output intersects the panel's scrolling viewport
 //       (`.jp-AutoresearchPanel-content`) and every one that does has `jp-mod-rendered`.
 //   If the list starts below the fold (program cell and chart fill the first screen), the
@@ -45,7 +45,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeWorkspace } from './panel-journal.mjs';
+import { makeWorkspace, PROGRAM_SENTENCE } from './panel-journal.mjs';
 import { freePort, labScratch, startLab } from './common.mjs';
 
 process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
@@ -78,7 +78,7 @@ async function startServer(port) {
 }
 
 /** In the page: open the panel and wait for the last visible output (see the header). */
-function openAndWait({ wsPath, expected, timeoutMs }) {
+function openAndWait({ wsPath, expected, timeoutMs, programSentence }) {
   const app = window.jupyterapp;
   const t0 = performance.now();
   window.__benchT0Epoch = performance.timeOrigin + t0;
@@ -120,7 +120,8 @@ function openAndWait({ wsPath, expected, timeoutMs }) {
         mark('chart', now);
       }
       const program = panel.querySelector('.jp-AutoresearchProgram-cell .jp-RenderedMarkdown');
-      if (program && program.textContent.trim()) {
+      // The program's own text (not the cell's placeholder, shown until program.md is read).
+      if (program && program.textContent.includes(programSentence)) {
         mark('program', now);
       }
       const list = panel.querySelector('.jp-AutoresearchExperimentList');
@@ -278,7 +279,12 @@ async function measure(page, base, wsPath, expected, heapBefore) {
     await cdp.send('Profiler.start');
   }
   const net = process.env.BENCH_NET && expected === Math.max(...SIZES) ? await traceNetwork(cdp) : null;
-  const result = await page.evaluate(openAndWait, { wsPath, expected, timeoutMs: OPEN_TIMEOUT_MS });
+  const result = await page.evaluate(openAndWait, {
+    wsPath,
+    expected,
+    timeoutMs: OPEN_TIMEOUT_MS,
+    programSentence: PROGRAM_SENTENCE,
+  });
   if (net) {
     net.print(await page.evaluate(() => window.__benchT0Epoch), result.open_s);
   }

@@ -160,9 +160,17 @@ test('the panel opens from the file browser, the launcher and the palette', asyn
 
   // The launcher's card, with the file browser inside the workspace.
   await page.filebrowser.openDirectory(ws);
+  const programRead = page.waitForResponse(
+    r => r.request().method() === 'GET' && new URL(r.url()).pathname.endsWith('/program.md'),
+  );
   await page.locator('.jp-LauncherCard', { hasText: /^Autoresearch$/ }).click();
   await expect(panel).toHaveCount(1);
+  await programRead;
+  const read = Date.now();
   await expect(panel.locator('.jp-AutoresearchProgram .jp-RenderedMarkdown')).toContainText('tiny-cpu');
+  // Shown once read, not a second later (a markdown cell's throttle for typing, with the empty
+  // cell's placeholder up until then).
+  expect(Date.now() - read).toBeLessThan(700);
   await page.activity.closeAll();
 
   // The palette.

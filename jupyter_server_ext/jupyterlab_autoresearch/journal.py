@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .confine import OutsideError, open_inside
 
@@ -171,25 +171,32 @@ class JournalTail:
             raise
 
 
+class Form(NamedTuple):
+    """A derived form of a journal's records, kept with its cached reading (read_journal_at): `make`
+    turns a record into the form's (follower.lighten), `encode` that into what is sent of it."""
+
+    make: Callable[[dict], dict]
+    encode: Callable[[dict], object]
+
+
 class _Cached:
     def __init__(self, path: Path, confine: Path | None):
         self.tail = JournalTail(path, confine)
         self.records: list[dict] = []
         # Each record's line as read, for the event stream's replay (sent without encoding again).
         self.raw: list[bytes] = []
-        # Derived forms of the records (the light replay's), each with its encoded lines, kept up
-        # with the records: a form is computed and encoded once per record, not per subscriber.
-        self.forms: dict[Callable[[dict], dict], tuple[list[dict], list[bytes]]] = {}
+        # Derived forms of the records (the light replay's), each with its encoding, kept up with
+        # the records: a form is made and encoded once per record, not per subscriber.
+        self.forms: dict[Form, tuple[list[dict], list[object]]] = {}
 
-    def form(self, derive: Callable[[dict], dict]) -> tuple[list[dict], list[bytes]]:
-        """The records as `derive` makes them, with each one's JSON line, extended to the records read."""
-        records, lines = self.forms.setdefault(derive, ([], []))
+    def form(self, form: Form) -> tuple[list[dict], list[object]]:
+        """The records as `form` makes them, with each one's encoding, extended to the records read."""
+        records, encoded = self.forms.setdefault(form, ([], []))
         for record in self.records[len(records) :]:
-            made = derive(record)
+            made = form.make(record)
             records.append(made)
-            # Compact: a long run's replay is megabytes, and the browser takes a WebSocket's bytes slowly.
-            lines.append(json.dumps(made, separators=(",", ":")).encode())
-        return records, lines
+            encoded.append(form.encode(made))
+        return records, encoded
 
 
 _cache: OrderedDict[tuple[Path, Path | None], _Cached] = OrderedDict()
@@ -205,22 +212,22 @@ def read_journal(path: Path, confine: Path | None = None) -> list[dict]:
 
 
 def read_journal_at(
-    path: Path, confine: Path | None = None, derive: Callable[[dict], dict] | None = None
-) -> tuple[list[dict], list[bytes], JournalPosition]:
+    path: Path, confine: Path | None = None, form: Form | None = None
+) -> tuple[list[dict], list, JournalPosition]:
     """read_journal's records with their lines as read and the position they were read to, taken
     together: the event stream replays them and follows the file from there, instead of reading,
-    validating and encoding a long journal again for every subscriber. With `derive` (one function
-    for one form, as follower.lighten), the records as it makes them and their JSON lines, cached
+    validating and encoding a long journal again for every subscriber. With `form` (one Form for
+    one form, as follower.LIGHT_FORM), the records as it makes them and their encodings, cached
     with the journal's. Raises as read_journal does."""
     with _cache_lock:
         records = _read_journal(Path(path), confine)
         entry = _cache[(Path(path), confine)]
         tail = entry.tail
         at = JournalPosition(tail.file.offset, tail.lines.lines, tail.file._inode)
-        if derive is None:
+        if form is None:
             return records, list(entry.raw), at
-        derived, lines = entry.form(derive)
-        return list(derived), list(lines), at
+        made, encoded = entry.form(form)
+        return list(made), list(encoded), at
 
 
 def _read_journal(path: Path, confine: Path | None) -> list[dict]:

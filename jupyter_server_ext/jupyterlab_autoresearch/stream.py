@@ -15,7 +15,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 from . import validate
 from .confine import OutsideError, read_from, read_tail
 from .errors import DomainError
-from .follower import LOG_BACKLOG, LOG_CHUNK, Liveness, LogBytes, LogWanted, RecordsMessage, RunFollower, lighten
+from .follower import LIGHT_FORM, LOG_BACKLOG, LOG_CHUNK, Liveness, LogBytes, LogWanted, RecordsMessage, RunFollower
 from .journal import OUTSIDE, FileTail, JournalError, read_journal_at
 from .lookup import WorkspaceLookup
 from .run_state import load_state
@@ -30,7 +30,8 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
     """Sends {type: records|log|state|run_state|error} messages as the run's files change; polling keeps it simple.
 
     With `light=1` the replay on connecting sends the records already written lightened
-    (follower.lighten): what the panel lists and charts, not each output's diff and summary.
+    (follower.lighten): what the panel lists and charts, not each output's diff and summary, as
+    rows of values under shapes named once (follower.Row).
 
     `records` carries the journal records read in one poll, `start` being the first one's index
     (the replay on connecting is one message, or a few); a client reconnects with `since` = records seen.
@@ -68,9 +69,10 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
         # A journal that cannot be read that way is read here from its first line instead, so
         # the good records before a bad one still go out, then the error.
         try:
-            # Lightened (a long run's replay is a fifth the bytes) once per record, not per subscriber.
-            derive = lighten if self.light else None
-            records, raw, at = await asyncio.to_thread(read_journal_at, journal, self.folder, derive)
+            # Lightened and encoded as rows (a long run's replay is then a sixth of the journal's
+            # bytes) once per record, not per subscriber.
+            form = LIGHT_FORM if self.light else None
+            records, raw, at = await asyncio.to_thread(read_journal_at, journal, self.folder, form)
         except (JournalError, SchemaMissing):
             self.tail = FileTail(journal, self.folder)
             replay = []

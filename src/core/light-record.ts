@@ -12,7 +12,7 @@
  * status, worker). test/light-record.test.ts holds the chart and the filter to the same result
  * on light records as on whole ones.
  */
-import type { ExperimentRecord } from './journal';
+import type { ExperimentRecord, JournalRecord } from './journal';
 
 export const LIGHT_EXPERIMENT_FIELDS = [
   'type',
@@ -47,4 +47,30 @@ export function lightExperiment(record: ExperimentRecord): ExperimentRecord {
 /** Whether an experiment came light (lightExperiment): the list fetches it whole to render it. */
 export function isLight(record: ExperimentRecord): boolean {
   return (record as { light?: unknown }).light === true;
+}
+
+/**
+ * A light replay's `records` message as the server sends it (follower.py's Row): each record a
+ * row of values under a shape named once in `shapes` (its type, then its other keys in order),
+ * the row's first element being that shape's index. Ten thousand experiments as objects would
+ * repeat their keys ten thousand times.
+ */
+export interface IRecordRows {
+  shapes: string[][];
+  rows: unknown[][];
+}
+
+/** The records a message of rows carries; an error names a row that matches no shape. */
+export function recordsFromRows({ shapes, rows }: IRecordRows): JournalRecord[] {
+  return rows.map((row, i) => {
+    const shape = shapes[row[0] as number];
+    if (shape === undefined || row.length !== shape.length) {
+      throw new Error(`row ${i} of a records message matches none of its ${shapes.length} shapes`);
+    }
+    const record: Record<string, unknown> = { type: shape[0] };
+    for (let k = 1; k < shape.length; k++) {
+      record[shape[k]] = row[k];
+    }
+    return record as unknown as JournalRecord;
+  });
 }

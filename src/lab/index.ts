@@ -56,6 +56,7 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
     IStatusBar,
     INotebookTracker,
     IStateDB,
+    IEditorLanguageRegistry,
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -70,6 +71,7 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
     statusBar: IStatusBar | null,
     notebookTracker: INotebookTracker | null,
     state: IStateDB | null,
+    languages: IEditorLanguageRegistry | null,
   ): IAutoresearchTracker => {
     const trans = (translator ?? nullTranslator).load('jupyterlab_autoresearch');
     let defaults: IRunDefaults = { ...DEFAULTS };
@@ -95,8 +97,8 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
     if (notebookTracker) {
       followExportedNotebooks(notebookTracker);
     }
-    // A browser that opens the panel gets Vega ready while the lab is idle after start-up (./panel/warm-up).
-    void app.restored.then(() => warmUpChartWhenIdle(rendermime));
+    // A browser that opens the panel gets Vega and program.md's cell ready while the lab is idle after start-up (./panel/warm-up).
+    void app.restored.then(() => warmUpChartWhenIdle(rendermime, languages));
     const createPanel = (path: string) =>
       new AutoresearchPanel({
         path,

@@ -89,6 +89,53 @@ describe('RunEvents', () => {
   });
 });
 
+describe('RunEvents and a light replay in rows', () => {
+  it('hands on the records the rows carry, and an error (nothing taken) for a row of no shape', async () => {
+    const shapes = [
+      ['experiment_start', 'n'],
+      ['run_end', 'ts', 'reason', 'message', 'best_commit', 'best_metric'],
+    ];
+    server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    server.on('connection', socket => {
+      socket.send(
+        JSON.stringify({
+          type: 'records',
+          start: 0,
+          shapes,
+          rows: [
+            [0, 4],
+            [1, 't', 'stop', '0', null, null],
+          ],
+        }),
+      );
+      socket.send(JSON.stringify({ type: 'records', start: 2, shapes, rows: [[2, 5]] }));
+      socket.send(JSON.stringify({ type: 'records', start: 2, shapes, rows: [[0, 5, 'extra']] }));
+      socket.send(JSON.stringify({ type: 'records', start: 2, records: [end(1)] }));
+    });
+    await new Promise(resolve => server!.on('listening', resolve));
+    const port = (server.address() as { port: number }).port;
+    const settings = ServerConnection.makeSettings({
+      baseUrl: `http://127.0.0.1:${port}/`,
+      wsUrl: `ws://127.0.0.1:${port}/`,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    });
+    const got: EventMessage[] = [];
+    const events = new RunEvents(settings, 'ws', 't1', { onMessage: m => got.push(m) });
+    try {
+      await waitFor(() => got.length >= 4, 10_000, 'four messages');
+      expect(got).toEqual([
+        { type: 'records', start: 0, records: [{ type: 'experiment_start', n: 4 }, end(0)] },
+        { type: 'error', message: 'row 0 of a records message matches none of its 2 shapes: reload the page' },
+        { type: 'error', message: 'row 0 of a records message matches none of its 2 shapes: reload the page' },
+        // The bad messages moved nothing on: the next records are still counted from 2.
+        { type: 'records', start: 2, records: [end(1)] },
+      ]);
+    } finally {
+      events.dispose();
+    }
+  });
+});
+
 describe('RunEvents refused for good', () => {
   it('stops reconnecting once the server says why (a damaged journal: 409), and hands the message on', async () => {
     const http = await import('node:http');

@@ -6,21 +6,30 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { VEGALITE_MIME } from '../../src/core/chart';
 
-/** A rendermime with a Vega-Lite renderer that keeps what it was asked to draw. */
+/** A rendermime with a Vega-Lite renderer (and the markdown one, when listed) that keeps what it was asked to draw. */
 function recordingRendermime(mimeTypes = [VEGALITE_MIME]) {
   const drawn: Array<{ data: Record<string, unknown>; metadata: Record<string, unknown> }> = [];
+  const markdown: string[] = [];
   let disposed = 0;
   const rendermime = {
     mimeTypes,
+    latexTypesetter: null,
     createRenderer: (mime: string) => {
-      expect(mime).toBe(VEGALITE_MIME);
+      expect(mimeTypes).toContain(mime);
       return {
-        renderModel: async (model: (typeof drawn)[number]) => void drawn.push(model),
+        renderModel: async (model: (typeof drawn)[number]) =>
+          void (mime === VEGALITE_MIME ? drawn.push(model) : markdown.push(String(model.data[mime]))),
         dispose: () => void (disposed += 1),
       };
     },
   };
-  return { rendermime: rendermime as never, drawn, disposed: () => disposed };
+  return { rendermime: rendermime as never, drawn, markdown, disposed: () => disposed };
+}
+
+/** Editor languages that note what was asked for. */
+function recordingLanguages() {
+  const asked: string[] = [];
+  return { languages: { getLanguage: async (mime: string) => void asked.push(mime) } as never, asked };
 }
 
 /** The module afresh: its once-per-page state starts over. */
@@ -61,6 +70,27 @@ describe('warming up for the panel', () => {
     const spec = drawn[0].data[VEGALITE_MIME] as { layer: Array<{ name: string }> };
     expect(spec.layer.map(l => l.name)).toContain('discard spread');
     expect(disposed()).toBe(1);
+  });
+
+  it('renders a made-up program and loads a markdown cell editor’s language, once, in a browser that opened a panel', async () => {
+    const { notePanelOpened, warmUpWhenIdle, MARKDOWN_CELL_MIME } = await warmUp();
+    const never = recordingRendermime([VEGALITE_MIME, 'text/markdown']);
+    const neverLanguages = recordingLanguages();
+    warmUpWhenIdle(never.rendermime, chartModel, neverLanguages.languages);
+    await settle();
+    expect([never.markdown, neverLanguages.asked]).toEqual([[], []]);
+
+    notePanelOpened();
+    const { rendermime, markdown, drawn, disposed } = recordingRendermime([VEGALITE_MIME, 'text/markdown']);
+    const { languages, asked } = recordingLanguages();
+    warmUpWhenIdle(rendermime, chartModel, languages);
+    await settle();
+    expect(asked).toEqual([MARKDOWN_CELL_MIME]);
+    expect(markdown).toHaveLength(1);
+    expect(markdown[0]).toMatch(/^# .*`val_bpb`/s);
+    expect(drawn).toHaveLength(1);
+    expect(disposed()).toBe(2); // the markdown renderer and the chart's
+    expect(document.body.dataset.autoresearchWarmUp).toBe('done');
   });
 
   it('is not needed once a panel has drawn its chart, nor possible without a Vega-Lite renderer', async () => {

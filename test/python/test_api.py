@@ -212,8 +212,16 @@ async def test_runs_say_the_tag_a_new_run_gets_and_the_engine_gives_it(workspace
 
 
 def records_in(messages: list[dict]) -> list[dict]:
-    """The journal records carried by the stream's `records` messages, in order."""
-    return [r for m in messages if m["type"] == "records" for r in m["records"]]
+    """The journal records carried by the stream's `records` messages, in order (a light replay's
+    rows read as src/core/light-record.ts recordsFromRows reads them)."""
+    return [r for m in messages if m["type"] == "records" for r in (m["records"] if "records" in m else from_rows(m))]
+
+
+def from_rows(message: dict) -> list[dict]:
+    shapes = message["shapes"]
+    return [
+        {"type": shapes[row[0]][0], **dict(zip(shapes[row[0]][1:], row[1:], strict=True))} for row in message["rows"]
+    ]
 
 
 async def test_start_experiments_stream_conflict_and_stop(workspace, supervisor, api, jp_ws_fetch):

@@ -7,39 +7,45 @@ import os
 
 from test_noise_journal import noisy_records, write_journal
 
-from jupyterlab_autoresearch.follower import lighten
-from jupyterlab_autoresearch.journal import read_journal_at
+from jupyterlab_autoresearch.follower import LIGHT_FORM, Row, lighten
+from jupyterlab_autoresearch.journal import Form, read_journal_at
 
 
-def counting(derive):
+def counting(form: Form):
+    """The form, with each record it makes noted."""
     calls: list[int] = []
 
     def counted(record: dict) -> dict:
         calls.append(record.get("n", -1))
-        return derive(record)
+        return form.make(record)
 
-    return counted, calls
+    return Form(counted, form.encode), calls
+
+
+def decoded(row: Row) -> dict:
+    """A row as the record it encodes (src/core/light-record.ts recordsFromRows)."""
+    return {"type": row.shape[0], **dict(zip(row.shape[1:], json.loads(row.values), strict=True))}
 
 
 def test_a_form_is_made_once_per_record_and_follows_appends(tmp_path):
     records = noisy_records()
     journal = write_journal(tmp_path, records)
-    light, calls = counting(lighten)
+    light, calls = counting(LIGHT_FORM)
     for _ in range(3):  # three subscribers
-        derived, lines, at = read_journal_at(journal, None, light)
+        derived, rows, at = read_journal_at(journal, None, light)
         assert derived == [lighten(r) for r in records]
-        assert [json.loads(line) for line in lines] == derived
+        assert [decoded(row) for row in rows] == derived
         assert at.lines == len(records)
     assert len(calls) == len(records), "a later subscriber lightened the journal again"
-    # Compact lines: a long run's replay is megabytes.
-    assert b", " not in lines[0] and b'": ' not in lines[0]
+    # Compact: a long run's replay is megabytes.
+    assert all(row.values == json.dumps(json.loads(row.values), separators=(",", ":")).encode() for row in rows)
 
     later = {**records[-3], "n": 9, "ts": "2026-01-02T00:00:00Z"}
     with journal.open("a") as f:
         f.write(json.dumps(later) + "\n")
-    derived, lines, at = read_journal_at(journal, None, light)
+    derived, rows, at = read_journal_at(journal, None, light)
     assert len(calls) == len(records) + 1, "only the appended record is lightened"
-    assert derived[-1] == lighten(later) and json.loads(lines[-1]) == lighten(later)
+    assert derived[-1] == lighten(later) and decoded(rows[-1]) == lighten(later)
     assert at.lines == len(records) + 1
     # The records themselves, with their lines as read, are untouched by a form.
     whole, raw, _ = read_journal_at(journal)
@@ -49,11 +55,11 @@ def test_a_form_is_made_once_per_record_and_follows_appends(tmp_path):
 def test_a_replaced_journal_drops_its_forms(tmp_path):
     records = noisy_records()
     journal = write_journal(tmp_path, records)
-    light, calls = counting(lighten)
+    light, calls = counting(LIGHT_FORM)
     read_journal_at(journal, None, light)
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(records[0]) + "\n")
     os.replace(fresh, journal)  # another file under the same name: nothing of the old one is sent
-    derived, lines, at = read_journal_at(journal, None, light)
-    assert derived == [lighten(records[0])] and len(lines) == 1 and at.lines == 1
+    derived, rows, at = read_journal_at(journal, None, light)
+    assert derived == [lighten(records[0])] and len(rows) == 1 and at.lines == 1
     assert len(calls) == len(records) + 1

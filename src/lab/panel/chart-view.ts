@@ -10,6 +10,7 @@
  * CSS has loaded, rather than on IThemeManager: the panel is built without that token, and the
  * attributes are also what the Vega renderer itself reads to choose vega-embed's dark theme.
  */
+import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
@@ -51,9 +52,9 @@ function chartModel(spec: Record<string, unknown>): MimeModel {
   return new MimeModel({ data: { [VEGALITE_MIME]: spec as never, ...NO_PNG }, metadata });
 }
 
-/** Gets Vega ready for a panel's first chart once JupyterLab is idle (./warm-up). */
-export function warmUpChartWhenIdle(rendermime: IRenderMimeRegistry): void {
-  warmUpWhenIdle(rendermime, chartModel);
+/** Gets Vega (and program.md's cell) ready for a panel's first open once JupyterLab is idle (./warm-up). */
+export function warmUpChartWhenIdle(rendermime: IRenderMimeRegistry, languages: IEditorLanguageRegistry | null): void {
+  warmUpWhenIdle(rendermime, chartModel, languages);
 }
 
 type Source = () => {

@@ -109,6 +109,11 @@ export class ProgramCell extends Panel {
     this.saved = content;
     this.text = splitProgram(content);
     this.cell.model.sharedModel.setSource(this.text.body);
+    if (this.cell.rendered) {
+      // Shown now: a markdown cell re-renders a second after its text last changed (its throttle
+      // for typing), which left the empty cell's placeholder up for that second on every open.
+      this.cell.update();
+    }
     const entries = frontMatterEntries(this.text.frontMatter);
     this.settingsLine.node.replaceChildren(
       ...entries.map(([key, value]) => {

@@ -11,6 +11,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import type { IDisposable } from '@lumino/disposable';
 import { Poll } from '@lumino/polling';
 import type { JournalRecord } from '../../core/journal';
+import { type IRecordRows, recordsFromRows } from '../../core/light-record';
 import * as z from 'zod/mini';
 import { RunStateFile } from '../../core/run-state';
 import { englishMessages } from '../../core/zod-english';
@@ -60,6 +61,9 @@ export type EventMessage =
   | IStateMessage
   | IRunStateMessage
   | { type: 'error'; message: string };
+
+/** A light replay's `records` message as it comes, before recordsFromRows. */
+type WireRows = { type: 'records'; start: number } & IRecordRows;
 
 export interface IRunEventsHandlers {
   onMessage(message: EventMessage): void;
@@ -128,7 +132,17 @@ export class RunEvents implements IDisposable {
         if (this.socket !== socket) {
           return;
         }
-        let message = JSON.parse(String(event.data)) as EventMessage;
+        let message = JSON.parse(String(event.data)) as EventMessage | WireRows;
+        if (message.type === 'records' && 'rows' in message) {
+          // A light replay's rows (core/light-record.ts) are records again before anything reads them.
+          try {
+            message = { type: 'records', start: message.start, records: recordsFromRows(message) };
+          } catch (err) {
+            // A server from another build than this page: nothing of the message is taken.
+            this.handlers.onMessage({ type: 'error', message: `${(err as Error).message}: reload the page` });
+            return;
+          }
+        }
         if (message.type === 'records') {
           // Records already had before a reconnect are dropped; `since` moves past the rest.
           const skip = Math.max(0, this.since - message.start);

@@ -10,15 +10,21 @@
  * after start-up, off the page, into a renderer thrown away after, drawing a made-up long run in
  * the shape of a real chart (chart.ts's warmUpSpec: every layer, scale and mark kind a real chart
  * may draw). The experiment renderer's schema chunk, which its first output waits for, is loaded
- * then too.
+ * then too, and what program.md's cell loads on its first show: the markdown parser (rendering a
+ * made-up program through the panel's kind of rendermime, MathJax left out as in the panel) and
+ * the markdown cell's editor language, CodeMirror's markdown with the HTML, CSS and JavaScript it
+ * embeds (in bench/panel about 0.1 s of loading and evaluating script, which the open otherwise
+ * spends before the run's journal is read).
  *
  * Only in a browser where a panel was opened before (a flag in localStorage), since a page where
  * nobody opens one would carry Vega (~6 MB of heap) for nothing; the first open in a browser is
  * cold. A panel that draws before the warm-up starts makes it unneeded (noteVegaUsed).
  */
+import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { chartTheme, VEGALITE_MIME, warmUpSpec } from '../../core/chart';
+import { withLazyMath } from './lazy-math';
 
 /** The renderer's model of a chart spec, as the panel's chart makes it (chart-view.ts). */
 export type ChartModel = (spec: Record<string, unknown>) => IRenderMime.IMimeModel;
@@ -27,6 +33,11 @@ export type ChartModel = (spec: Record<string, unknown>) => IRenderMime.IMimeMod
 export const OPENED_KEY = 'jupyterlab-autoresearch:panel-opened';
 /** How long an idle moment is waited for before warming up anyway. */
 const IDLE_TIMEOUT_MS = 10_000;
+/** The language a markdown cell's editor asks for (@jupyterlab/cells' MarkdownCellModel mimeType). */
+export const MARKDOWN_CELL_MIME = 'text/x-ipythongfm';
+/** A made-up program.md body, in the markdown a program has: a heading, code, a list, emphasis. */
+const PROGRAM_SAMPLE =
+  '# Goal\n\nLower `val_bpb` by editing **train.py**.\n\n- one change at a time\n- *keep* what helps\n';
 
 let vegaStarted = false;
 
@@ -55,23 +66,29 @@ function panelOpenedBefore(): boolean {
 /**
  * Warms up once JupyterLab is idle, if this browser has opened a panel before. `model` makes the
  * renderer's model of a spec as the panel's chart does (its embed options and stand-in PNG), so
- * the warm-up takes the code path of a real draw.
+ * the warm-up takes the code path of a real draw; `languages` is the lab's editor languages (none:
+ * the editor's language is not warmed up).
  */
-export function warmUpWhenIdle(rendermime: IRenderMimeRegistry, model: ChartModel): void {
+export function warmUpWhenIdle(
+  rendermime: IRenderMimeRegistry,
+  model: ChartModel,
+  languages: IEditorLanguageRegistry | null = null,
+): void {
   // What became of it, on <body> for tests: `skipped` (never opened here, or a panel drew first), `done`.
   const say = (what: string) => void (document.body.dataset.autoresearchWarmUp = what);
   if (!panelOpenedBefore()) {
     say('skipped');
     return;
   }
-  const run = () => {
+  const run = async () => {
     void import('../renderer/schema').catch(() => undefined);
-    void warmUpVega(rendermime, model).then(done => say(done ? 'done' : 'skipped'));
+    await warmUpProgram(rendermime, languages);
+    say((await warmUpVega(rendermime, model)) ? 'done' : 'skipped');
   };
   if (typeof requestIdleCallback === 'function') {
-    requestIdleCallback(run, { timeout: IDLE_TIMEOUT_MS });
+    requestIdleCallback(() => void run(), { timeout: IDLE_TIMEOUT_MS });
   } else {
-    setTimeout(run, 0);
+    setTimeout(() => void run(), 0);
   }
 }
 
@@ -96,4 +113,31 @@ export async function warmUpVega(rendermime: IRenderMimeRegistry, model: ChartMo
   } finally {
     renderer.dispose();
   }
+}
+
+/**
+ * Renders a made-up program off the page, as program.md's cell renders (a rendermime without
+ * MathJax for text without maths, ./lazy-math), and loads a markdown cell editor's language.
+ * Failures are dropped: the panel's own cell says what is wrong.
+ */
+export async function warmUpProgram(
+  rendermime: IRenderMimeRegistry,
+  languages: IEditorLanguageRegistry | null,
+): Promise<void> {
+  const jobs: Array<Promise<unknown>> = [];
+  if (languages) {
+    jobs.push(languages.getLanguage(MARKDOWN_CELL_MIME));
+  }
+  if (rendermime.mimeTypes.includes('text/markdown')) {
+    const renderer = withLazyMath(rendermime).createRenderer('text/markdown');
+    // A model as a markdown cell makes of its text (@jupyterlab/rendermime's MimeModel: untrusted).
+    const model: IRenderMime.IMimeModel = {
+      trusted: false,
+      data: { 'text/markdown': PROGRAM_SAMPLE },
+      metadata: {},
+      setData: () => undefined,
+    };
+    jobs.push(renderer.renderModel(model).finally(() => renderer.dispose()));
+  }
+  await Promise.allSettled(jobs);
 }
