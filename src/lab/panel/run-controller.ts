@@ -217,7 +217,6 @@ export class RunController implements IDisposable {
     });
   }
 
-  /** A finished experiment's log, for a crash's log tail. */
   /**
    * Experiment n whole, as the journal holds it: the list asks for those it renders, which the
    * replay sent light. The numbers asked for in one turn of the event loop go in one request.
@@ -243,6 +242,7 @@ export class RunController implements IDisposable {
     return batch.request.then(found => found.get(n) ?? null);
   }
 
+  /** A finished experiment's log, for a crash's log tail. */
   async fetchLog(n: number): Promise<string | null> {
     if (!this.model.tag) {
       return null;
