@@ -160,14 +160,26 @@ test('the panel opens from the file browser, the launcher and the palette', asyn
 
   // The launcher's card, with the file browser inside the workspace.
   await page.filebrowser.openDirectory(ws);
-  const programRead = page.waitForResponse(
-    r => r.request().method() === 'GET' && new URL(r.url()).pathname.endsWith('/program.md'),
-  );
+  // program.md's answer held back a while: until it comes, the cell does not say the file is empty.
+  const isProgram = (url: URL) => url.pathname.endsWith('/program.md');
+  let release = () => {};
+  const held = new Promise<void>(resolve => (release = resolve));
+  await page.route(isProgram, async route => {
+    await held;
+    await route.continue();
+  });
+  const programRead = page.waitForResponse(r => r.request().method() === 'GET' && isProgram(new URL(r.url())));
   await page.locator('.jp-LauncherCard', { hasText: /^Autoresearch$/ }).click();
   await expect(panel).toHaveCount(1);
+  const rendered = panel.locator('.jp-AutoresearchProgram .jp-RenderedMarkdown');
+  await expect(panel.locator('.jp-AutoresearchProgram-cell')).toBeVisible();
+  await page.waitForTimeout(500);
+  await expect(rendered).toBeHidden();
+  release();
   await programRead;
+  await page.unroute(isProgram);
   const read = Date.now();
-  await expect(panel.locator('.jp-AutoresearchProgram .jp-RenderedMarkdown')).toContainText('tiny-cpu');
+  await expect(rendered).toContainText('tiny-cpu');
   // Shown once read, not a second later (a markdown cell's throttle for typing, with the empty
   // cell's placeholder up until then).
   expect(Date.now() - read).toBeLessThan(700);

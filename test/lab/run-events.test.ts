@@ -23,6 +23,18 @@ const end = (i: number): JournalRecord => ({
 let server: WebSocketServer | null = null;
 afterEach(() => server?.close());
 
+/** Settings for a client of `wss` (a `ws` server on 127.0.0.1), once it listens. */
+async function settingsFor(wss: WebSocketServer, token?: string): Promise<ServerConnection.ISettings> {
+  await new Promise(resolve => wss.on('listening', resolve));
+  const port = (wss.address() as { port: number }).port;
+  return ServerConnection.makeSettings({
+    baseUrl: `http://127.0.0.1:${port}/`,
+    wsUrl: `ws://127.0.0.1:${port}/`,
+    ...(token ? { token } : {}),
+    WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+  });
+}
+
 describe('RunEvents', () => {
   it('hands on record batches in order and reconnects from where it was, without repeats', async () => {
     const connections: URL[] = [];
@@ -51,14 +63,7 @@ describe('RunEvents', () => {
         socket.send(JSON.stringify({ type: 'records', start: 4, records: [end(4)] }));
       }
     });
-    await new Promise(resolve => server!.on('listening', resolve));
-    const port = (server.address() as { port: number }).port;
-    const settings = ServerConnection.makeSettings({
-      baseUrl: `http://127.0.0.1:${port}/`,
-      wsUrl: `ws://127.0.0.1:${port}/`,
-      token: 'tok',
-      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
-    });
+    const settings = await settingsFor(server, 'tok');
     const got: string[] = [];
     const links: boolean[] = [];
     const events = new RunEvents(settings, 'ws dir', 't1', {
@@ -112,13 +117,7 @@ describe('RunEvents and a light replay in rows', () => {
       socket.send(JSON.stringify({ type: 'records', start: 2, shapes, rows: [[0, 5, 'extra']] }));
       socket.send(JSON.stringify({ type: 'records', start: 2, records: [end(1)] }));
     });
-    await new Promise(resolve => server!.on('listening', resolve));
-    const port = (server.address() as { port: number }).port;
-    const settings = ServerConnection.makeSettings({
-      baseUrl: `http://127.0.0.1:${port}/`,
-      wsUrl: `ws://127.0.0.1:${port}/`,
-      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
-    });
+    const settings = await settingsFor(server);
     const got: EventMessage[] = [];
     const events = new RunEvents(settings, 'ws', 't1', { onMessage: m => got.push(m) });
     try {
@@ -220,13 +219,7 @@ describe('RunEvents and the run_state message', () => {
       socket.send(JSON.stringify({ type: 'run_state', run_state: older }));
       socket.send(JSON.stringify({ type: 'run_state', run_state: good }));
     });
-    await new Promise(resolve => server!.on('listening', resolve));
-    const port = (server.address() as { port: number }).port;
-    const settings = ServerConnection.makeSettings({
-      baseUrl: `http://127.0.0.1:${port}/`,
-      wsUrl: `ws://127.0.0.1:${port}/`,
-      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
-    });
+    const settings = await settingsFor(server);
     const got: EventMessage[] = [];
     const warn = console.warn;
     const warnings: string[] = [];

@@ -42,6 +42,8 @@ export class ProgramCell extends Panel {
       emptyPlaceholder: trans.__('program.md is empty: double-click to write what the agent should try.'),
     }).initializeState();
     this.cell.addClass('jp-AutoresearchProgram-cell');
+    // Until program.md is first read the cell holds nothing, and its placeholder would say the file is empty.
+    this.cell.addClass('jp-mod-loading');
     this.cell.rendered = true;
     // A Tab stop, named for what Enter does there, as a notebook's cell in command mode.
     this.cell.node.tabIndex = 0;
@@ -77,6 +79,8 @@ export class ProgramCell extends Panel {
       this.setStatus('');
     } catch (error) {
       this.setStatus(this.trans.__('Could not read %1: %2', this.filePath, (error as Error).message), true);
+    } finally {
+      this.cell.removeClass('jp-mod-loading');
     }
   }
 
