@@ -160,8 +160,9 @@ test('the panel opens from the file browser, the launcher and the palette', asyn
 
   // The launcher's card, with the file browser inside the workspace.
   await page.filebrowser.openDirectory(ws);
-  // program.md's answer held back a while: until it comes, the cell does not say the file is empty.
-  const isProgram = (url: URL) => url.pathname.endsWith('/program.md');
+  // program.md's text held back a while (not the launcher's check that the folder has one):
+  // until it comes, the cell does not say the file is empty.
+  const isProgram = (url: URL) => url.pathname.endsWith('/program.md') && url.searchParams.get('content') === '1';
   let release = () => {};
   const held = new Promise<void>(resolve => (release = resolve));
   await page.route(isProgram, async route => {
