@@ -111,9 +111,10 @@ class RecordsMessage(dict):
         self.raw = raw if raw is not None and len(raw) == len(records) else None
 
     def text(self) -> str:
-        if self.raw is not None and self.raw and all(isinstance(row, Row) for row in self.raw):
+        # A batch is all lines (one feed) or all rows (the cached light form): its first tells.
+        if self.raw and isinstance(self.raw[0], Row):
             return self._rows_text(self.raw)
-        if self.raw is not None and all(isinstance(line, bytes) for line in self.raw):
+        if self.raw is not None:
             try:
                 lines = b",".join(self.raw).decode()
             except UnicodeDecodeError:

@@ -22,7 +22,7 @@ import { fetchStatus } from './api';
 import { addCommands, CommandIDs } from './commands';
 import { followExportedNotebooks } from './exported-notebooks';
 import { NotebookKernels } from './notebook-kernels';
-import { warmUpChartWhenIdle } from './panel/chart-view';
+import { warmUpPanelWhenIdle } from './panel/chart-view';
 import { withLazyMath } from './panel/lazy-math';
 import { AutoresearchPanel, type IRunDefaults } from './panel/panel';
 import { setLineHighlighter } from './renderer/highlight';
@@ -98,7 +98,7 @@ const plugin: JupyterFrontEndPlugin<IAutoresearchTracker> = {
       followExportedNotebooks(notebookTracker);
     }
     // A browser that opens the panel gets Vega and program.md's cell ready while the lab is idle after start-up (./panel/warm-up).
-    void app.restored.then(() => warmUpChartWhenIdle(rendermime, languages));
+    void app.restored.then(() => warmUpPanelWhenIdle(rendermime, languages));
     const createPanel = (path: string) =>
       new AutoresearchPanel({
         path,

@@ -199,6 +199,8 @@ def test_a_records_message_is_sent_as_the_journal_lines_it_read():
 def test_a_light_replay_goes_as_rows_under_shapes_named_once():
     """The cached light form's rows: each shape (type, then keys) named once per message, each
     record its shape's index and its values; read back, the lightened records exactly."""
+    from test_api import from_rows
+
     from jupyterlab_autoresearch.follower import LIGHT_FORM
 
     records = noisy_records()
@@ -209,8 +211,7 @@ def test_a_light_replay_goes_as_rows_under_shapes_named_once():
     assert set(sent) == {"type", "start", "shapes", "rows"} and sent["start"] == 0
     shapes = sent["shapes"]
     assert len(shapes) == len({tuple(s) for s in shapes}) < len(records)
-    back = [{"type": shapes[row[0]][0], **dict(zip(shapes[row[0]][1:], row[1:], strict=True))} for row in sent["rows"]]
-    assert back == light
+    assert from_rows(sent) == light
     # A record of its type alone is its shape's index alone.
     (lone,) = follower().replay([{"type": "x"}], [LIGHT_FORM.encode({"type": "x"})], 1)
     assert json.loads(lone.text())["rows"] == [[0]]

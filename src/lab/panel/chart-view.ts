@@ -53,7 +53,7 @@ function chartModel(spec: Record<string, unknown>): MimeModel {
 }
 
 /** Gets Vega (and program.md's cell) ready for a panel's first open once JupyterLab is idle (./warm-up). */
-export function warmUpChartWhenIdle(rendermime: IRenderMimeRegistry, languages: IEditorLanguageRegistry | null): void {
+export function warmUpPanelWhenIdle(rendermime: IRenderMimeRegistry, languages: IEditorLanguageRegistry | null): void {
   warmUpWhenIdle(rendermime, chartModel, languages);
 }
 
