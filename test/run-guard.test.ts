@@ -194,7 +194,7 @@ describe.each(EXECUTORS)('the %s executor', (name, make) => {
       });
       expect(sandboxed.outcome.sandbox).toBe('on');
       expect(sandboxed.log).toMatch(
-        /^\[autoresearch\] sandbox: on \(bubblewrap; network off; read-only: \.git, \.autoresearch, prepare\.py\)/m,
+        /^\[autoresearch\] sandbox: on \(bubblewrap; network off; read-only: \.git, \.autoresearch, program\.md, prepare\.py\)/m,
       );
       expect(sandboxed.log).toContain('write .git: refused');
       expect(sandboxed.log).toContain('write .autoresearch: refused');
@@ -326,7 +326,7 @@ describe('a run from the command line', () => {
     expect(runs[0]).toMatchObject({ sandbox: 'on' });
     const log = fs.readFileSync((runs[0] as { log_path: string }).log_path, 'utf8');
     expect(log.split('\n')[0]).toBe(
-      '[autoresearch] sandbox: on (bubblewrap; network off; read-only: .git, .autoresearch, prepare.py)',
+      '[autoresearch] sandbox: on (bubblewrap; network off; read-only: .git, .autoresearch, program.md, prepare.py)',
     );
     const status = await cli(['status', dir]);
     expect(status.stdout).toMatch(/^sandbox: +auto, network off; the last run was sandboxed \(#0/m);

@@ -8,6 +8,7 @@ import * as z from 'zod/mini';
 import { PriceRow } from './pricing';
 import { ReviewAction, ReviewSource } from './review';
 import { EFFORT_LEVELS } from './run-options';
+import { LimitsSetting } from './limits';
 import { SandboxSetting } from './sandbox';
 import { englishMessages } from './zod-english';
 
@@ -67,6 +68,8 @@ export const RunConfig = z.object({
   confirm_runs: z.optional(z.int().check(z.nonnegative())),
   /** What a training run may reach (src/core/sandbox.ts); absent in older journals, meaning auto without network. */
   sandbox: z.optional(SandboxSetting),
+  /** A training run's limits as program.md sets them (src/core/limits.ts); absent: the defaults. */
+  limits: z.optional(LimitsSetting),
   /** Step mode: each proposal waits for a reviewer before it is committed (src/core/review.ts). */
   step: z.optional(z.boolean()),
 });

@@ -6,6 +6,7 @@
 import { parse as parseYaml } from 'yaml';
 import * as z from 'zod/mini';
 import type { RunConfig } from './journal';
+import { LimitsSetting } from './limits';
 import { PriceRow } from './pricing';
 import { frontMatterShape, MAX_TIMER_S, ruleOf, RUN_OPTIONS } from './run-options';
 import { mergeSandbox, SandboxSetting } from './sandbox';
@@ -73,6 +74,8 @@ export const FrontMatter = z.strictObject({
   editable: z.optional(z.array(editablePath).check(z.minLength(1))),
   readonly: z.optional(z.array(relPath)),
   prices: z.optional(z.record(z.string(), PriceRow)),
+  // A training run's process and file size limits (src/core/limits.ts has the defaults).
+  limits: z.optional(LimitsSetting),
   // The transfer study's defaults (autoresearch transfer): the larger scale's environment and budget.
   transfer: z.optional(TransferSetting),
 });
@@ -147,6 +150,8 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     confirm_runs: overrides.confirm_runs ?? fm.confirm_runs ?? RUN_OPTIONS.confirm_runs.default,
   };
   config.sandbox = mergeSandbox(overrides.sandbox, fm.sandbox);
+  const limits = overrides.limits ?? fm.limits;
+  if (limits) config.limits = limits;
   if (overrides.step ?? fm.step) config.step = true;
   const model = overrides.model ?? fm.model;
   const effort = overrides.effort ?? fm.effort;

@@ -8,8 +8,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunPurpose, RunRecord, Verdict } from '../core/journal';
 import { decide, fmtNoise, mean, type Decision, type NoiseRule } from '../core/noise';
+import { sizeWords } from '../core/limits';
 import { memoryGb, parseSummary, readMetric } from '../core/summary';
-import type { Executor, RunIsolation, RunKernel } from './executor/types';
+import type { Executor, RunIsolation, RunKernel, RunOutcome } from './executor/types';
 import { repositoryGone, type Repo } from './git';
 import { seedFor, type Ledger } from './ledger';
 import { LogCapture } from './log-capture';
@@ -280,7 +281,7 @@ export class RepositoryDeleted extends UserError {
 /** Why a run measured nothing, or null (the transfer study's runs are judged by it too). */
 export function failureOf(
   env: Pick<MeasureEnv, 'dir' | 'readonlyHashes' | 'timeoutS' | 'python' | 'executor'>,
-  outcome: { exitCode: number | null; signal: string | null; timedOut: boolean },
+  outcome: Pick<RunOutcome, 'exitCode' | 'signal' | 'timedOut' | 'limits'>,
   metric: ReturnType<typeof readMetric>,
   tail: string,
 ): RunResult['failed'] {
@@ -289,9 +290,35 @@ export function failureOf(
   if (outcome.timedOut) return { status: 'crash', reason: `killed at the ${env.timeoutS} s deadline` };
   if (outcome.exitCode !== 0) {
     const why = outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
-    return { status: 'crash', reason: `${why}: ${missingModuleWords(tail, ranBy(env)) ?? lastErrorLine(tail)}` };
+    const limit = limitReached(outcome, tail);
+    const last = missingModuleWords(tail, ranBy(env)) ?? lastErrorLine(tail);
+    return { status: 'crash', reason: `${why}: ${limit ? `${limit}: ` : ''}${last}` };
   }
   return 'error' in metric ? { status: 'crash', reason: metric.error } : null;
+}
+
+/** 128 + SIGXFSZ (25): how bubblewrap and a shell pass on a command the file size limit killed. */
+const XFSZ_EXIT = 153;
+/** EFBIG as Python (which ignores SIGXFSZ) and C programs word it; the shell's word for SIGXFSZ. */
+const FILE_SIZE_WORDS = /File too large|File size limit exceeded/;
+/** A fork or a thread refused, as Python, dash and bash word it. */
+const PROCESS_WORDS = /can't start new thread|Cannot fork|fork: (retry: )?Resource temporarily unavailable|os\.fork\(\)[\s\S]{0,400}?\[Errno 11\]/;
+
+/**
+ * Which of the run's limits (src/core/limits.ts) a crashed run reached, in words, or null: the
+ * file size (SIGXFSZ, or the error of a write past it) or the processes (a fork or thread refused).
+ */
+export function limitReached(outcome: Pick<RunOutcome, 'exitCode' | 'signal' | 'limits'>, tail: string): string | null {
+  const limits = outcome.limits ?? {};
+  if (outcome.signal === 'SIGXFSZ' || outcome.exitCode === XFSZ_EXIT || FILE_SIZE_WORDS.test(tail)) {
+    const size = limits.file_size_bytes ? `, ${sizeWords(limits.file_size_bytes)}` : '';
+    return `the file size limit (limits.file_size${size}) was reached`;
+  }
+  if (PROCESS_WORDS.test(tail)) {
+    const n = limits.processes ? `, ${limits.processes}` : '';
+    return `the process limit (limits.processes${n}) was reached`;
+  }
+  return null;
 }
 
 const MISSING_MODULE_WORDS = 'is not installed in';

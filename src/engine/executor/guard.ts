@@ -7,9 +7,12 @@ import * as z from 'zod/mini';
 import GUARD_SOURCE from './run-guard.py?raw';
 import type { RunConfig } from '../../core/journal';
 import { STATE_DIR } from '../../core/layout';
+import { limitsOf } from '../../core/limits';
 import { sandboxOf } from '../../core/sandbox';
 import { englishMessages } from '../../core/zod-english';
-import type { RunIsolation, RunRequest } from './types';
+import { PROGRAM_FILE } from '../workspace';
+import type { RunIsolation, RunOutcome, RunRequest } from './types';
+import { workspaceBytes } from './workspace-size';
 
 englishMessages();
 
@@ -29,8 +32,12 @@ export const SECRET_NAMES = [
   'AUTORESEARCH_TOKEN',
 ];
 
-/** Inside the workspace, what a run may never write: git's history and the engine's own state. */
-export const PROTECTED = ['.git', '.autoresearch'];
+/**
+ * Inside the workspace, what a run may never write: git's history, the engine's own state, and
+ * what governs later runs (program.md's front matter: the sandbox, the read-only list; git's
+ * attributes and submodules). Read-only where they exist when the run starts.
+ */
+export const PROTECTED = ['.git', '.autoresearch', PROGRAM_FILE, '.gitattributes', '.gitmodules'];
 
 /**
  * The workspace's own PROTECTED folders when a run's folder is a worktree inside its state (a
@@ -54,6 +61,12 @@ export const GuardReport = z.object({
   why: z.nullable(z.string()),
   left: z.int().check(z.nonnegative()),
   unusable: z.optional(z.boolean()),
+  /** What the sandbox lacks, where `auto` ran it without a part the kernel refused (the user namespace). */
+  missing: z.optional(z.array(z.string())),
+  /** The limits the run got (less than asked where the guard's own hard limit is lower). */
+  limits: z.optional(
+    z.object({ processes: z.optional(z.int()), file_size_bytes: z.optional(z.number()) }),
+  ),
   /** How the command ended: its exit code, or the signal that killed it. */
   exit_code: z.optional(z.nullable(z.int())),
   signal: z.optional(z.nullable(z.string())),
@@ -118,6 +131,8 @@ export function guardConfig(
     protect: PROTECTED,
     protect_paths: workspaceProtections(o.cwd),
     readonly: iso.readonly,
+    // The run's folder may be a worktree or a shipped copy: the workspace's own size sets the default.
+    limits: limitsOf(iso.limits, workspaceBytes(req.cwd)),
     secret_names: SECRET_NAMES,
     secret_sha256: o.secrets,
   };
@@ -145,5 +160,20 @@ export function parseGuardLine(line: string): GuardMessage | null {
 /** A run's isolation as its configuration sets it. */
 export function isolationOf(config: RunConfig): RunIsolation {
   const sandbox = sandboxOf(config.sandbox);
-  return { sandbox: sandbox.mode, network: sandbox.network, readonly: config.readonly };
+  return {
+    sandbox: sandbox.mode,
+    network: sandbox.network,
+    readonly: config.readonly,
+    ...(config.limits && { limits: config.limits }),
+  };
+}
+
+/** What a run's outcome takes from the guard's report: the sandbox, the leftovers, the limits, what the sandbox lacked. */
+export function outcomeOf(report: GuardReport): Pick<RunOutcome, 'sandbox' | 'strays' | 'limits' | 'missing'> {
+  return {
+    sandbox: report.sandbox,
+    strays: report.left,
+    ...(report.limits && { limits: report.limits }),
+    ...(report.missing?.length && { missing: report.missing }),
+  };
 }

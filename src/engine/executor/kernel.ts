@@ -39,7 +39,15 @@ import { KernelAPI, KernelConnection, ServerConnection, type Kernel, type Kernel
 import WebSocket from 'ws';
 import { KernelCallError, kernelReady } from './kernel-call';
 import { reapCode, RUN_MIME, runnerCode, type KernelReport } from './kernel-code';
-import { DEFAULT_ISOLATION, GUARD_MARGIN_S, GuardReport, guardConfig, SandboxMemo, secretHashes } from './guard';
+import {
+  DEFAULT_ISOLATION,
+  GUARD_MARGIN_S,
+  GuardReport,
+  guardConfig,
+  outcomeOf,
+  SandboxMemo,
+  secretHashes,
+} from './guard';
 import { sharesFilesystem, shipWorkspace } from './ship';
 import { watchForStop } from './stop-watch';
 import { KILL_GRACE_S } from './subprocess';
@@ -277,7 +285,7 @@ export class KernelExecutor implements Executor {
         timedOut: stop.timedOut,
         interrupted: stop.interrupted,
         seconds: seconds(),
-        ...(guard.success && { sandbox: guard.data.sandbox, strays: guard.data.left }),
+        ...(guard.success && outcomeOf(guard.data)),
       };
     }
     // The kernel is lost: say so in the log (the loop's crash reason reads the log's last error line).

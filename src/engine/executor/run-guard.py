@@ -19,9 +19,17 @@ the rules for untrusted training code hold in one place:
   folders writable, Jupyter's runtime folders and the home folder's secrets hidden, a PID
   namespace of its own, and no network unless `network` is true. /dev is passed through, so
   GPUs are. `auto` falls back to no sandbox, saying why, where bubblewrap cannot run.
+- Least privilege inside it: no capabilities (--cap-drop ALL; bubblewrap also sets no_new_privs),
+  a user namespace of its own in which a root guard's run is nobody (uid 65534), so mount,
+  umount, remount and chown fail, and no nested user namespaces (--disable-userns). Where the
+  kernel refuses the user namespace, `auto` runs without it and says so (report `missing`);
+  `on` refuses.
+- Limits (config `limits`), set in the command's process before exec: no core dumps, the
+  largest file it may write (`file_size_bytes`: SIGXFSZ, or EFBIG in Python, past it) and the
+  processes of its user (`processes`; the kernel does not apply it to uid 0).
 
 What happened goes to `report_fd` as JSON lines (the command's group when it starts; at the end
-{"sandbox", "why", "left", "exit_code", "signal"}), and a line for people to the run's output. A
+{"sandbox", "why", "missing", "limits", "left", "exit_code", "signal"}), and a line for people to the run's output. A
 one-run guard exits as its command did (the same code or signal).
 Standard library only, Python 3.6+: it runs in whatever interpreter the kernel has.
 """
@@ -54,7 +62,8 @@ HOME_SECRETS = (
     ".config/gh",
     ".config/gcloud",
     ".config/hub",
-    ".config/git/credentials",
+    ".config/git",
+    ".gitconfig",
     ".anthropic",
     ".config/anthropic",
     ".claude",
@@ -73,6 +82,15 @@ CACHE_VARS = (
     "CUDA_CACHE_PATH",
 )
 HOME_CACHES = (".cache", ".nv", ".triton")
+# Inside the sandbox a root guard's run is this uid and gid (nobody): the files of the root
+# outside show up as its own, so the workspace stays writable, yet it holds no capability.
+NOBODY = 65534
+# Test hook (never set in use): makes the guard act as on a kernel that refuses user namespaces,
+# so both sides of the fallback can be tested on a machine that has them.
+NO_USERNS_HOOK = "AUTORESEARCH_TEST_NO_USERNS"
+# Why this guard's bubblewrap cannot make a user namespace, once a run found out (later runs of
+# `auto` go without at once).
+NO_USERNS = []
 
 
 class Stop(Exception):
@@ -121,7 +139,7 @@ def runtime_dirs(env, home):
     return [d for d in dirs if d]
 
 
-def bwrap_argv(bwrap, cfg, env, status_fd):
+def bwrap_argv(bwrap, cfg, env, status_fd, userns=True):
     """bubblewrap's command line for the sandbox the config asks for (the command follows `--`)."""
     cwd = os.path.realpath(cfg["cwd"])
     home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
@@ -130,6 +148,14 @@ def bwrap_argv(bwrap, cfg, env, status_fd):
         "--die-with-parent",
         "--new-session",
         "--unshare-pid",
+        "--cap-drop",
+        "ALL",
+    ]
+    if userns:
+        argv += ["--unshare-user", "--disable-userns"]
+        if os.geteuid() == 0:
+            argv += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
+    argv += [
         "--json-status-fd",
         str(status_fd),
         "--ro-bind",
@@ -301,7 +327,7 @@ def run(cfg):
             if bwrap is None:
                 report["why"] = "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
             else:
-                child = start_sandboxed(bwrap, cfg, env)
+                child = start_sandboxed(bwrap, cfg, env, report)
                 if isinstance(child, str):
                     report["why"], child = "bubblewrap cannot run here: %s" % child, None
                 else:
@@ -312,7 +338,14 @@ def run(cfg):
                 return report, 126 << 8
         say(describe(report, cfg))
         if child is None:
-            child = subprocess.Popen(plain, cwd=cfg["cwd"], env=env, start_new_session=True, stdin=subprocess.DEVNULL)
+            child = subprocess.Popen(
+                plain,
+                cwd=cfg["cwd"],
+                env=env,
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=limiter(cfg, report),
+            )
         # The command's own group, for the caller to record: should this guard be killed outright,
         # that group is what a later engine must still be able to kill.
         tell(cfg, {"event": "spawn", "pgid": child.pid})
@@ -329,18 +362,47 @@ def run(cfg):
     return report, status
 
 
-def start_sandboxed(bwrap, cfg, env):
-    """The sandboxed command, or why bubblewrap could not set the sandbox up."""
+def start_sandboxed(bwrap, cfg, env, report):
+    """
+    The sandboxed command, or why bubblewrap could not set the sandbox up. Without a user
+    namespace (refused by the kernel) `auto` goes on with the rest, naming it in report["missing"];
+    `on` refuses (the why says what is missing and how to have it).
+    """
+    if os.environ.get(NO_USERNS_HOOK) and not NO_USERNS:
+        NO_USERNS.append("user namespaces refused: test hook %s is set" % NO_USERNS_HOOK)
+    if not NO_USERNS:
+        child = start_bwrap(lambda fd: bwrap_argv(bwrap, cfg, env, fd, userns=True), cfg, env, report)
+        if not isinstance(child, str):
+            return child
+        NO_USERNS.append(child)
+    if cfg.get("sandbox") == "on":
+        return (
+            "no user namespace for the run (%s), without which it keeps its uid and may make "
+            "namespaces of its own; allow user namespaces (sysctl user.max_user_namespaces, "
+            "kernel.unprivileged_userns_clone, or the container's seccomp or AppArmor profile)" % NO_USERNS[0]
+        )
+    child = start_bwrap(lambda fd: bwrap_argv(bwrap, cfg, env, fd, userns=False), cfg, env, report)
+    if not isinstance(child, str):
+        report["missing"] = [
+            "user namespace (%s): the run keeps uid %d, without capabilities, and may make namespaces of its own"
+            % (NO_USERNS[0], os.geteuid())
+        ]
+    return child
+
+
+def start_bwrap(argv_for, cfg, env, report):
+    """bubblewrap on the command line argv_for(its status fd) gives, or why it failed."""
     r, w = os.pipe()
     try:
         child = subprocess.Popen(
-            bwrap_argv(bwrap, cfg, env, w),
+            argv_for(w),
             cwd=cfg["cwd"],
             env=env,
             start_new_session=True,
             stdin=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             pass_fds=(w,),
+            preexec_fn=limiter(cfg, report),
         )
     finally:
         os.close(w)
@@ -364,6 +426,36 @@ def start_sandboxed(bwrap, cfg, env):
     err = child.stderr.read().decode("utf-8", "replace").strip().splitlines()
     child.wait()
     return err[-1] if err else "exit code %s" % child.returncode
+
+
+def limiter(cfg, report):
+    """
+    What the command's process runs before exec (subprocess's preexec_fn): its limits, soft and
+    hard alike so that it cannot raise them, none above the hard limit the guard itself has.
+    """
+    import resource
+
+    wanted = [(resource.RLIMIT_CORE, 0, None)]
+    limits = cfg.get("limits") or {}
+    if limits.get("file_size_bytes"):
+        wanted.append((resource.RLIMIT_FSIZE, int(limits["file_size_bytes"]), "file_size_bytes"))
+    if limits.get("processes"):
+        wanted.append((resource.RLIMIT_NPROC, int(limits["processes"]), "processes"))
+    pairs, applied = [], {}
+    for res, value, name in wanted:
+        hard = resource.getrlimit(res)[1]
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        pairs.append((res, value))
+        if name:
+            applied[name] = value
+    report["limits"] = applied
+
+    def apply():
+        for res, value in pairs:
+            resource.setrlimit(res, (value, value))
+
+    return apply
 
 
 FORWARDS = []
@@ -424,9 +516,16 @@ def stop(child, cfg):
 
 
 def describe(report, cfg):
+    """The run log's first line: whether the run is sandboxed, and how (or why not)."""
     if report["sandbox"] == "on":
-        kept = ", ".join(cfg.get("protect", []) + cfg.get("readonly", []))
-        return "sandbox: on (bubblewrap; network %s; read-only: %s)" % ("on" if cfg.get("network") else "off", kept)
+        cwd = cfg["cwd"]
+        # The engine's own files are listed where they exist (bwrap_argv binds those only); the
+        # person's read-only list in full, as written.
+        kept = [p for p in cfg.get("protect", []) if os.path.lexists(os.path.join(cwd, p))]
+        kept = ", ".join(kept + cfg.get("readonly", []))
+        line = "sandbox: on (bubblewrap; network %s; read-only: %s" % ("on" if cfg.get("network") else "off", kept)
+        missing = report.get("missing")
+        return line + ("; missing: %s)" % "; ".join(missing) if missing else ")")
     return "sandbox: off (%s)" % report["why"]
 
 

@@ -18,6 +18,7 @@ import {
   GUARD_MARGIN_S,
   GUARD_SOURCE,
   guardConfig,
+  outcomeOf,
   parseGuardLine,
   SandboxMemo,
   secretHashes,
@@ -98,7 +99,7 @@ export class SubprocessExecutor implements Executor {
           timedOut: stop.timedOut,
           interrupted: stop.interrupted,
           seconds: Number(process.hrtime.bigint() - started) / 1e9,
-          ...(r && { sandbox: r.sandbox, strays: r.left }),
+          ...(r && outcomeOf(r)),
         });
       };
       guard.listener = {

@@ -1,4 +1,5 @@
 /** What the loop asks of an executor: run the workspace's command once, within a deadline. */
+import type { Limits, LimitsSetting } from '../../core/limits';
 import type { LogCapture } from '../log-capture';
 
 /** What a training run may reach (run-guard.py enforces it). */
@@ -9,6 +10,8 @@ export interface RunIsolation {
   network: boolean;
   /** Workspace files the run may read but not change (program.md's readonly). */
   readonly: string[];
+  /** The run's process and file size limits as program.md sets them (absent: the defaults). */
+  limits?: LimitsSetting;
 }
 
 export interface RunRequest {
@@ -52,6 +55,10 @@ export interface RunOutcome {
   sandbox?: 'on' | 'off';
   /** Processes the run left behind, killed when it ended. */
   strays?: number;
+  /** The limits the run had, as the guard applied them; absent when it did not report. */
+  limits?: Partial<Limits>;
+  /** What the sandbox lacked where it could not be had whole (sandbox auto), e.g. the user namespace. */
+  missing?: string[];
 }
 
 export interface Executor {
