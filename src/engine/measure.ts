@@ -302,7 +302,8 @@ const XFSZ_EXIT = 153;
 /** EFBIG as Python (which ignores SIGXFSZ) and C programs word it; the shell's word for SIGXFSZ. */
 const FILE_SIZE_WORDS = /File too large|File size limit exceeded/;
 /** A fork or a thread refused, as Python, dash and bash word it. */
-const PROCESS_WORDS = /can't start new thread|Cannot fork|fork: (retry: )?Resource temporarily unavailable|os\.fork\(\)[\s\S]{0,400}?\[Errno 11\]/;
+const PROCESS_WORDS =
+  /can't start new thread|Cannot fork|fork: (retry: )?Resource temporarily unavailable|os\.fork\(\)[\s\S]{0,400}?\[Errno 11\]/;
 
 /**
  * Which of the run's limits (src/core/limits.ts) a crashed run reached, in words, or null: the

@@ -6,20 +6,24 @@
  * `on` refuses. Real bubblewrap, the real run guard (through the subprocess executor) and the
  * real engine through its CLI; these tests run as root, as CI does.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GUARD_SOURCE, PROTECTED } from '../../src/engine/executor/guard';
 import { SubprocessExecutor } from '../../src/engine/executor/subprocess';
 import type { RunIsolation, RunOutcome } from '../../src/engine/executor/types';
 import { LogCapture } from '../../src/engine/log-capture';
+import { limitReached } from '../../src/engine/measure';
 import { cli, journal, makeWorkspace } from '../helpers/workspace';
 
 const PYTHON = path.join(__dirname, '..', '..', '.venv', 'bin', 'python');
 const ON: RunIsolation = { sandbox: 'on', network: false, readonly: ['prepare.py'] };
 
 beforeAll(() => {
-  if (process.geteuid?.() !== 0) throw new Error('these tests attack the sandbox as root: run them as root, as CI does');
+  if (process.geteuid?.() !== 0)
+    throw new Error('these tests attack the sandbox as root: run them as root, as CI does');
   if (!fs.existsSync('/usr/bin/bwrap') && !fs.existsSync('/usr/local/bin/bwrap')) {
     throw new Error('bubblewrap is missing: apt-get install bubblewrap (make setup installs it)');
   }
@@ -221,14 +225,19 @@ except (OSError, ValueError):
     for (const sandbox of ['on', 'off'] as const) {
       const isolation: RunIsolation = { sandbox, network: false, readonly: [], limits: { file_size: '1M' } };
       const { outcome, log, dir } = await run(
-        `import os
-os.execvp("sh", ["sh", "-c", "head -c 3000000 /dev/zero > big.bin"])
+        // Python ignores SIGXFSZ, and so would the command it starts: as a program of its own would, it takes it.
+        `import os, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+os.dup2(os.open("big.bin", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
+os.execvp("head", ["head", "-c", "3000000", "/dev/zero"])
 `,
         { isolation },
       );
-      // bubblewrap passes a signal on as 128 + its number; a plain run is killed by it.
-      if (sandbox === 'on') expect(outcome.exitCode).toBe(128 + os.constants.signals.SIGXFSZ);
-      else expect(outcome.signal).toBe('SIGXFSZ');
+      // Killed by SIGXFSZ: bubblewrap (and a shell that did not exec) pass that on as 128 + its number.
+      expect([outcome.signal, outcome.exitCode]).toContainEqual(
+        sandbox === 'on' ? 128 + os.constants.signals.SIGXFSZ : expect.toBeOneOf(['SIGXFSZ', 153]),
+      );
+      expect(limitReached(outcome, log)).toBe('the file size limit (limits.file_size, 1 MiB) was reached');
       expect(outcome.limits).toEqual({ file_size_bytes: 1024 ** 2, processes: 4096 });
       expect(fs.statSync(path.join(dir, 'big.bin')).size).toBe(1024 ** 2);
       const py = await run(
@@ -245,6 +254,56 @@ except OSError as e:
       expect(py.log).toContain('write: [Errno 27] File too large');
       expect(log).not.toContain('Traceback');
     }
+  }, 60_000);
+});
+
+describe('a training run as an unprivileged user inside the sandbox', () => {
+  it('has no capabilities, cannot make a user namespace, remount .git or write program.md', () => {
+    const dir = makeWorkspace();
+    fs.mkdirSync(path.join(dir, '.autoresearch'));
+    fs.writeFileSync(
+      path.join(dir, 'train.py'),
+      `${ATTEMPT}for line in open("/proc/self/status"):
+    if line.startswith(("CapEff", "NoNewPrivs", "Uid")):
+        print(line.strip())
+attempt("user namespace", ["unshare", "--user", "--map-root-user", "true"])
+attempt("remount .git", ["mount", "-o", "remount,rw,bind", ".git"])
+tries("write program.md", lambda: open("program.md", "a").write("sandbox: off"))
+tries("write train.py", lambda: open("train.py", "a").write("\\n"))
+`,
+    );
+    spawnSync('chown', ['-R', '65534:65534', dir]);
+    // The guard as the engine starts it, one run, as nobody (whose python is the system's: the venv lies under /root).
+    const config = { cmd: '/usr/bin/python3 train.py', cwd: dir, sandbox: 'on', protect: PROTECTED, readonly: [] };
+    const r = spawnSync(
+      'setpriv',
+      [
+        '--reuid',
+        '65534',
+        '--regid',
+        '65534',
+        '--clear-groups',
+        '/usr/bin/python3',
+        '-I',
+        '-S',
+        '-c',
+        GUARD_SOURCE,
+        JSON.stringify(config),
+      ],
+      { cwd: dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin', HOME: dir } },
+    );
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe(
+      '[autoresearch] sandbox: on (bubblewrap; network off; read-only: .git, .autoresearch, program.md)',
+    );
+    expect(r.stdout).toMatch(/^CapEff:\s+0000000000000000$/m);
+    expect(r.stdout).toMatch(/^NoNewPrivs:\s+1$/m);
+    expect(r.stdout).toMatch(/^Uid:\s+65534\s/m);
+    expect(r.stdout).toContain('user namespace: refused');
+    expect(r.stdout).toContain('remount .git: refused');
+    expect(r.stdout).toContain('write program.md: refused');
+    expect(r.stdout).toContain('write train.py: ok');
   }, 60_000);
 });
 
@@ -293,7 +352,7 @@ tries("chown", lambda: os.chown("prepare.py", 1234, 1234))
 describe('what governs a run, from the command line', () => {
   const base = ['--max-experiments', '0', '--noise-runs', '1', '--proposer', 'offline'];
 
-  it("program.md front matter written by a run does not switch the sandbox off for the next run", async () => {
+  it('program.md front matter written by a run does not switch the sandbox off for the next run', async () => {
     const dir = makeWorkspace({
       train: `def tamper():
     with open("program.md", "w") as f:

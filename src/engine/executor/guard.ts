@@ -64,9 +64,7 @@ export const GuardReport = z.object({
   /** What the sandbox lacks, where `auto` ran it without a part the kernel refused (the user namespace). */
   missing: z.optional(z.array(z.string())),
   /** The limits the run got (less than asked where the guard's own hard limit is lower). */
-  limits: z.optional(
-    z.object({ processes: z.optional(z.int()), file_size_bytes: z.optional(z.number()) }),
-  ),
+  limits: z.optional(z.object({ processes: z.optional(z.int()), file_size_bytes: z.optional(z.number()) })),
   /** How the command ended: its exit code, or the signal that killed it. */
   exit_code: z.optional(z.nullable(z.int())),
   signal: z.optional(z.nullable(z.string())),
