@@ -102,7 +102,9 @@ export class Loop extends EventEmitter<LoopEvents> {
     this.config = config;
     this.settingsFrom = settingsFrom(program.frontMatter, this.opts.overrides ?? {}, this.opts.overridesFrom ?? 'flag');
     if (this.opts.maxExperiments !== undefined && this.opts.moreExperiments !== undefined) {
-      throw new UserError('--max-experiments and --more-experiments exclude each other: give the total or how many more');
+      throw new UserError(
+        '--max-experiments and --more-experiments exclude each other: give the total or how many more',
+      );
     }
     const today = defaultTag();
     this.tag = this.opts.tag ?? (this.opts.resume ? (latestTag(dir) ?? today) : await freeRunTag(dir, today));
@@ -167,7 +169,8 @@ export class Loop extends EventEmitter<LoopEvents> {
       }
       // Once nothing refuses the run: results.tsv as the journals have it before the first new row.
       results.sync();
-      if (this.settingsChanged && !this.opts.resume) (this.opts.warn ?? stderr)(changedSettingsWarning(this.settingsChanged));
+      if (this.settingsChanged && !this.opts.resume)
+        (this.opts.warn ?? stderr)(changedSettingsWarning(this.settingsChanged));
       // The journal as the resume left it: the experiments so far count towards --max-experiments.
       const now = journal.read();
       const made = experimentsMade(now);
