@@ -319,7 +319,7 @@ describe('autoresearch run, stop, status, results', () => {
     expect(alive(train)).toBe(true); // it would sleep 300 s more
     fs.rmSync(hang);
 
-    const r = await cli(['run', dir, '--resume', '--max-experiments', '0']);
+    const r = await cli(['run', dir, '--resume', '--sandbox', 'off', '--max-experiments', '0']);
     expect(r.code).toBe(0);
     await waitFor(() => !alive(train), 5000, 'the orphaned training run to be killed');
     expect(experiments(dir, 't1')[0]).toMatchObject({

@@ -53,6 +53,9 @@ export const SettingsChanged = z.object({
 });
 export type SettingsChanged = z.infer<typeof SettingsChanged>;
 
+/** How the engine's refusal of changed settings on a resume begins: the panel offers to accept them when it sees it. */
+export const SETTINGS_REFUSAL = 'security settings changed since run ';
+
 /** The values of the security settings, as compared. */
 export interface SecurityValues {
   sandbox: string;

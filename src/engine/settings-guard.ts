@@ -8,6 +8,7 @@ import type { JournalRecord, RunConfig, RunStartRecord } from '../core/journal';
 import { RunStartRecord as RunStartSchema } from '../core/journal';
 import {
   changeWords,
+  SETTINGS_REFUSAL,
   securityValues,
   settingChanges,
   type SettingsChanged,
@@ -37,7 +38,7 @@ export function resumeSettings(
     const [these, them] = changes.length > 1 ? ['these changes', 'them'] : ['this change', 'it'];
     const where = changes.every(c => c.from === 'program.md') ? " in program.md's front matter" : '';
     throw new UserError(
-      `security settings changed since run ${tag} last started: ${changes.map(changeWords).join('; ')}; ` +
+      `${SETTINGS_REFUSAL}${tag} last started: ${changes.map(changeWords).join('; ')}; ` +
         `${WHY}, so check that you made ${these}, then resume with --accept-settings to accept ${them}, ` +
         `or restore the old ${changes.length > 1 ? 'settings' : 'setting'}${where}`,
     );
