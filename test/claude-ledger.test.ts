@@ -154,7 +154,7 @@ describe('the ledger across a stop', () => {
       // --resume: nothing in flight, nothing re-done or counted twice; numbering goes on.
       const again = await loop(dir, proposer, new AbortController().signal, {
         resume: true,
-        maxExperiments: 1,
+        moreExperiments: 1,
         pipeline: true,
       }).run();
       expect(again.reason).toBe('max-experiments');

@@ -281,7 +281,7 @@ describe('autoresearch run, stop, status, results', () => {
     // The engine's death ends its training run (the run guard's parent-death signal).
     await waitFor(() => !alive(guardGroup) && !alive(commandGroup), 15_000, 'the training run to end with its engine');
 
-    const r = await cli(['run', dir, '--resume', '--max-experiments', '2']);
+    const r = await cli(['run', dir, '--resume', '--more-experiments', '2']);
     expect(r.code).toBe(0);
     const exps = experiments(dir, 't1');
     expect(exps.map(e => e.n)).toEqual([0, 1, 2, 3, 4]);
@@ -319,7 +319,7 @@ describe('autoresearch run, stop, status, results', () => {
     expect(alive(train)).toBe(true); // it would sleep 300 s more
     fs.rmSync(hang);
 
-    const r = await cli(['run', dir, '--resume', '--max-experiments', '0']);
+    const r = await cli(['run', dir, '--resume', '--sandbox', 'off', '--max-experiments', '0']);
     expect(r.code).toBe(0);
     await waitFor(() => !alive(train), 5000, 'the orphaned training run to be killed');
     expect(experiments(dir, 't1')[0]).toMatchObject({
@@ -441,7 +441,7 @@ describe('kill -9 at any moment', () => {
       kills.push(inFlightAfterKill(journal(dir, 't1')));
       args = ['run', dir, '--resume'];
     }
-    const last = await cli(['run', dir, '--resume', '--max-experiments', '1']);
+    const last = await cli(['run', dir, '--resume', '--more-experiments', '1']);
     expect(last.code).toBe(0);
 
     const exps = experiments(dir, 't1');

@@ -415,7 +415,7 @@ describe('two workers through the command line', () => {
     // The engine's death ends both training runs (each run guard's parent-death signal).
     await waitFor(() => orphans.every(p => !running(p)), 15_000, 'the training runs to end with their engine');
 
-    const r = await cli(['run', dir, '--resume', '--workers', '2', '--max-experiments', '2']);
+    const r = await cli(['run', dir, '--resume', '--workers', '2', '--more-experiments', '2']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(orphans.filter(running)).toEqual([]);
@@ -482,7 +482,7 @@ describe('from two workers to one', () => {
     child.kill('SIGKILL');
     await done;
 
-    const r = await cli(['run', dir, '--resume', '--max-experiments', '1']);
+    const r = await cli(['run', dir, '--resume', '--more-experiments', '1']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const exps = experiments(dir, 't1');
@@ -523,7 +523,7 @@ describe('two workers, kill -9 at any moment', () => {
       kills.push(inFlightAfterKill(journal(dir, 't1')));
       args = ['run', dir, '--resume', '--workers', '2'];
     }
-    const last = await cli(['run', dir, '--resume', '--workers', '2', '--max-experiments', '2']);
+    const last = await cli(['run', dir, '--resume', '--workers', '2', '--more-experiments', '2']);
     expect(last.stderr).toBe('');
     expect(last.code).toBe(0);
 

@@ -30,7 +30,8 @@ class EngineStarter:
             opts.update(await self.kernel_executor(opts.pop("kernel")))
         elif "kernel_id" in opts:
             opts.update(await self.attached_kernel(opts.pop("kernel_id"), opts.get("workers", 1)))
-        started = await self.sup.start(ws, opts)
+        # The engine records the panel as where its flags came from (the journal's settings_from).
+        started = await self.sup.start(ws, {**opts, "panel": True})
         self.set_status(202)
         self.finish({"path": api_path(self.sup.root, ws), **started})
 

@@ -10,6 +10,7 @@ import { ReviewAction, ReviewSource } from './review';
 import { EFFORT_LEVELS } from './run-options';
 import { LimitsSetting } from './limits';
 import { SandboxSetting } from './sandbox';
+import { SettingsChanged, SettingsFrom } from './security-settings';
 import { englishMessages } from './zod-english';
 
 englishMessages();
@@ -88,6 +89,12 @@ export const RunStartRecord = z.object({
   readonly_hashes: z.record(z.string(), z.string()),
   engine_version: z.string(),
   pid: z.int(),
+  /** Where each security setting (config's sandbox, readonly, editable) came from; absent in older journals. */
+  settings_from: z.optional(SettingsFrom),
+  /** Security settings that differ from the run compared with (src/core/security-settings.ts); absent when none do. */
+  settings_changed: z.optional(SettingsChanged),
+  /** --max-experiments (or the journal's count plus --more-experiments): the run's experiments in all, the baseline not counted. */
+  max_experiments: z.optional(z.int().check(z.nonnegative())),
 });
 export type RunStartRecord = z.infer<typeof RunStartRecord>;
 

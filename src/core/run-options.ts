@@ -198,7 +198,13 @@ export const RUN_OPTIONS = {
     flag: '--max-experiments <n>',
     kind: 'count',
     server: 'body',
-    help: 'stop after n experiments (the baseline not counted)',
+    help: 'stop once the run has n experiments in all, counted over every --resume (the baseline not counted)',
+  },
+  more_experiments: {
+    flag: '--more-experiments <n>',
+    kind: 'count',
+    server: 'body',
+    help: 'with --resume: stop after n more experiments than the run has (the baseline not counted)',
   },
   hours: { flag: '--hours <h>', kind: 'positive', server: 'body', help: 'stop starting experiments after h hours' },
   workers: {
@@ -272,6 +278,19 @@ export const RUN_OPTIONS = {
     kind: 'switch',
     server: 'body',
     help: 'continue the run of --tag (default: the latest run)',
+  },
+  accept_settings: {
+    flag: '--accept-settings',
+    kind: 'switch',
+    server: 'body',
+    help: "accept security settings (sandbox, network, readonly, editable) that differ from the run's last start: without it --resume refuses them",
+  },
+  // The server says the run's options came from the panel, for the journal's record of where each setting came from.
+  panel: {
+    flag: '--panel',
+    kind: 'switch',
+    server: 'server',
+    help: 'the flags come from the panel (the server passes this; the journal records the panel as their source)',
   },
   seed: {
     flag: '--seed <n>',

@@ -165,3 +165,16 @@ export function unrunRecord(
 export function stopReason(signal: AbortSignal): RunEndRecord['reason'] {
   return signal.reason === 'stop' ? 'stop' : 'signal';
 }
+
+/**
+ * The experiments a run has made over all its sessions, as --max-experiments counts them: every
+ * experiment record (kept, discarded, crashed, interrupted, rejected) but the baseline's.
+ */
+export function experimentsMade(records: JournalRecord[]): number {
+  const baselines = new Set(
+    records.flatMap(r =>
+      r.type === 'experiment_start' && r.proposal === undefined && r.description === 'baseline' ? [r.n] : [],
+    ),
+  );
+  return records.filter(r => r.type === 'experiment' && r.proposer !== 'baseline' && !baselines.has(r.n)).length;
+}

@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ExperimentStartRecord, JournalRecord, RunConfig, RunEndRecord, RunStartRecord } from '../core/journal';
+import { settingsFrom, type SettingsChanged, type SettingsFrom } from '../core/security-settings';
 import { experimentsOf } from '../core/journal';
 import { RECOVER_PATCH } from '../core/layout';
 import { Measurements } from '../core/measurements';
@@ -16,13 +17,14 @@ import type { Executor } from './executor/types';
 import { repositoryGone, type Repo } from './git';
 import { JournalStore } from './journal-store';
 import type { LoopEvents } from './loop-events';
-import { bestOf, findInFlight, interruptedRecord } from './loop-records';
+import { bestOf, experimentsMade, findInFlight, interruptedRecord } from './loop-records';
 import { runPool } from './pool';
 import type { Proposer } from './proposers/types';
 import { locatePython } from './python';
 import { recoveryPatch } from './recovery';
 import { ResultsFile } from './results-file';
 import { continuations, pendingContinuations, type Continuation } from './resume';
+import { changedSettingsWarning, newRunSettings, resumeSettings } from './settings-guard';
 import { readPending, type Asker } from './step-review';
 import { ENGINE_VERSION } from './version';
 import {
@@ -40,6 +42,8 @@ import {
 import { checkWorkerFiles, deviceEnvs, removeWorktrees, worktreesRoot } from './worktrees';
 
 export { bestOf, type Best } from './loop-records';
+
+const stderr = (text: string) => void process.stderr.write(text);
 export type { LoopEvents, Phase } from './loop-events';
 
 export interface LoopOptions {
@@ -50,12 +54,20 @@ export interface LoopOptions {
   executor: Executor;
   python: string;
   seed?: number;
-  /** Stop after this many experiments in this invocation (the baseline not counted). */
+  /** Stop once the run has this many experiments in all, over every resume (the baseline not counted). */
   maxExperiments?: number;
+  /** Stop after this many experiments more than the journal has (the baseline not counted). */
+  moreExperiments?: number;
   hours?: number;
   /** Stop before a proposal that would take the run's spending (all its experiments) past this many dollars. */
   maxDollars?: number;
   overrides?: Partial<RunConfig>;
+  /** Who gave `overrides`, for the journal's record of where each security setting came from; default 'flag'. */
+  overridesFrom?: 'flag' | 'panel';
+  /** Accept security settings changed since the run's last start (--accept-settings); else a resume refuses them. */
+  acceptSettings?: boolean;
+  /** Where a new run's changed security settings are shown; default stderr. */
+  warn?: (text: string) => void;
   /** Draft the next proposal while an experiment trains (for pipelined proposers); default true. */
   pipeline?: boolean;
   /** Aborted to stop the run cleanly (signals, `autoresearch stop`). */
@@ -75,6 +87,9 @@ export class Loop extends EventEmitter<LoopEvents> {
   tag = '';
   branch = '';
   config!: RunConfig;
+  private settingsFrom!: SettingsFrom;
+  private settingsChanged: SettingsChanged | undefined;
+  private maxExperiments: number | undefined;
 
   constructor(private readonly opts: LoopOptions) {
     super();
@@ -85,6 +100,12 @@ export class Loop extends EventEmitter<LoopEvents> {
     const { dir } = this.opts;
     const { program, config } = loadProgram(dir, this.opts.overrides);
     this.config = config;
+    this.settingsFrom = settingsFrom(program.frontMatter, this.opts.overrides ?? {}, this.opts.overridesFrom ?? 'flag');
+    if (this.opts.maxExperiments !== undefined && this.opts.moreExperiments !== undefined) {
+      throw new UserError(
+        '--max-experiments and --more-experiments exclude each other: give the total or how many more',
+      );
+    }
     const today = defaultTag();
     this.tag = this.opts.tag ?? (this.opts.resume ? (latestTag(dir) ?? today) : await freeRunTag(dir, today));
     if (!this.opts.tag && !this.opts.resume && this.tag !== today) {
@@ -108,6 +129,12 @@ export class Loop extends EventEmitter<LoopEvents> {
     // Checks that only read come before the lock, so a refused run leaves no trace.
     assertNoOtherEngine(dir);
     const records = journal.read();
+    // The security settings against the run's last start (a resume) or the latest other run's (a new
+    // run), before any other check: a setting a run changed is named first, whatever else it broke.
+    const accept = this.opts.acceptSettings === true;
+    this.settingsChanged = this.opts.resume
+      ? resumeSettings(this.tag, records, this.config, this.settingsFrom, accept)
+      : newRunSettings(dir, this.tag, this.config, this.settingsFrom, accept);
     const inFlight = this.opts.resume ? findInFlight(records) : [];
     // An experiment left in flight may have left its edit uncommitted: resume resets it.
     const repo = await checkWorkspace(dir, this.config, { allowDirty: inFlight.length ? this.config.editable : [] });
@@ -142,7 +169,14 @@ export class Loop extends EventEmitter<LoopEvents> {
       }
       // Once nothing refuses the run: results.tsv as the journals have it before the first new row.
       results.sync();
-      await this.writeRunStart(repo, journal);
+      if (this.settingsChanged && !this.opts.resume)
+        (this.opts.warn ?? stderr)(changedSettingsWarning(this.settingsChanged));
+      // The journal as the resume left it: the experiments so far count towards --max-experiments.
+      const now = journal.read();
+      const made = experimentsMade(now);
+      this.maxExperiments =
+        this.opts.moreExperiments !== undefined ? made + this.opts.moreExperiments : this.opts.maxExperiments;
+      now.push(await this.writeRunStart(repo, journal));
       return await runPool(
         {
           dir,
@@ -158,7 +192,7 @@ export class Loop extends EventEmitter<LoopEvents> {
           executors,
           devices,
           signal: this.opts.signal,
-          maxExperiments: this.opts.maxExperiments,
+          maxExperiments: this.maxExperiments,
           deadline: this.opts.hours ? Date.now() + this.opts.hours * 3600_000 : Infinity,
           maxDollars: this.opts.maxDollars ?? this.config.max_dollars,
           pipeline: this.opts.pipeline !== false,
@@ -169,7 +203,7 @@ export class Loop extends EventEmitter<LoopEvents> {
           asker: this.opts.asker,
           emit: (event, ...args) => this.emit(event, ...(args as never)),
         },
-        journal.read(),
+        now,
       );
     } catch (e) {
       throw repositoryGone(dir) ? this.repositoryLost(e as Error, journal) : e;
@@ -209,8 +243,8 @@ export class Loop extends EventEmitter<LoopEvents> {
     return [this.opts.executor, ...Array.from({ length: workers - 1 }, (_, i) => make(i + 2))];
   }
 
-  private async writeRunStart(repo: Repo, journal: JournalStore): Promise<void> {
-    journal.append({
+  private async writeRunStart(repo: Repo, journal: JournalStore): Promise<RunStartRecord> {
+    const record: RunStartRecord = {
       type: 'run_start',
       ts: new Date().toISOString(),
       tag: this.tag,
@@ -223,7 +257,12 @@ export class Loop extends EventEmitter<LoopEvents> {
       readonly_hashes: hashFiles(this.opts.dir, this.config.readonly),
       engine_version: ENGINE_VERSION,
       pid: process.pid,
-    });
+      settings_from: this.settingsFrom,
+      ...(this.settingsChanged && { settings_changed: this.settingsChanged }),
+      ...(this.maxExperiments !== undefined && { max_experiments: this.maxExperiments }),
+    };
+    journal.append(record);
+    return record;
   }
 
   private async setUp(repo: Repo, records: JournalRecord[]): Promise<void> {

@@ -31,6 +31,7 @@ import {
   abandonedRecord,
   bestOf,
   billed,
+  experimentsMade,
   interruptedRecord,
   stopReason,
   unrunRecord,
@@ -69,6 +70,7 @@ export interface PoolOptions {
   executors: Executor[];
   devices: Array<Record<string, string>>;
   signal: AbortSignal;
+  /** The run's experiments in all, those of earlier sessions included (the baseline not counted). */
   maxExperiments?: number;
   /** Epoch ms after which no experiment starts. */
   deadline: number;
@@ -131,7 +133,8 @@ export async function runPool(o: PoolOptions, records: JournalRecord[]): Promise
 class Pool {
   private best: Best | null;
   private next: number;
-  private proposed = 0;
+  /** Experiments of the run so far, over every session: --max-experiments is the run's in all. */
+  private proposed: number;
   private readonly several: boolean;
   /** Experiments finished: a worker whose proposer had nothing waits for the next one. */
   private readonly finished = new EventCount();
@@ -157,6 +160,7 @@ class Pool {
   ) {
     this.several = o.executors.length > 1;
     this.history = experimentsOf(records);
+    this.proposed = experimentsMade(records);
     this.ledger = new Ledger(o.journal, records);
     this.best = this.currentBest();
     this.next =

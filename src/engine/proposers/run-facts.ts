@@ -14,7 +14,7 @@ export interface RunFactsInput {
   /** The executor's name ('subprocess' or 'kernel'). */
   executor: string;
   workers: number;
-  /** --max-experiments and the proposals made so far in this invocation. */
+  /** --max-experiments and the experiments the run has made so far (every session of it). */
   maxExperiments?: number;
   proposed: number;
   /** Epoch ms, Infinity when --hours is not set. */

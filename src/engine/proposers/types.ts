@@ -45,7 +45,7 @@ export interface RunFacts {
   /** What the engine knows of the machine a subprocess trains on (cores, memory, GPUs); null for a kernel's. */
   machine: string | null;
   workers: number;
-  /** Experiments this invocation may still start (--max-experiments); null: no limit. */
+  /** Experiments the run may still start (--max-experiments, counted over every session); null: no limit. */
   experimentsLeft: number | null;
   /** Epoch ms after which no experiment starts (--hours); null: none. */
   deadline: number | null;

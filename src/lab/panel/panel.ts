@@ -35,6 +35,7 @@ import { RunController } from './run-controller';
 import type { RunModel } from './run-model';
 import { describeBest, describeState } from './run-state';
 import { RunToolbar } from './run-toolbar';
+import { confirmChangedSettings } from './settings-dialog';
 import { ReviewController } from './review-controller';
 import { ReviewView } from './review-view';
 import { TransferController } from './transfer-controller';
@@ -118,6 +119,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       save: () => this.program.save(),
       openFile: opts.openFile,
       notify: Notification,
+      confirmSettings: message => confirmChangedSettings(trans, message),
     });
     const model = this.model;
     const settings = opts.services.serverSettings;

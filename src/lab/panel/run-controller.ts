@@ -11,6 +11,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDisposable } from '@lumino/disposable';
 import { Signal, type ISignal } from '@lumino/signaling';
 import type { ExperimentRecord } from '../../core/journal';
+import { SETTINGS_REFUSAL } from '../../core/security-settings';
 import * as api from '../api';
 import { RunEvents } from './run-events';
 import { RunModel, type INewBest } from './run-model';
@@ -35,6 +36,12 @@ export interface IRunControllerOptions {
   openFile?: (path: string) => Promise<unknown>;
   /** Where notifications go: JupyterLab's Notification in the panel (apputils stays out of this file). */
   notify?: INotifier;
+  /**
+   * A resume refused for security settings changed since the run's last start (a run may have
+   * rewritten program.md): shows the engine's message, true to resume accepting them. Without it
+   * the refusal is only said.
+   */
+  confirmSettings?: (message: string) => Promise<boolean>;
 }
 
 /** The part of @jupyterlab/apputils' Notification the controller uses. */
@@ -194,7 +201,18 @@ export class RunController implements IDisposable {
   resume(options: api.IRunOptions): Promise<void> {
     return this.act(async () => {
       const tag = this.model.tag ?? undefined;
-      this.begin(await api.resumeRun(this.opts.settings, this.path, { ...options, tag }));
+      const resume = (o: api.IRunOptions) => api.resumeRun(this.opts.settings, this.path, { ...o, tag });
+      let started: { tag: string };
+      try {
+        started = await resume(options);
+      } catch (error) {
+        // The engine's refusal names each changed setting; the person accepts them here, or it stands.
+        const message = (error as Error).message;
+        const confirm = this.opts.confirmSettings;
+        if (!message.startsWith(SETTINGS_REFUSAL) || !confirm || !(await confirm(message))) throw error;
+        started = await resume({ ...options, accept_settings: true });
+      }
+      this.begin(started);
     });
   }
 

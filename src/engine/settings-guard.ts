@@ -1,0 +1,106 @@
+/**
+ * A run's security settings against the run before it (src/core/security-settings.ts). A run
+ * without the sandbox can write program.md, and its front matter governs the next start: so a
+ * change at a resume is refused unless the person accepts it, and one at a new run is shown loudly.
+ */
+import * as fs from 'node:fs';
+import type { JournalRecord, RunConfig, RunStartRecord } from '../core/journal';
+import { RunStartRecord as RunStartSchema } from '../core/journal';
+import {
+  changeWords,
+  SETTINGS_REFUSAL,
+  securityValues,
+  settingChanges,
+  type SettingsChanged,
+  type SettingsFrom,
+} from '../core/security-settings';
+import { UserError } from './user-error';
+import { latestTag, runPaths } from './workspace';
+
+const WHY = 'a training run without the sandbox can edit program.md';
+
+/**
+ * On --resume: the changes since the run's last start, recorded as accepted when `accept`;
+ * without it a change is a UserError naming each one and the flag. Undefined when none changed.
+ */
+export function resumeSettings(
+  tag: string,
+  records: JournalRecord[],
+  config: RunConfig,
+  from: SettingsFrom,
+  accept: boolean,
+): SettingsChanged | undefined {
+  const last = records.filter((r): r is RunStartRecord => r.type === 'run_start').at(-1);
+  if (!last) return undefined;
+  const changes = settingChanges(securityValues(last.config), securityValues(config), from);
+  if (!changes.length) return undefined;
+  if (!accept) {
+    const [these, them] = changes.length > 1 ? ['these changes', 'them'] : ['this change', 'it'];
+    const where = changes.every(c => c.from === 'program.md') ? " in program.md's front matter" : '';
+    throw new UserError(
+      `${SETTINGS_REFUSAL}${tag} last started: ${changes.map(changeWords).join('; ')}; ` +
+        `${WHY}, so check that you made ${these}, then resume with --accept-settings to accept ${them}, ` +
+        `or restore the old ${changes.length > 1 ? 'settings' : 'setting'}${where}`,
+    );
+  }
+  return { since: tag, accepted: true, changes };
+}
+
+/** For a new run: the changes since the workspace's latest other run's last start, or undefined. */
+export function newRunSettings(
+  dir: string,
+  tag: string,
+  config: RunConfig,
+  from: SettingsFrom,
+  accept: boolean,
+): SettingsChanged | undefined {
+  const since = latestTag(dir);
+  if (since === null || since === tag) return undefined;
+  const last = lastRunStart(runPaths(dir, since).journal);
+  if (!last) return undefined;
+  const changes = settingChanges(securityValues(last.config), securityValues(config), from);
+  return changes.length ? { since, accepted: accept, changes } : undefined;
+}
+
+/** The warning block a new run prints on stderr before it starts. */
+export function changedSettingsWarning(changed: SettingsChanged): string {
+  const bar = '!'.repeat(72);
+  return [
+    bar,
+    `autoresearch: WARNING: security settings differ from the latest run (${changed.since}):`,
+    ...changed.changes.map(c => `  ${changeWords(c)}`),
+    `  ${WHY}: check that these are your changes (the journal's run_start records them).`,
+    bar,
+    '',
+  ].join('\n');
+}
+
+/**
+ * The last run_start of another run's journal, read without parsing the rest (a long run's journal
+ * is megabytes); never through a link, never blocking on a FIFO. Null when there is none to read.
+ */
+function lastRunStart(file: string): RunStartRecord | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  let text: string;
+  try {
+    if (!fs.fstatSync(fd).isFile()) return null;
+    text = fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+  // Records are written with `type` first (JournalStore.append of the record literals).
+  const at = text.lastIndexOf('{"type":"run_start"');
+  if (at < 0) return null;
+  const end = text.indexOf('\n', at);
+  try {
+    const parsed = RunStartSchema.safeParse(JSON.parse(text.slice(at, end < 0 ? undefined : end)));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
