@@ -27,16 +27,15 @@ export class SecretsError extends Error {}
  * and out of process.env and /proc/self/environ. Called once, first thing at start.
  */
 export function takeSecrets(names: readonly string[]): void {
-  const fromEnv = Object.entries(process.env).filter(
-    (e): e is [string, string] => isSecretName(e[0], names) && typeof e[1] === 'string',
-  );
-  for (const [name, value] of fromEnv) {
-    held.set(name, value);
-    delete process.env[name];
-  }
+  const env = Object.entries(process.env).filter((e): e is [string, string] => typeof e[1] === 'string');
+  for (const [name, value] of env) if (isSecretName(name, names)) held.set(name, value);
   // What the server hands over wins over what the environment held.
   for (const [name, value] of Object.entries(readPipe())) held.set(name, value);
-  if (fromEnv.length > 0) wipeInitialEnvironment(fromEnv);
+  // A variable holding a secret's value under another name goes too (the run guard drops those from runs as well).
+  const values = new Set(heldSecretValues().filter(v => v.length >= 8));
+  const taken = env.filter(([name, value]) => isSecretName(name, names) || values.has(value)).map(([name]) => name);
+  for (const name of taken) delete process.env[name];
+  if (taken.length > 0) wipeInitialEnvironment(taken, values);
 }
 
 /** The secrets handed over on $AUTORESEARCH_SECRETS_FD; {} when there is none. */
@@ -76,8 +75,7 @@ function readPipe(): Record<string, string> {
  * NULs, through /proc/self/mem. libc's environ no longer points there once process.env dropped
  * them. Linux only: elsewhere there is no such file to read it back from, and nothing is done.
  */
-function wipeInitialEnvironment(taken: Array<[string, string]>): void {
-  const names = taken.map(([name]) => name);
+function wipeInitialEnvironment(names: string[], values: Set<string>): void {
   let environ: Buffer;
   try {
     environ = fs.readFileSync('/proc/self/environ');
@@ -93,28 +91,36 @@ function wipeInitialEnvironment(taken: Array<[string, string]>): void {
       throw new Error('env_start/env_end do not match');
     const fd = fs.openSync('/proc/self/mem', 'r+');
     try {
-      let at = 0;
-      while (at < environ.length) {
-        const nul = environ.indexOf(0, at);
-        const end = nul < 0 ? environ.length : nul;
-        const entry = environ.subarray(at, end).toString('latin1');
-        if (names.includes(entry.slice(0, entry.indexOf('=')))) {
-          fs.writeSync(fd, Buffer.alloc(end - at), 0, end - at, start + at);
-        }
-        at = end + 1;
+      for (const e of entries(environ)) {
+        if (names.includes(e.name)) fs.writeSync(fd, Buffer.alloc(e.end - e.at), 0, e.end - e.at, start + e.at);
       }
     } finally {
       fs.closeSync(fd);
     }
-    const after = fs.readFileSync('/proc/self/environ');
-    const still = taken.filter(([, value]) => value.length >= 8 && after.includes(value)).map(([name]) => name);
-    if (still.length > 0) throw new Error(`${still.join(', ')} still there`);
+    const still = entries(fs.readFileSync('/proc/self/environ')).filter(
+      e => names.includes(e.name) || values.has(e.value),
+    );
+    if (still.length > 0) throw new Error(`${still.map(e => e.name).join(', ')} still there`);
   } catch (e) {
     process.stderr.write(
       `autoresearch: warning: cannot clear ${names.join(', ')} from /proc/${process.pid}/environ (${(e as Error).message}); ` +
         'a training run without the sandbox could read them there; start the engine from the Jupyter server, which hands them over on a pipe\n',
     );
   }
+}
+
+/** The `NAME=value` entries of an environment block, with where each lies in it. */
+function entries(block: Buffer): Array<{ name: string; value: string; at: number; end: number }> {
+  const out = [];
+  for (let at = 0; at < block.length;) {
+    const nul = block.indexOf(0, at);
+    const end = nul < 0 ? block.length : nul;
+    const entry = block.subarray(at, end).toString('utf8');
+    const eq = entry.indexOf('=');
+    if (eq > 0) out.push({ name: entry.slice(0, eq), value: entry.slice(eq + 1), at, end });
+    at = end + 1;
+  }
+  return out;
 }
 
 /** A secret's value, or undefined. */

@@ -4,7 +4,7 @@
  * a variable from process.env does not change that file. The engine takes its secrets out of it
  * at start, or is handed them on a pipe; these runs look for them there, in every process.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -118,6 +118,8 @@ describe('secrets in /proc/<pid>/environ', () => {
           ANTHROPIC_API_KEY: server.apiKey,
           ANTHROPIC_BASE_URL: server.url,
           JUPYTER_TOKEN: token,
+          // The token again under a name nobody would guess: its value gives it away.
+          LAB_SESSION_SECRET: token,
           AUTORESEARCH_PYTHON: resolvePython(),
           AR_PROBE_OUT: out,
           AR_PROBE_MARK: 'readable',
@@ -185,6 +187,16 @@ describe('secrets in /proc/<pid>/environ', () => {
       // Nor does the engine pass the pipe's variable on to its runs.
       expect(probe.environ[String(probe.self)]).not.toContain('AUTORESEARCH_SECRETS_FD=3');
     }
+  });
+
+  it("the server keeps from an engine's environment exactly the variables the engine counts as secrets", () => {
+    const python = path.join(ROOT, '.venv', 'bin', 'python');
+    const names = execFileSync(
+      python,
+      ['-c', 'import json; from jupyterlab_autoresearch.secrets import SECRET_NAMES; print(json.dumps(SECRET_NAMES))'],
+      { env: { ...process.env, PYTHONPATH: path.join(ROOT, 'jupyter_server_ext') }, encoding: 'utf8' },
+    );
+    expect(JSON.parse(names)).toEqual(SECRET_NAMES);
   });
 
   it('bad secrets on the pipe are a one-line error naming the fd and the fix', async () => {
