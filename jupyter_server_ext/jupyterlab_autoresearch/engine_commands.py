@@ -10,6 +10,7 @@ from pathlib import Path
 from .errors import BadRequest, EngineFailed, Unavailable
 from .node import SERVER_HOST, engine_path, find_node
 from .run_options import MissingOptions, secret_env
+from .secrets import split_secrets
 
 
 def scrub(text: str) -> str:
@@ -63,6 +64,8 @@ def engine_command(args: list[str], cwd: Path, timeout_s: float = 120, where: st
             capture_output=True,
             cwd=cwd,
             timeout=timeout_s,
+            # None of these commands needs a secret: none is handed to them.
+            env=split_secrets(os.environ)[0],
         )
     except subprocess.TimeoutExpired:
         raise EngineFailed(f"{name} did not finish within {timeout_s:g} s") from None

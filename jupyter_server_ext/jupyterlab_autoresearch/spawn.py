@@ -6,19 +6,26 @@ from __future__ import annotations
 import datetime
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .confine import OUTSIDE_STATE, OutsideError, open_inside
 from .errors import EngineFailed, FileInTheWay
+from .secrets import SECRETS_FD_ENV, hand_over, secrets_pipe
 from .workspaces import STATE_DIR
 
 
 def spawn_detached(
-    argv: list[str], ws: Path, env: dict[str, str], log_file: Path, rel: Callable[[Path], str]
+    argv: list[str],
+    ws: Path,
+    env: dict[str, str],
+    log_file: Path,
+    rel: Callable[[Path], str],
+    secrets: Mapping[str, str] | None = None,
 ) -> tuple[subprocess.Popen, str, int]:
-    """Starts argv in ws in its own session, stdout and stderr to log_file (after a header line);
-    returns the process, when it started and the log's offset past the header."""
+    """Starts argv in ws in its own session, stdout and stderr to log_file (after a header line),
+    `secrets` handed over on a pipe (env must hold none); returns the process, when it started and
+    the log's offset past the header."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now(datetime.UTC).isoformat()
     try:
@@ -33,8 +40,9 @@ def spawn_detached(
         out.flush()
         log_offset = out.tell()
         # Its own session (and process group): the engine outlives this server, the request and
-        # the browser, and a kill can take its whole group. The environment passes through
-        # (the API key too; the engine keeps it from the training runs).
+        # the browser, and a kill can take its whole group. The secrets go on a pipe, so they
+        # are never in the engine's /proc/<pid>/environ, which a training run could read.
+        read_fd, write_fd = secrets_pipe() if secrets else (None, None)
         try:
             proc = subprocess.Popen(
                 argv,
@@ -43,8 +51,16 @@ def spawn_detached(
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                env=env,
+                env={**env, SECRETS_FD_ENV: str(read_fd)} if read_fd is not None else env,
+                pass_fds=(read_fd,) if read_fd is not None else (),
             )
         except OSError as err:
+            if write_fd is not None:
+                os.close(write_fd)
             raise EngineFailed(f"could not start the engine: {err.strerror or err}") from None
+        finally:
+            if read_fd is not None:
+                os.close(read_fd)
+    if write_fd is not None:
+        hand_over(write_fd, secrets or {})
     return proc, started, log_offset

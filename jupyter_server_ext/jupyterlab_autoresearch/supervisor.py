@@ -19,6 +19,7 @@ from .engine_info import EngineInfo, is_engine_process, read_engine_info
 from .engine_output import failure_message, run_started
 from .errors import BadRequest, EngineFailed, EngineRunning, NoEngine, Unavailable
 from .run_options import MissingOptions, engine_flags
+from .secrets import split_secrets
 from .spawn import spawn_detached
 from .workspaces import (
     JOURNAL_FILE,
@@ -118,9 +119,7 @@ class Supervisor:
             argv = [node, str(bundle), "run", str(ws), *self._flags({**opts, "tag": tag})]
         except MissingOptions as err:
             raise Unavailable(str(err)) from None
-        return await self._launch(
-            ws, "run", tag, argv, self._env(opts), engine_log_path(ws, tag), journal_path(ws, tag)
-        )
+        return await self._launch(ws, "run", tag, argv, opts, engine_log_path(ws, tag), journal_path(ws, tag))
 
     async def start_transfer(self, ws: Path, tag: str, flags: list[str], opts: dict) -> dict:
         """Spawns `node <bundle> transfer <ws> --tag <tag> …` (a transfer study of run `tag`) as an engine is."""
@@ -128,7 +127,7 @@ class Supervisor:
         node, bundle = await asyncio.to_thread(usable_engine)
         argv = [node, str(bundle), "transfer", str(ws), "--tag", tag, *flags]
         journal = transfer_path(ws, tag, JOURNAL_FILE)
-        return await self._launch(ws, "transfer", tag, argv, self._env(opts), transfer_log_path(ws, tag), journal)
+        return await self._launch(ws, "transfer", tag, argv, opts, transfer_log_path(ws, tag), journal)
 
     def _refuse_if_running(self, ws: Path) -> None:
         running = self.engine(ws)
@@ -140,13 +139,15 @@ class Supervisor:
             )
 
     async def _launch(
-        self, ws: Path, kind: str, tag: str, argv: list[str], env: dict, log_file: Path, journal: Path
+        self, ws: Path, kind: str, tag: str, argv: list[str], opts: dict, log_file: Path, journal: Path
     ) -> dict:
         """Starts the engine command `argv` (its output to log_file) and waits up to start_wait_s for
         its start record in `journal` (run_start, study_start) or its refusal."""
         journal_size = journal.stat().st_size if journal.exists() else 0
         self._forget_stop_request(ws)
-        proc, started, log_offset = spawn_detached(argv, ws, env, log_file, self._rel)
+        proc, started, log_offset = spawn_detached(
+            argv, ws, self._env(), log_file, self._rel, secrets=self._secrets(opts)
+        )
         self.children[ws] = Child(proc, tag, started, log_file, log_offset, kind)
         (self.failures if kind == "run" else self.study_failures).pop(ws, None)
         self._ensure_reaper()
@@ -177,17 +178,23 @@ class Supervisor:
         """The engine's flags for the run options in opts (src/core/run-options.ts says which and how)."""
         flags = engine_flags(opts)
         if Supervisor._in_kernel(opts):
-            # The token travels in the environment (JUPYTER_TOKEN), never in argv, which ps shows to all.
+            # The token travels on the engine's secrets pipe, never in argv, which ps shows to all.
             flags += ["--executor", "kernel"]
         return flags
 
     @staticmethod
-    def _env(opts: dict) -> dict[str, str]:
-        """The engine's environment: the server's, plus the token of the server its kernels run through."""
-        env = dict(os.environ)
+    def _env() -> dict[str, str]:
+        """The engine's environment: the server's without its secrets (they go on a pipe: _secrets)."""
+        return split_secrets(os.environ)[0]
+
+    @staticmethod
+    def _secrets(opts: dict) -> dict[str, str]:
+        """What the engine is handed on its secrets pipe: the server's secret variables (the
+        proposer's key), and the token of the server its kernels run through."""
+        secrets = split_secrets(os.environ)[1]
         if Supervisor._in_kernel(opts):
-            env["JUPYTER_TOKEN"] = opts.get("jupyter_token") or ""
-        return env
+            secrets["JUPYTER_TOKEN"] = opts.get("jupyter_token") or ""
+        return secrets
 
     def stop(self, ws: Path) -> dict:
         """SIGTERM to the engine now; SIGKILL to its group after the grace if it still runs. Does not wait."""

@@ -23,6 +23,7 @@ import { Loop } from './loop';
 import { createProposer, defaultProposer } from './proposers';
 import { resolvePython } from './python';
 import { resultsText, statusText } from './report';
+import { withSecrets } from './secrets';
 import { addRunOptions, flagOf, type RunFlags } from './run-flags';
 import { writeStateFromJournal } from './state-file';
 import { fmtMetric, TerminalReporter } from './terminal';
@@ -75,7 +76,7 @@ function createExecutor(o: RunFlags): Executor {
   }
   return new KernelExecutor({
     serverUrl,
-    token: o.token ?? process.env.JUPYTER_TOKEN ?? '',
+    token: o.token ?? withSecrets().JUPYTER_TOKEN ?? '',
     kernelName: o.kernel,
     kernelId: o.kernel_id,
     ship: o.ship,

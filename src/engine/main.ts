@@ -1,6 +1,16 @@
 /** Entry point of the bundled engine (`autoresearch …`). */
 import { main } from './cli';
+import { SECRET_NAMES } from './executor/guard';
 import { guardServicesCancellations } from './executor/services-guard';
+import { SecretsError, takeSecrets } from './secrets';
 
+// First of all: the secrets out of the environment (and /proc/self/environ) before anything can read it.
+try {
+  takeSecrets(SECRET_NAMES);
+} catch (e) {
+  if (!(e instanceof SecretsError)) throw e;
+  process.stderr.write(`autoresearch: ${e.message}\n`);
+  process.exit(2);
+}
 guardServicesCancellations();
 void main(process.argv);

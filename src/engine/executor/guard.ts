@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import GUARD_SOURCE from './run-guard.py?raw';
 import type { RunConfig } from '../../core/journal';
+import { heldSecretValues } from '../secrets';
 import { STATE_DIR } from '../../core/layout';
 import { limitsOf } from '../../core/limits';
 import { sandboxOf } from '../../core/sandbox';
@@ -79,7 +80,7 @@ export function secretHashes(extra: Array<string | undefined> = []): string[] {
   const values = Object.entries(process.env)
     .filter(([name]) => SECRET_NAMES.some(s => (s.endsWith('_') ? name.startsWith(s) : name === s)))
     .map(([, value]) => value);
-  return [...new Set([...values, ...extra])]
+  return [...new Set([...values, ...heldSecretValues(), ...extra])]
     .filter((v): v is string => typeof v === 'string' && v.length >= 8)
     .map(v => createHash('sha256').update(v, 'utf8').digest('hex'));
 }

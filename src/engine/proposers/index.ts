@@ -13,6 +13,7 @@ import {
   PROPOSER_PREFERENCE,
   type ProposerName,
 } from '../../core/run-options';
+import { withSecrets, withSecretsInEnv } from '../secrets';
 import { UserError } from '../workspace';
 import { ClaudeProposer, DEFAULT_MODEL } from './claude';
 import { OfflineProposer } from './offline';
@@ -58,15 +59,19 @@ export const PROPOSER_REGISTRY: Readonly<Record<ProposerName, ProposerEntry>> = 
     check: () => null,
   },
   claude: {
+    // The SDK's client reads ANTHROPIC_BASE_URL and the rest of its settings from process.env, which no longer holds them.
     create: (config, env) =>
-      new ClaudeProposer({
-        apiKey: env[PROPOSER_INFO.claude.keyEnv[0]] as string,
-        model: config.model,
-        effort: config.effort,
-        python: config.python ?? 'python3',
-        prices: config.prices,
-        onNote: config.onNote,
-      }),
+      withSecretsInEnv(
+        () =>
+          new ClaudeProposer({
+            apiKey: env[PROPOSER_INFO.claude.keyEnv[0]] as string,
+            model: config.model,
+            effort: config.effort,
+            python: config.python ?? 'python3',
+            prices: config.prices,
+            onNote: config.onNote,
+          }),
+      ),
     check: env => keyCheck('claude', env),
     defaultModel: DEFAULT_MODEL,
   },
@@ -80,12 +85,12 @@ function entryOf(name: string): ProposerEntry | undefined {
  * The proposer used when none is named: the first in PROPOSER_PREFERENCE (those needing a key,
  * then the rest) that the environment allows, so claude when ANTHROPIC_API_KEY is set, else offline.
  */
-export function defaultProposer(env: NodeJS.ProcessEnv = process.env): ProposerName {
+export function defaultProposer(env: NodeJS.ProcessEnv = withSecrets()): ProposerName {
   return PROPOSER_PREFERENCE.find(name => PROPOSER_REGISTRY[name].check(env) === null) ?? KEYLESS_PROPOSER;
 }
 
 /** Builds the named proposer, or says what it lacks (a UserError). */
-export function createProposer(name: string, config: ProposerConfig, env: NodeJS.ProcessEnv = process.env): Proposer {
+export function createProposer(name: string, config: ProposerConfig, env: NodeJS.ProcessEnv = withSecrets()): Proposer {
   const entry = entryOf(name);
   if (!entry) {
     throw new UserError(`unknown proposer "${name}"; available: ${PROPOSER_NAMES.join(', ')}`);
