@@ -100,7 +100,11 @@ async function makeWorkspace(dir: string, o: InitFromOptions): Promise<InitFromR
   const add = IGNORED.filter(e => !have.has(e) && !have.has(e.replace(/\/$/, '')));
   let commit = (await git(dir, ['rev-parse', 'HEAD'])).out;
   if (add.length) {
-    writeWorkspaceFile(dir, '.gitignore', `${ignore}${ignore && !ignore.endsWith('\n') ? '\n' : ''}${add.join('\n')}\n`);
+    writeWorkspaceFile(
+      dir,
+      '.gitignore',
+      `${ignore}${ignore && !ignore.endsWith('\n') ? '\n' : ''}${add.join('\n')}\n`,
+    );
     commit = await repo.commit(['.gitignore'], 'autoresearch init: keep results.tsv and .autoresearch/ out of git');
   }
   return { commit, branch, needs: needsOf(dir) };

@@ -38,7 +38,6 @@ function hasWorkerColumn(file: string, record: ExperimentRecord): boolean {
   }
 }
 
-
 /**
  * Appends to the file itself, never through a link a training run may have put in its place
  * (O_NOFOLLOW), nor waiting on a FIFO (O_NONBLOCK: no reader is ENXIO, one is refused below).
@@ -47,7 +46,8 @@ function appendNoFollow(file: string, text: string): void {
   const { O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_WRONLY } = fs.constants;
   const fd = fs.openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o644);
   try {
-    if (!fs.fstatSync(fd).isFile()) throw new NotRegularFile(`${file} is not a regular file; the engine appends only to one`);
+    if (!fs.fstatSync(fd).isFile())
+      throw new NotRegularFile(`${file} is not a regular file; the engine appends only to one`);
     fs.writeSync(fd, text);
   } finally {
     fs.closeSync(fd);
