@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { JournalLineError, JournalRecord, parseJournal } from '../core/journal';
 import { deriveRunState } from '../core/run-state';
 import { UserError } from './workspace';
-import { replaceFile } from './workspace-files';
+import { openAppend, replaceFile } from './workspace-files';
 
 /** Where the run's state.json goes (runPaths(dir, tag).state) and the tag it names. */
 export interface StateTarget {
@@ -58,7 +58,7 @@ export class JournalStore {
     this.repairTornTail();
     // Read before the write: what is on disk now, without the record (a torn tail just dropped).
     if (this.state && this.kept === null) this.kept = this.read();
-    const fd = fs.openSync(this.file, 'a');
+    const fd = openAppend(this.file);
     let bytes: number;
     try {
       fs.writeSync(fd, JSON.stringify(valid) + '\n');

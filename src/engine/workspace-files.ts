@@ -208,3 +208,23 @@ export function writeWorkspaceFile(dir: string, rel: string, data: string | Buff
     replaceFile(file, data, mode);
   }
 }
+
+/** Opens `file` to append (created if absent): never through a link, never waiting on a FIFO; NotRegularFile else. */
+export function openAppend(file: string): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, O_WRONLY | fs.constants.O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o644);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw refusal(file, 'a symbolic link');
+    // A FIFO with no reader (or a socket): refused, never waited on.
+    if (code === 'ENXIO') throw refusal(file, 'a FIFO or socket');
+    throw e;
+  }
+  const stat = fs.fstatSync(fd);
+  if (!stat.isFile()) {
+    fs.closeSync(fd);
+    throw refusal(file, kindOf(stat));
+  }
+  return fd;
+}
