@@ -117,16 +117,21 @@ def write_inside(path: str | Path, folder: str | Path, data: bytes, append: bool
         f.write(data)
 
 
-def replace_inside(path: str | Path, folder: str | Path, data: bytes) -> None:
+def replace_inside(path: str | Path, folder: str | Path, data: bytes, temp_in: str | Path | None = None) -> None:
     """Writes `data` as the whole of a file inside `folder` atomically (a new file renamed over the
-    old, which a reader never sees half written); whatever is in its place, a symlink too, is replaced, never followed."""
+    old, which a reader never sees half written); whatever is in its place, a symlink too, is replaced, never followed.
+    The temp file is made exclusively under an unpredictable name, in `temp_in` when given (a folder inside
+    `folder` that a training run cannot write, `.autoresearch/`), else beside the file."""
     path = os.fspath(path)
     parent = os.path.dirname(path)
     if not inside(parent, folder):
         raise OutsideError(
             f"{parent} resolves outside {_top(folder)} (a symlink); the server writes nothing outside it"
         )
-    tmp = os.path.join(os.path.realpath(parent), f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    where = os.path.realpath(parent)
+    if temp_in is not None and inside(temp_in, folder) and os.path.isdir(temp_in):
+        where = os.path.realpath(temp_in)
+    tmp = os.path.join(where, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
     fd = open_inside(tmp, folder, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         with open(fd, "wb") as f:

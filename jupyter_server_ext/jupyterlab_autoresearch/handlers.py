@@ -7,15 +7,16 @@ import os
 import subprocess
 from pathlib import Path
 
+import nbformat
 import tornado
 from jupyter_server.utils import url_path_join
 
 from . import validate
 from .base_handler import BaseHandler
 from .compare_handler import CompareHandler
-from .confine import OutsideError, read_tail
+from .confine import OutsideError, read_tail, replace_inside
 from .engine_info import EngineInfo
-from .errors import DomainError
+from .errors import DomainError, FileInTheWay
 from .git_check import find_git
 from .journal import JournalError
 from .lookup import SUPERVISOR
@@ -26,7 +27,7 @@ from .starter import EngineStarter
 from .stream import EventsHandler
 from .supervisor import Supervisor
 from .transfer_handler import TransferHandler
-from .trust import sign_notebook
+from .trust import sign_node
 from .validate import ApiError
 from .version import __version__
 from .web_errors import answers_domain_errors
@@ -212,10 +213,23 @@ class ExportHandler(BaseHandler):
         body = validate.body(self.request.body, validate.EXPORT_FIELDS)
         ws = self.workspace(body["path"])
         tag = self.pick_tag(ws, body.get("tag"))
-        message = await self.sup.export_run(ws, tag)
+        target = ws / f"{tag}.ipynb"
+        text = await self.sup.export_text(ws, tag)
+        notebook = nbformat.reads(text, as_version=4)
+        # Written by the server itself (exclusive temp in .autoresearch/, renamed over whatever a run left
+        # at the name), so what is signed below is exactly what was written, never a file a run put there.
+        try:
+            await asyncio.to_thread(replace_inside, target, ws, text.encode(), ws / STATE_DIR)
+        except (OutsideError, IsADirectoryError) as err:
+            raise FileInTheWay(
+                f"cannot write {self.rel(target)}: {err.strerror if isinstance(err, IsADirectoryError) else err}; "
+                "remove what is in its place and export again"
+            ) from None
+        experiments = sum(1 for c in notebook.cells if str(c.get("id", "")).startswith("experiment-"))
+        message = f"wrote {target} (run {tag}, {experiments} experiments)"
         # Written here at the user's request: trusted, so it opens with its outputs as they were.
         # On the server's thread: its notary's SQLite connection belongs to it (a few ms a notebook).
-        sign_notebook(ws / f"{tag}.ipynb", self.contents_manager.notary)
+        sign_node(notebook, self.contents_manager.notary)
         self.set_status(201)
         self.finish(
             {

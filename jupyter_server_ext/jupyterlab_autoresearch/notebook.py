@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from .confine import open_inside
 from .engine_info import is_engine_process, read_engine_info
 from .errors import DomainError
 from .journal import read_journal
@@ -174,7 +175,9 @@ def run_notebook(workspace: Path, chosen: str) -> dict[str, Any]:
                 f"{find_node(where='this machine').message or 'the engine bundle is missing'} "
                 f"(or export the run first: autoresearch export {workspace} --tag {chosen})"
             )
-        notebook = json.loads(exported.read_text(encoding="utf-8"))
+        # Not through a link nor waiting on a FIFO a training run may have left at the name.
+        with open(open_inside(exported, workspace), "rb") as f:
+            notebook = json.loads(f.read())
     return notebook
 
 

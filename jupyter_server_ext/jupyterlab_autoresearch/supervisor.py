@@ -310,9 +310,10 @@ class Supervisor:
             field = "path" if source is None or "not empty" in err.message else "from"
             raise BadRequest(err.message, field) from None
 
-    async def export_run(self, ws: Path, tag: str) -> str:
-        """Runs the engine's `export` (writes <ws>/<tag>.ipynb); returns its one-line report."""
-        return await asyncio.to_thread(engine_command, ["export", str(ws), "--tag", tag], self.root)
+    async def export_text(self, ws: Path, tag: str) -> str:
+        """The run as the engine exports it (`export --out -`): the notebook's JSON text, written by the caller."""
+        out = await asyncio.to_thread(engine_command, ["export", str(ws), "--tag", tag, "--out", "-"], self.root)
+        return out + "\n"  # engine_command strips the newline the engine's file ends with
 
     def _rel(self, path: Path) -> str:
         try:

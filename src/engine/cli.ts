@@ -31,6 +31,7 @@ import { registerTransferCommand } from './transfer-cli';
 import { ENGINE_VERSION } from './version';
 import { loadProgram, STATE_DIR, UserError } from './workspace';
 import { registerReviewCommands, ttyAsker } from './review-cli';
+import { replaceFile } from './workspace-files';
 
 function positiveNumber(v: string): number {
   const n = Number(v);
@@ -195,7 +196,7 @@ async function stopCommand(dirArg: string, o: { wait: number }): Promise<number>
   if (!info || !isEngineAlive(info)) {
     throw new UserError(`no engine is running on ${dir}`);
   }
-  fs.writeFileSync(stopRequestFile(dir), String(Date.now()));
+  replaceFile(stopRequestFile(dir), String(Date.now()));
   process.kill(info.pid, 'SIGTERM');
   const until = Date.now() + o.wait * 1000;
   while (isEngineAlive(info) && Date.now() < until) {

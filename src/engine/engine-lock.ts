@@ -12,6 +12,7 @@ import { englishMessages } from '../core/zod-english';
 import type { RunKernel } from './executor/types';
 import { identityOf, isAlive, isSameProcess, ProcessIdentity } from './process-identity';
 import { enginePidFile, UserError } from './workspace';
+import { readNoFollow, replaceFile } from './workspace-files';
 
 englishMessages();
 
@@ -68,7 +69,8 @@ export function readEngineInfo(dir: string): EngineInfo | null {
     return null;
   }
   try {
-    const parsed = EngineInfo.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+    // Not through a link nor waiting on a FIFO: `stop` must answer whatever a run left here.
+    const parsed = EngineInfo.safeParse(JSON.parse(readNoFollow(file).toString('utf8')));
     return parsed.success ? parsed.data : null;
   } catch {
     return null; // unreadable or half-written: treated as no engine
@@ -78,8 +80,7 @@ export function readEngineInfo(dir: string): EngineInfo | null {
 function write(dir: string, info: EngineInfo): void {
   const file = enginePidFile(dir);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file + '.tmp', JSON.stringify(info));
-  fs.renameSync(file + '.tmp', file);
+  replaceFile(file, JSON.stringify(info));
 }
 
 /** Refuses when another live engine holds the workspace. */

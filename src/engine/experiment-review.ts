@@ -3,8 +3,6 @@
  * for its reviewer (step-review.ts). A rejection ends the experiment unrun and uncommitted; an edit
  * puts the reviewer's files in the proposal's place after the same checks a proposal passes.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ExperimentRecord } from '../core/journal';
 import { reviewerReason } from '../core/review';
 import { countDiffLines } from './git';
@@ -12,6 +10,7 @@ import { stateOf } from './ledger';
 import type { Proposal } from './proposers/types';
 import type { StepReview } from './step-review';
 import type { ExperimentEnv } from './experiment';
+import { readRegularText } from './workspace-files';
 
 type Apply = (env: ExperimentEnv, proposal: Proposal) => Promise<{ problem: string | null; diff: string }>;
 
@@ -27,7 +26,7 @@ export async function awaitReview(
   apply: Apply,
 ): Promise<Partial<ExperimentRecord> | null> {
   const { editable } = env.config;
-  const read = (f: string) => fs.readFileSync(path.join(env.dir, f), 'utf8');
+  const read = (f: string) => readRegularText(env.dir, f);
   // The whole editable files as proposed (the tree has the proposal now): what an editor opens.
   const proposed: Proposal = { ...proposal, files: Object.fromEntries(editable.map(f => [f, read(f)])) };
   const offer = {

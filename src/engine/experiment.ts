@@ -3,8 +3,6 @@
  * runs as the noise-aware keep rule asks for) and produce its record. The loop around it owns
  * the journal's experiment records and the best commit; the runs are journaled as they land.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ExperimentRecord, RunConfig, RunPurpose } from '../core/journal';
 import { fmtMetric } from '../core/bundle';
 import { ZERO_USAGE } from '../core/journal';
@@ -22,6 +20,7 @@ import type { Proposal } from './proposers/types';
 import { syntaxCheck } from './python';
 import type { StepReview } from './step-review';
 import { changedReadonly, checkEditablePath, editableLinkProblem, PROGRAM_FILE } from './workspace';
+import { notRegularProblem, writeWorkspaceFile } from './workspace-files';
 
 export interface ExperimentEnv {
   dir: string;
@@ -223,13 +222,16 @@ export async function applyProposal(
 ): Promise<{ problem: string | null; diff: string }> {
   const files = Object.entries(proposal.files);
   for (const [file] of files) {
-    const problem = checkEditablePath(env.dir, file, env.config.editable) ?? editableLinkProblem(env.dir, file);
+    const problem =
+      checkEditablePath(env.dir, file, env.config.editable) ??
+      editableLinkProblem(env.dir, file) ??
+      notRegularProblem(env.dir, file);
     if (problem) {
       return { problem: `edit refused: ${problem}`, diff: '' };
     }
   }
   for (const [file, content] of files) {
-    fs.writeFileSync(path.join(env.dir, file), content);
+    writeWorkspaceFile(env.dir, file, content);
   }
   env.onPhase?.('check');
   // Independent checks, run at once: each is a process start.

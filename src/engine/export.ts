@@ -9,6 +9,7 @@ import { JournalStore } from './journal-store';
 import { pickTag } from './report';
 import { studyPaths } from './transfer-store';
 import { runPaths, STATE_DIR, UserError } from './workspace';
+import { readNoFollow, readRegularIfAny, replaceFile, writeWorkspaceFile } from './workspace-files';
 
 /** Bytes read from the end of a log for its tail: LOG_TAIL_LINES lines fit with room to spare. */
 const LOG_TAIL_BYTES = 64 * 1024;
@@ -49,7 +50,7 @@ function readTransfer(dir: string, tag: string): TransferSummary | string | null
   const file = studyPaths(dir, tag).summary;
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readNoFollow(file).toString('utf8');
   } catch {
     return null;
   }
@@ -68,8 +69,8 @@ function readTransfer(dir: string, tag: string): TransferSummary | string | null
 export function notebookOf(dir: string, tag?: string): { tag: string; notebook: Notebook } {
   const t = pickTag(dir, tag);
   const records = new JournalStore(runPaths(dir, t).journal).read();
-  const programFile = path.join(dir, 'program.md');
-  const program = fs.existsSync(programFile) ? fs.readFileSync(programFile, 'utf8') : '';
+  // Never through a link a run put at program.md (its target would be embedded), nor waiting on a FIFO.
+  const program = readRegularIfAny(dir, 'program.md')?.toString('utf8') ?? '';
   const logs: Record<number, string> = {};
   for (const e of experimentsOf(records)) {
     const log = e.status === 'crash' ? readLogTail(dir, e.log_path) : null;
@@ -81,15 +82,17 @@ export function notebookOf(dir: string, tag?: string): { tag: string; notebook: 
   return { tag: t, notebook: buildNotebook({ program, records, tag: t, logs, transfer }) };
 }
 
-/** Writes a file so a reader never sees it half-written: a temp file beside it, then a rename. */
-export function writeAtomic(file: string, text: string): void {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  try {
-    fs.writeFileSync(tmp, text);
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    throw e;
+/**
+ * Writes a file so a reader never sees it half-written and nothing a run planted is written
+ * through: in the workspace, a temp file made exclusively in .autoresearch/ (which a sandboxed run
+ * cannot write); elsewhere, one made exclusively beside it, under an unpredictable name; then a rename.
+ */
+export function writeAtomic(file: string, text: string, dir?: string): void {
+  const rel = dir === undefined ? null : path.relative(dir, file);
+  if (dir !== undefined && rel && !rel.startsWith('..') && !path.isAbsolute(rel)) {
+    writeWorkspaceFile(dir, rel, text);
+  } else {
+    replaceFile(file, text);
   }
 }
 
@@ -112,6 +115,6 @@ export function exportNotebook(
   if (!fs.existsSync(path.dirname(file))) {
     throw new UserError(`cannot write ${file}: the folder ${path.dirname(file)} does not exist`);
   }
-  writeAtomic(file, text);
+  writeAtomic(file, text, dir);
   return { tag, file, experiments };
 }

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { exec } from './exec';
 import type { Mutex } from './mutex';
+import { NotRegularFile, readRegularIfAny, writeWorkspaceFile } from './workspace-files';
 
 /** Files the engine writes that must never be committed nor count as a dirty tree. */
 export const ENGINE_IGNORES = ['.autoresearch/', 'results.tsv'];
@@ -152,11 +153,20 @@ export class Repo {
    * not throw that away. Its text is put back when it differs from what the reset left.
    */
   async resetHard(commit: string): Promise<void> {
-    const program = path.join(this.dir, 'program.md');
-    const edited = fs.existsSync(program) ? fs.readFileSync(program) : null;
+    // Never through a link or FIFO a run left at program.md: such a file is not kept, and the
+    // reset puts the committed program.md in its place.
+    const keep = () => {
+      try {
+        return readRegularIfAny(this.dir, 'program.md');
+      } catch (e) {
+        if (e instanceof NotRegularFile) return null;
+        throw e;
+      }
+    };
+    const edited = keep();
     await this.raw(['reset', '-q', '--hard', commit]);
-    if (edited !== null && (!fs.existsSync(program) || !fs.readFileSync(program).equals(edited))) {
-      fs.writeFileSync(program, edited);
+    if (edited !== null && !keep()?.equals(edited)) {
+      writeWorkspaceFile(this.dir, 'program.md', edited);
     }
   }
 

@@ -11,6 +11,7 @@ import { parseProgram } from '../core/program';
 import { exec } from './exec';
 import { Repo } from './git';
 import { UserError } from './workspace';
+import { readRegularIfAny, readRegularText, writeWorkspaceFile } from './workspace-files';
 
 /** What a workspace needs at its root. */
 export const WORKSPACE_FILES = ['program.md', 'train.py', 'prepare.py'] as const;
@@ -88,18 +89,22 @@ async function makeWorkspace(dir: string, o: InitFromOptions): Promise<InitFromR
     );
   }
   try {
-    parseProgram(fs.readFileSync(path.join(dir, 'program.md'), 'utf8'));
+    parseProgram(readRegularText(dir, 'program.md'));
   } catch (e) {
     throw new UserError(`${o.from}'s program.md cannot be used: ${(e as Error).message}`);
   }
   const repo = new Repo(dir);
-  const ignoreFile = path.join(dir, '.gitignore');
-  const ignore = fs.existsSync(ignoreFile) ? fs.readFileSync(ignoreFile, 'utf8') : '';
+  // The clone's files are whatever its repository committed: a link at .gitignore is refused, not followed.
+  const ignore = readRegularIfAny(dir, '.gitignore')?.toString('utf8') ?? '';
   const have = new Set(ignore.split('\n').map(l => l.trim()));
   const add = IGNORED.filter(e => !have.has(e) && !have.has(e.replace(/\/$/, '')));
   let commit = (await git(dir, ['rev-parse', 'HEAD'])).out;
   if (add.length) {
-    fs.writeFileSync(ignoreFile, `${ignore}${ignore && !ignore.endsWith('\n') ? '\n' : ''}${add.join('\n')}\n`);
+    writeWorkspaceFile(
+      dir,
+      '.gitignore',
+      `${ignore}${ignore && !ignore.endsWith('\n') ? '\n' : ''}${add.join('\n')}\n`,
+    );
     commit = await repo.commit(['.gitignore'], 'autoresearch init: keep results.tsv and .autoresearch/ out of git');
   }
   return { commit, branch, needs: needsOf(dir) };

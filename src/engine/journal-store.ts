@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { JournalLineError, JournalRecord, parseJournal } from '../core/journal';
 import { deriveRunState } from '../core/run-state';
 import { UserError } from './workspace';
+import { openAppend, replaceFile } from './workspace-files';
 
 /** Where the run's state.json goes (runPaths(dir, tag).state) and the tag it names. */
 export interface StateTarget {
@@ -57,7 +58,7 @@ export class JournalStore {
     this.repairTornTail();
     // Read before the write: what is on disk now, without the record (a torn tail just dropped).
     if (this.state && this.kept === null) this.kept = this.read();
-    const fd = fs.openSync(this.file, 'a');
+    const fd = openAppend(this.file);
     let bytes: number;
     try {
       fs.writeSync(fd, JSON.stringify(valid) + '\n');
@@ -114,7 +115,5 @@ export class JournalStore {
  * the journal is the durable record, and `autoresearch state` rebuilds this from it.
  */
 function writeState(target: StateTarget, records: JournalRecord[], bytes: number): void {
-  const tmp = `${target.file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(deriveRunState(records, bytes, target.tag)) + '\n');
-  fs.renameSync(tmp, target.file);
+  replaceFile(target.file, JSON.stringify(deriveRunState(records, bytes, target.tag)) + '\n');
 }

@@ -4,13 +4,12 @@
  * the journal on start, so a resumed engine knows every run a dead one recorded and repeats none.
  */
 import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ExperimentRecord, JournalRecord, RunConfig, RunRecord, RunRef } from '../core/journal';
 import { Measurements } from '../core/measurements';
 import { noiseRuleOf } from '../core/noise';
 import type { NoiseFacts } from './proposers/types';
 import type { JournalStore } from './journal-store';
+import { NotRegularFile, readRegularIfAny } from './workspace-files';
 
 export class Ledger {
   readonly measurements: Measurements;
@@ -67,9 +66,8 @@ export class Ledger {
 export function stateOf(dir: string, editable: string[]): string {
   const h = createHash('sha256');
   for (const f of [...editable].sort()) {
-    const file = path.join(dir, f);
     h.update(f).update('\0');
-    h.update(fs.existsSync(file) ? fs.readFileSync(file) : Buffer.from('\0absent\0')).update('\0');
+    h.update(stateBytes(dir, f)).update('\0');
   }
   return h.digest('hex').slice(0, 16);
 }
@@ -91,4 +89,14 @@ export function noiseFacts(config: RunConfig, m: Measurements, best: { state: st
     df,
     bestRuns: best ? Math.max(1, m.values(best.state).length) : 0,
   };
+}
+
+/** A file's bytes for stateOf: a marker when absent, or when a run put a link or FIFO there (never followed). */
+function stateBytes(dir: string, f: string): Buffer {
+  try {
+    return readRegularIfAny(dir, f) ?? Buffer.from('\0absent\0');
+  } catch (e) {
+    if (e instanceof NotRegularFile) return Buffer.from('\0not a regular file\0');
+    throw e;
+  }
 }

@@ -26,7 +26,11 @@ export class LogCapture {
     private readonly headBytes = DEFAULT_HEAD_BYTES,
     private readonly tailBytes = DEFAULT_TAIL_BYTES,
   ) {
-    this.fd = fs.openSync(file, 'w');
+    // Without the sandbox a run can write .autoresearch/: a link or FIFO at the next log's name is
+    // replaced (unlinked, then created exclusively), never written through nor waited on.
+    fs.rmSync(file, { force: true });
+    const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+    this.fd = fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
   }
 
   /** Takes one chunk of output. */

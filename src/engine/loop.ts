@@ -40,6 +40,7 @@ import {
   UserError,
 } from './workspace';
 import { checkWorkerFiles, deviceEnvs, removeWorktrees, worktreesRoot } from './worktrees';
+import { replaceFile } from './workspace-files';
 
 export { bestOf, type Best } from './loop-records';
 
@@ -224,7 +225,7 @@ export class Loop extends EventEmitter<LoopEvents> {
     let best = '';
     if (patch) {
       const file = path.join(runPaths(dir, this.tag).root, RECOVER_PATCH);
-      fs.writeFileSync(file, patch.text);
+      replaceFile(file, patch.text);
       best = `, and ${rel(file)} holds the kept edits (the best, ${patch.best.slice(0, 7)}, is \`git apply ${rel(file)}\` on commit ${patch.base.slice(0, 7)})`;
     }
     return new UserError(

@@ -13,7 +13,6 @@
  * as proposals arrive, so they are unique and in order.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { budgetWarning } from '../core/budget-check';
 import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
 import { experimentsOf, ZERO_USAGE } from '../core/journal';
@@ -54,6 +53,7 @@ import type { ResultsFile } from './results-file';
 import { ReviewPostponed, StepReview, type Asker } from './step-review';
 import { currentProgramBody, runPaths, UserError } from './workspace';
 import { createWorktrees, removeWorktrees, worktreesRoot } from './worktrees';
+import { notRegularProblem, readRegularText } from './workspace-files';
 
 export interface PoolOptions {
   dir: string;
@@ -535,8 +535,12 @@ class Pool {
    */
   private async filesOfBest(lane: Lane, best: Best): Promise<Record<string, string>> {
     const { editable } = this.o.config;
-    if (!this.several)
-      return Object.fromEntries(editable.map(f => [f, fs.readFileSync(path.join(lane.dir, f), 'utf8')]));
+    if (!this.several) {
+      // A link or FIFO a run left in a file's place is never read (its target could be anything, and
+      // the proposer would send it away): the best's own text is in git, and the edit is refused.
+      if (editable.some(f => notRegularProblem(lane.dir, f) !== null)) return filesAt(this.main, best.commit, editable);
+      return Object.fromEntries(editable.map(f => [f, readRegularText(lane.dir, f)]));
+    }
     await lane.repo.resetHard(best.commit);
     return filesAt(this.main, best.commit, editable);
   }

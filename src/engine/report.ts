@@ -20,6 +20,7 @@ import {
   SPREAD_WIDTH,
 } from './terminal';
 import { checkTag, latestTag, runPaths, UserError } from './workspace';
+import { readRegularText } from './workspace-files';
 
 /** The tag to report on: the one given, else the most recent run's. */
 export function pickTag(dir: string, tag?: string): string {
@@ -106,7 +107,7 @@ export function resultsText(dir: string, opts: { tag?: string; tsv?: boolean; js
     if (!fs.existsSync(file)) {
       throw new UserError(`${file} does not exist yet`);
     }
-    return fs.readFileSync(file, 'utf8').replace(/\n$/, '');
+    return readRegularText(dir, 'results.tsv').replace(/\n$/, '');
   }
   const { records } = load(dir, opts.tag);
   const exps = experimentsOf(records);

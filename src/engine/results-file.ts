@@ -12,13 +12,14 @@ import { experimentsOf, type ExperimentRecord, type JournalRecord } from '../cor
 import { belongsInResults, RESULTS_HEADER, RESULTS_HEADER_WORKERS, resultsRow } from '../core/results';
 import { JournalStore } from './journal-store';
 import { runPaths, STATE_DIR } from './workspace';
+import { NotRegularFile, openNoFollow, readNoFollow, replaceFile } from './workspace-files';
 
 function resultsFile(dir: string): string {
   return path.join(dir, 'results.tsv');
 }
 
 function readLines(file: string): string[] {
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+  return fs.existsSync(file) ? readNoFollow(file).toString('utf8').split('\n').filter(Boolean) : [];
 }
 
 /** Whether the file has (or, new, will get) the worker column. */
@@ -27,7 +28,7 @@ function hasWorkerColumn(file: string, record: ExperimentRecord): boolean {
   if (fresh) {
     return record.worker !== undefined;
   }
-  const fd = fs.openSync(file, 'r');
+  const fd = openNoFollow(file);
   try {
     const head = Buffer.alloc(RESULTS_HEADER_WORKERS.length + 1);
     const got = fs.readSync(fd, head, 0, head.length, 0);
@@ -38,21 +39,15 @@ function hasWorkerColumn(file: string, record: ExperimentRecord): boolean {
 }
 
 /**
- * Writes through a temporary file, so a kill leaves either version. The temporary name is made
- * afresh ('wx'), so a link planted there by a training run is never written through.
+ * Appends to the file itself, never through a link a training run may have put in its place
+ * (O_NOFOLLOW), nor waiting on a FIFO (O_NONBLOCK: no reader is ENXIO, one is refused below).
  */
-function replaceFile(file: string, text: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.rmSync(tmp, { force: true });
-  fs.writeFileSync(tmp, text, { flag: 'wx' });
-  fs.renameSync(tmp, file);
-}
-
-/** Appends to the file itself, never through a link a training run may have put in its place (O_NOFOLLOW). */
 function appendNoFollow(file: string, text: string): void {
-  const { O_APPEND, O_CREAT, O_NOFOLLOW, O_WRONLY } = fs.constants;
-  const fd = fs.openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o644);
+  const { O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_WRONLY } = fs.constants;
+  const fd = fs.openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o644);
   try {
+    if (!fs.fstatSync(fd).isFile())
+      throw new NotRegularFile(`${file} is not a regular file; the engine appends only to one`);
     fs.writeSync(fd, text);
   } finally {
     fs.closeSync(fd);
@@ -259,7 +254,7 @@ function readPlain(file: string): { text: string | null; odd: string | null } {
   if (st.isDirectory()) return { text: null, odd: 'a folder' };
   if (!st.isFile()) return { text: null, odd: 'not a plain file' };
   try {
-    return { text: fs.readFileSync(file, 'utf8'), odd: null };
+    return { text: readNoFollow(file).toString('utf8'), odd: null };
   } catch (e) {
     return { text: null, odd: `unreadable (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
   }

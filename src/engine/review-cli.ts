@@ -16,6 +16,7 @@ import { JournalStore } from './journal-store';
 import { modePath, severalWorkersMessage } from './review-mode';
 import { readPending, reviewPaths, writeJsonAtomic, type Asker } from './step-review';
 import { checkTag, latestTag, runPaths, UserError } from './workspace';
+import { readRegularText } from './workspace-files';
 
 /** The run's folder and its pending proposal; a UserError naming why there is none. */
 function pendingOf(dir: string, tagOpt?: string): { tag: string; root: string; pending: PendingReview } {
@@ -146,7 +147,7 @@ function editInEditor(dir: string, pending: PendingReview): Record<string, strin
   const files = pending.editable.filter(f => fs.existsSync(path.join(dir, f)));
   const r = spawnSync(editor, files, { cwd: dir, stdio: 'inherit', shell: process.platform === 'win32' });
   if (r.status !== 0) return null;
-  return Object.fromEntries(files.map(f => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
+  return Object.fromEntries(files.map(f => [f, readRegularText(dir, f)]));
 }
 
 /** `review`, `approve`, `reject` and `step`. */

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { REVIEW_MODE_FILE } from '../core/layout';
 import { ReviewMode } from '../core/review';
+import { readNoFollow } from './workspace-files';
 
 /** The mode file of a run's folder. */
 export function modePath(root: string): string {
@@ -16,7 +17,7 @@ export function modePath(root: string): string {
 /** The run's mode file, or null when absent or not one of ours. */
 export function readReviewMode(root: string): ReviewMode | null {
   try {
-    const parsed = ReviewMode.safeParse(JSON.parse(fs.readFileSync(modePath(root), 'utf8')));
+    const parsed = ReviewMode.safeParse(JSON.parse(readNoFollow(modePath(root)).toString('utf8')));
     return parsed.success ? parsed.data : null;
   } catch {
     return null;

@@ -15,6 +15,7 @@ import { exec } from './exec';
 import type { JournalStore } from './journal-store';
 import type { Proposal } from './proposers/types';
 import { readReviewMode, watchMode } from './review-mode';
+import { readNoFollow, replaceFile } from './workspace-files';
 
 /** Stop requested while a proposal awaited review: it stays pending (nothing recorded) for a resume. */
 export class ReviewPostponed extends Error {}
@@ -69,15 +70,13 @@ export function reviewPaths(root: string): { pending: string; decision: string }
 
 /** Writes JSON so a reader sees the old file or the new one, never half of one. */
 export function writeJsonAtomic(file: string, value: unknown): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
-  fs.renameSync(tmp, file);
+  replaceFile(file, JSON.stringify(value, null, 2) + '\n');
 }
 
 /** The pending proposal of a run's folder, or null when none (or not one of ours). */
 export function readPending(root: string): PendingReview | null {
   try {
-    const parsed = PendingReview.safeParse(JSON.parse(fs.readFileSync(reviewPaths(root).pending, 'utf8')));
+    const parsed = PendingReview.safeParse(JSON.parse(readNoFollow(reviewPaths(root).pending).toString('utf8')));
     return parsed.success ? parsed.data : null;
   } catch {
     return null;
@@ -289,7 +288,7 @@ export class StepReview {
   private takeDecision(n: number, file: string): ReviewDecision | null {
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
+      text = readNoFollow(file).toString('utf8');
     } catch {
       return null;
     }

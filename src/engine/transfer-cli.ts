@@ -1,5 +1,4 @@
 /** `autoresearch transfer`: the command, its flags, and the table it prints. */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseProgram } from '../core/program';
@@ -12,6 +11,7 @@ import { locatePython, resolvePython } from './python';
 import { studyPaths } from './transfer-store';
 import { runTransferStudy } from './transfer';
 import { PROGRAM_FILE, UserError } from './workspace';
+import { readRegularIfAny } from './workspace-files';
 
 interface TransferFlags {
   tag?: string;
@@ -30,11 +30,11 @@ interface TransferFlags {
 
 /** The study's defaults from program.md's front matter (what the panel's dialog starts from): {} and null when absent. */
 export function transferDefaults(dir: string): { env: Record<string, string>; budget_s: number | null } {
-  const file = path.join(dir, PROGRAM_FILE);
-  if (!fs.existsSync(file)) return { env: {}, budget_s: null };
+  const program = readRegularIfAny(dir, PROGRAM_FILE);
+  if (program === null) return { env: {}, budget_s: null };
   let setting: TransferSetting | undefined;
   try {
-    setting = parseProgram(fs.readFileSync(file, 'utf8')).frontMatter.transfer;
+    setting = parseProgram(program.toString('utf8')).frontMatter.transfer;
   } catch (e) {
     throw new UserError((e as Error).message);
   }

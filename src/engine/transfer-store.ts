@@ -18,6 +18,7 @@ import {
 import { summarizeTransfer, type TransferSummary } from '../core/transfer';
 import { parseStudyJournal, StudyRecord, type StudyKind } from '../core/transfer-journal';
 import { runPaths, UserError } from './workspace';
+import { openAppend, replaceFile } from './workspace-files';
 
 /** Where a run's transfer study keeps its files. */
 export function studyPaths(dir: string, tag: string) {
@@ -62,7 +63,7 @@ export class StudyStore {
     const valid = StudyRecord.parse(record);
     fs.mkdirSync(this.paths.root, { recursive: true });
     dropTornTail(this.paths.journal);
-    const fd = fs.openSync(this.paths.journal, 'a');
+    const fd = openAppend(this.paths.journal);
     try {
       fs.writeSync(fd, JSON.stringify(valid) + '\n');
       fs.fsyncSync(fd);
@@ -81,9 +82,7 @@ export class StudyStore {
   /** summary.json, atomically: a reader sees the old file or the new one. */
   writeSummary(): void {
     fs.mkdirSync(this.paths.root, { recursive: true });
-    const tmp = `${this.paths.summary}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(this.summary(), null, 1) + '\n');
-    fs.renameSync(tmp, this.paths.summary);
+    replaceFile(this.paths.summary, JSON.stringify(this.summary(), null, 1) + '\n');
   }
 }
 

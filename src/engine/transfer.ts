@@ -22,6 +22,7 @@ import { runStudyOnce, type StudyRunContext } from './transfer-run';
 import { StudyStore, studyPaths } from './transfer-store';
 import { ENGINE_VERSION } from './version';
 import { checkTag, hashFiles, latestTag, PROGRAM_FILE, runPaths, UserError } from './workspace';
+import { readRegularIfAny } from './workspace-files';
 
 export interface StudyOptions {
   dir: string;
@@ -56,10 +57,10 @@ function resolveStudy(o: StudyOptions) {
   const start = [...records].reverse().find((r): r is RunStartRecord => r.type === 'run_start');
   if (!start) throw new UserError(`run ${tag} has no journal in ${o.dir}; name a run with --tag`);
   let fm: ReturnType<typeof parseProgram>['frontMatter'] = {};
-  const programFile = path.join(o.dir, PROGRAM_FILE);
-  if (fs.existsSync(programFile)) {
+  const program = readRegularIfAny(o.dir, PROGRAM_FILE);
+  if (program !== null) {
     try {
-      fm = parseProgram(fs.readFileSync(programFile, 'utf8')).frontMatter;
+      fm = parseProgram(program.toString('utf8')).frontMatter;
     } catch (e) {
       throw new UserError((e as Error).message);
     }

@@ -23,6 +23,7 @@ import { engineOwnedRoot, parseProgram, resolveConfig, type ParsedProgram } from
 import { gitVersion, Repo } from './git';
 
 import { UserError } from './user-error';
+import { NotRegularFile, notRegularProblem, readRegularIfAny, readRegularText } from './workspace-files';
 
 export { UserError };
 
@@ -64,13 +65,13 @@ export function loadProgram(
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new UserError(`${dir} is not a folder; create one with: autoresearch init ${dir}`);
   }
-  const file = path.join(dir, 'program.md');
-  if (!fs.existsSync(file)) {
+  const bytes = readRegularIfAny(dir, PROGRAM_FILE);
+  if (bytes === null) {
     throw new UserError(
       `${dir}: program.md is missing; write the instructions for the agent there (autoresearch init creates one)`,
     );
   }
-  const text = fs.readFileSync(file, 'utf8');
+  const text = bytes.toString('utf8');
   let program: ParsedProgram;
   let config: RunConfig;
   try {
@@ -92,7 +93,8 @@ export function loadProgram(
  */
 export function currentProgramBody(dir: string, fallback: string): string {
   try {
-    const body = parseProgram(fs.readFileSync(path.join(dir, PROGRAM_FILE), 'utf8')).body;
+    // Never through a link or FIFO a run put there: such a file keeps the last text.
+    const body = parseProgram(readRegularText(dir, PROGRAM_FILE)).body;
     return body.trim() ? body : fallback;
   } catch {
     return fallback;
@@ -141,6 +143,12 @@ export async function checkWorkspace(
       );
     }
   }
+  for (const f of [...config.editable, ...config.readonly]) {
+    const problem = notRegularProblem(dir, f);
+    if (problem) {
+      throw new UserError(problem);
+    }
+  }
   repo.ensureEngineIgnores();
   const allowed = [PROGRAM_FILE, ...(opts.allowDirty ?? [])];
   const dirty = (await repo.changedTrackedFiles()).filter(f => !allowed.includes(f));
@@ -156,8 +164,16 @@ export async function checkWorkspace(
 export function hashFiles(dir: string, files: string[]): Record<string, string> {
   const hashes: Record<string, string> = {};
   for (const f of files) {
-    const p = path.join(dir, f);
-    hashes[f] = fs.existsSync(p) ? createHash('sha256').update(fs.readFileSync(p)).digest('hex') : 'missing';
+    let bytes: Buffer | null;
+    try {
+      bytes = readRegularIfAny(dir, f);
+    } catch (e) {
+      // A link or FIFO in a read-only file's place is a change, never followed nor waited on.
+      if (!(e instanceof NotRegularFile)) throw e;
+      hashes[f] = 'not a regular file';
+      continue;
+    }
+    hashes[f] = bytes === null ? 'missing' : createHash('sha256').update(bytes).digest('hex');
   }
   return hashes;
 }
@@ -201,7 +217,7 @@ export function readonlyChangedSince(dir: string, start: RunStartRecord, readonl
   if (!changed.length) {
     return null;
   }
-  const short = (h: string) => (h === 'missing' ? 'missing' : h.slice(0, 12));
+  const short = (h: string) => (/^[0-9a-f]{64}$/.test(h) ? h.slice(0, 12) : h);
   const details = changed
     .map(
       f => `${changed.length > 1 ? `${f}: ` : ''}sha256 ${short(start.readonly_hashes[f])} then, ${short(now[f])} now`,

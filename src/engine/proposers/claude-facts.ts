@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { ExperimentRecord } from '../../core/journal';
 import { DEFAULTS } from '../../core/program';
 import type { ProposalContext } from './types';
+import { openNoFollow, readRegularText } from '../workspace-files';
 
 /** Constants listed per read-only file. */
 const MAX_CONSTANTS = 30;
@@ -32,7 +33,7 @@ export function logFacts(file: string | null): LogFacts {
   if (known) return known;
   let facts: LogFacts = { loss: null, device: null };
   try {
-    const fd = fs.openSync(file, 'r');
+    const fd = openNoFollow(file);
     try {
       const size = fs.fstatSync(fd).size;
       const head = Buffer.alloc(Math.min(HEAD_BYTES, size));
@@ -82,7 +83,7 @@ export function readonlyFiles(ctx: Pick<ProposalContext, 'run' | 'workdir'>): st
   const list = ctx.run?.readonly ?? [...DEFAULTS.readonly];
   return list.filter(f => {
     try {
-      return fs.statSync(path.join(ctx.workdir, f)).isFile();
+      return fs.lstatSync(path.join(ctx.workdir, f)).isFile();
     } catch {
       return false;
     }
@@ -113,7 +114,7 @@ export function stableFacts(ctx: ProposalContext): string {
     `- Editable: ${Object.keys(ctx.files).join(', ')}. Read-only (you may view them, never edit them): ${ro.join(', ') || 'none'}.`,
   );
   for (const f of ro) {
-    const consts = constantLines(readText(path.join(ctx.workdir, f)));
+    const consts = constantLines(readText(ctx.workdir, f));
     if (consts.length) lines.push('', `## Constants of ${f} (read-only)`, '```', ...consts, '```');
   }
   return lines.join('\n');
@@ -140,9 +141,9 @@ export function lossOf(r: ExperimentRecord): number | null {
   return logFacts(r.log_path).loss;
 }
 
-function readText(file: string): string {
+function readText(dir: string, file: string): string {
   try {
-    return fs.readFileSync(file, 'utf8');
+    return readRegularText(dir, file);
   } catch {
     return '';
   }

@@ -26,6 +26,7 @@ import {
 } from './claude-history';
 import { EDITOR, FINISH, FIX } from './claude-tools';
 import type { ProposalContext } from './types';
+import { openNoFollow } from '../workspace-files';
 
 export { fixOf, RECENT_FULL } from './claude-history';
 
@@ -185,7 +186,7 @@ function reviewerNotes(history: ExperimentRecord[]): string | null {
 export function readLogTail(file: string | null, bytes = LOG_TAIL_BYTES): string | null {
   if (!file) return null;
   try {
-    const fd = fs.openSync(file, 'r');
+    const fd = openNoFollow(file);
     try {
       const size = fs.fstatSync(fd).size;
       const buf = Buffer.alloc(Math.min(bytes, size));

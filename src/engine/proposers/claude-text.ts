@@ -1,6 +1,6 @@
 /** Text helpers of the edit session: where a string occurs, line numbers, `cat -n` views, read-only files. */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { openRegular } from '../workspace-files';
 
 /** The most of a read-only file one view shows (a data file may be large). */
 const MAX_VIEW_BYTES = 256 * 1024;
@@ -8,7 +8,8 @@ const MAX_VIEW_BYTES = 256 * 1024;
 /** A read-only file's text, from the workspace (the engine hash-checks it around every run); null when unreadable. */
 export function readonlyText(workdir: string, file: string): string | null {
   try {
-    const fd = fs.openSync(path.join(workdir, file), 'r');
+    // Not through a link nor waiting on a FIFO a run put in the file's place.
+    const fd = openRegular(workdir, file);
     try {
       const buf = Buffer.alloc(Math.min(MAX_VIEW_BYTES, fs.fstatSync(fd).size));
       fs.readSync(fd, buf, 0, buf.length, 0);
