@@ -178,4 +178,18 @@ describe('an unwritable journal', () => {
       /^cannot write the journal \/dev\/full: the disk is full; free some space/,
     );
   });
+
+  it('a state.json that cannot be replaced (a folder in its place) is one line naming it; the record is in the journal', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-state-'));
+    const state = path.join(root, 'state.json');
+    fs.mkdirSync(path.join(state, 'x'), { recursive: true });
+    const store = new JournalStore(path.join(root, 'journal.jsonl'), { file: state, tag: 's' });
+    const record = { type: 'review' as const, ts: new Date().toISOString(), n: 1, event: 'mode' as const, step: true };
+    expect(() => store.append(record)).toThrow(
+      new UserError(
+        `cannot write the run's state ${state}: it is a folder; move the folder out of the way, then continue the run with --resume --tag s`,
+      ),
+    );
+    expect(store.read()).toEqual([record]);
+  });
 });
