@@ -76,7 +76,7 @@ class WorkspacesHandler(BaseHandler):
     @tornado.web.authenticated
     @answers_domain_errors
     async def post(self):
-        body = validate.body(self.request.body, validate.WORKSPACE_FIELDS)
+        body = validate.body(self.request.body, validate.workspace_fields())
         ws = self.workspace(body["path"], must_exist=False)
         if ws == self.sup.root:
             raise ApiError(400, "path: name a new folder, not the server's root", "path")

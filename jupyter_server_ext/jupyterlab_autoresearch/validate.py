@@ -280,14 +280,39 @@ def source(name: str, value: Any) -> str:
     return value
 
 
-WORKSPACE_FIELDS = {
-    "path": (path, True),
-    "template": (one_of("tiny-cpu"), False),
-    "budget_s": (positive_int, False),
-    # A repository laid out like the original, instead of a template (`autoresearch init --from`).
-    "from": (source, False),
-    "ref": (source, False),
-}
+def whole_seconds_up_to(high: int) -> Callable[[str, Any], int]:
+    """A whole number of seconds from 1 to `high`, the range named in the refusal (init --budget's rule)."""
+
+    def check(name: str, value: Any) -> int:
+        if not _number(value) or value != int(value) or not 0 < value <= high:
+            raise ApiError(
+                400,
+                f"{name} must be a whole number of seconds from 1 to {high} "
+                f"(about 24 days: the longest a timer can wait), got {show(value)}",
+                name,
+            )
+        return int(value)
+
+    return check
+
+
+@functools.cache
+def workspace_fields() -> Fields:
+    """POST /autoresearch/workspaces: the folder, a template and its budget, or a repository."""
+    try:
+        budget = next(o for o in run_options() if o["key"] == "budget_s")
+    except (MissingOptions, StopIteration) as err:
+        raise ApiError(503, str(err) or "the engine's option list has no budget_s") from None
+    return {
+        "path": (path, True),
+        "template": (one_of("tiny-cpu"), False),
+        # Written into program.md: bounded as the engine bounds a run's budget (run-options.json's
+        # max), so the workspace made is one the engine runs.
+        "budget_s": (whole_seconds_up_to(budget["max"]), False),
+        # A repository laid out like the original, instead of a template (`autoresearch init --from`).
+        "from": (source, False),
+        "ref": (source, False),
+    }
 
 
 def body(raw: bytes, fields: Fields, max_bytes: int = MAX_BODY) -> dict:

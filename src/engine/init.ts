@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import tinyPrepare from '../../templates/tiny-cpu/prepare.py?raw';
 import tinyProgram from '../../templates/tiny-cpu/program.md?raw';
 import tinyTrain from '../../templates/tiny-cpu/train.py?raw';
+import { RUN_OPTIONS } from '../core/run-options';
 import { Repo } from './git';
 import { UserError } from './workspace';
 
@@ -31,8 +32,12 @@ export async function initWorkspace(dir: string, opts: InitOptions = {}): Promis
   if (!template) {
     throw new UserError(`unknown template "${name}"; available: ${Object.keys(TEMPLATES).join(', ')}`);
   }
-  if (opts.budgetS !== undefined && !(Number.isInteger(opts.budgetS) && opts.budgetS > 0)) {
-    throw new UserError(`--budget must be a whole number of seconds above 0, got ${opts.budgetS}`);
+  // Bounded as a run's budget is, so program.md is never one that `run` refuses.
+  const max = RUN_OPTIONS.budget_s.max;
+  if (opts.budgetS !== undefined && !(Number.isInteger(opts.budgetS) && opts.budgetS > 0 && opts.budgetS <= max)) {
+    throw new UserError(
+      `--budget must be a whole number of seconds from 1 to ${max} (about 24 days: the longest a timer can wait), got ${opts.budgetS}`,
+    );
   }
   if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) {
     throw new UserError(`${dir} exists and is not empty; choose a new folder`);

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { JournalLineError, JournalRecord, parseJournal } from '../core/journal';
 import { deriveRunState } from '../core/run-state';
+import { fileError } from './user-error';
 import { UserError } from './workspace';
 import { openAppend, replaceFile } from './workspace-files';
 
@@ -37,7 +38,7 @@ export class JournalStore {
       text = fs.readFileSync(this.file, 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw new UserError(`cannot read the journal ${this.file}: ${(e as Error).message}`);
+      throw fileError('read', 'the journal', this.file, e, 'then run this again');
     }
     return this.parse(text);
   }
@@ -51,25 +52,56 @@ export class JournalStore {
     }
   }
 
-  /** Validates and durably appends one record, then brings state.json up to date with it. */
+  /**
+   * Validates and durably appends one record, then brings state.json up to date with it. A journal
+   * that cannot be written (read-only, a folder, a full disk) is a UserError naming it and the fix,
+   * with the journal as it was: a record is all there or not at all.
+   */
   append(record: JournalRecord): void {
     const valid = JournalRecord.parse(record);
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    this.repairTornTail();
+    const then = `then continue the run with --resume${this.state ? ` --tag ${this.state.tag}` : ''}`;
+    const writing = <T>(what: string, file: string, work: () => T): T => {
+      try {
+        return work();
+      } catch (e) {
+        throw fileError('write', what, file, e, then);
+      }
+    };
+    writing('the journal', this.file, () => {
+      fs.mkdirSync(path.dirname(this.file), { recursive: true });
+      this.repairTornTail();
+    });
     // Read before the write: what is on disk now, without the record (a torn tail just dropped).
     if (this.state && this.kept === null) this.kept = this.read();
+    const bytes = writing('the journal', this.file, () => this.write(JSON.stringify(valid) + '\n'));
+    if (this.state && this.kept) {
+      const state = this.state;
+      this.kept.push(valid);
+      const kept = this.kept;
+      writing("the run's state", state.file, () => writeState(state, kept, bytes));
+    }
+  }
+
+  /** Appends `line` and fsyncs it; the journal's size after. A write cut short is taken back. */
+  private write(line: string): number {
+    const buf = Buffer.from(line);
     const fd = openAppend(this.file);
-    let bytes: number;
     try {
-      fs.writeSync(fd, JSON.stringify(valid) + '\n');
-      fs.fsyncSync(fd);
-      bytes = fs.fstatSync(fd).size;
+      const before = fs.fstatSync(fd).size;
+      try {
+        for (let done = 0; done < buf.length;) done += fs.writeSync(fd, buf, done);
+        fs.fsyncSync(fd);
+      } catch (e) {
+        try {
+          fs.ftruncateSync(fd, before);
+        } catch {
+          // Not a file that can be cut (a device): a torn tail is dropped on read and on the next append.
+        }
+        throw e;
+      }
+      return before + buf.length;
     } finally {
       fs.closeSync(fd);
-    }
-    if (this.state && this.kept) {
-      this.kept.push(valid);
-      writeState(this.state, this.kept, bytes);
     }
   }
 

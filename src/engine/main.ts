@@ -2,6 +2,7 @@
 import { main } from './cli';
 import { SECRET_NAMES } from './executor/guard';
 import { guardServicesCancellations } from './executor/services-guard';
+import { guardOutput } from './output-guard';
 import { SecretsError, takeSecrets } from './secrets';
 
 // First of all: the secrets out of the environment (and /proc/self/environ) before anything can read it.
@@ -13,4 +14,6 @@ try {
   process.exit(2);
 }
 guardServicesCancellations();
+// Before anything is printed: nothing a run, a journal or a model wrote reaches the terminal raw.
+guardOutput();
 void main(process.argv);

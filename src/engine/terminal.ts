@@ -6,8 +6,10 @@
  */
 import type { ExperimentRecord } from '../core/journal';
 import { fmtNoise } from '../core/noise';
+import { printable } from '../core/printable';
 import type { LogCapture } from './log-capture';
 import type { Loop } from './loop';
+import { writeControl } from './output-guard';
 
 const BAR_WIDTH = 20;
 /** Phases in which a training run is going: the first run, the baseline's noise runs, confirmations, a re-measure of the best. */
@@ -65,6 +67,9 @@ interface Live {
   startedAt?: number;
   budgetS?: number;
 }
+
+/** Back to the start of the line and erase it: the live line's own control sequence. */
+const CLEAR_LINE = '\r\x1b[2K';
 
 /** Renders a loop's events to a stream. */
 export class TerminalReporter {
@@ -124,7 +129,7 @@ export class TerminalReporter {
   /** Prints a plain line above the live line. */
   print(line: string): void {
     if (this.tty) {
-      this.out.write('\r\x1b[2K');
+      writeControl(this.out, CLEAR_LINE);
     }
     this.out.write(line + '\n');
     this.draw();
@@ -137,7 +142,7 @@ export class TerminalReporter {
       this.timer = null;
     }
     if (this.tty) {
-      this.out.write('\r\x1b[2K');
+      writeControl(this.out, CLEAR_LINE);
     }
   }
 
@@ -157,7 +162,9 @@ export class TerminalReporter {
       const live = this.live as Live;
       line = `#${String(live.n).padStart(3)}  ${statusOf(live, BAR_WIDTH)}  ${live.description}`;
     }
-    this.out.write('\r\x1b[2K' + line.slice(0, width - 1));
+    writeControl(this.out, CLEAR_LINE);
+    // Made printable before it is cut, so the line still fits the terminal's width.
+    this.out.write(printable(line).slice(0, width - 1));
   }
 }
 
