@@ -4,7 +4,7 @@
  * journal has no half record, results.tsv and git agree with it, and the experiment the failure
  * cut short is recorded on --resume, never left kept without its record.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -164,19 +164,47 @@ describe('an unwritable journal', () => {
     }
   });
 
-  it('a full disk (ENOSPC) is a one-line error naming the journal and the fix', () => {
-    // /dev/full fails every write with ENOSPC, as a full disk does.
-    const store = new JournalStore('/dev/full');
-    let error: unknown;
+  it('a full disk (ENOSPC) is a one-line error naming the journal and the fix; the journal keeps no half record', () => {
+    // A real full disk: a tmpfs of 16 KiB (the tests run as root, as CI does), filled but for a few bytes.
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-full-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', root]);
     try {
-      store.append({ type: 'review', ts: new Date().toISOString(), n: 1, event: 'mode', step: true });
-    } catch (e) {
-      error = e;
+      const file = path.join(root, 'journal.jsonl');
+      const store = new JournalStore(file);
+      const record = {
+        type: 'review' as const,
+        ts: new Date().toISOString(),
+        n: 1,
+        event: 'mode' as const,
+        step: true,
+      };
+      store.append(record);
+      const fill = fs.openSync(path.join(root, 'fill'), 'w');
+      try {
+        for (;;) fs.writeSync(fill, Buffer.alloc(1024));
+      } catch {
+        // full
+      } finally {
+        fs.closeSync(fill);
+      }
+      let error: unknown;
+      try {
+        for (let i = 0; i < 64; i++) store.append({ ...record, n: i + 2 });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(UserError);
+      expect((error as Error).message).toMatch(
+        /^cannot write the journal \S+journal\.jsonl: the disk is full; free some space/,
+      );
+      // Every record in the journal is whole: it parses, and none is torn.
+      const text = fs.readFileSync(file, 'utf8');
+      expect(text.endsWith('\n')).toBe(true);
+      expect(store.read().length).toBe(text.split('\n').length - 1);
+    } finally {
+      execFileSync('umount', [root]);
+      fs.rmSync(root, { recursive: true, force: true });
     }
-    expect(error).toBeInstanceOf(UserError);
-    expect((error as Error).message).toMatch(
-      /^cannot write the journal \/dev\/full: the disk is full; free some space/,
-    );
   });
 
   it('a state.json that cannot be replaced (a folder in its place) is one line naming it; the record is in the journal', () => {
