@@ -57,6 +57,8 @@ export const GuardReport = z.object({
   /** How the command ended: its exit code, or the signal that killed it. */
   exit_code: z.optional(z.nullable(z.int())),
   signal: z.optional(z.nullable(z.string())),
+  /** A limit the run reached (its process cap), in words, or null. */
+  limit: z.optional(z.nullable(z.string())),
 });
 export type GuardReport = z.infer<typeof GuardReport>;
 
@@ -118,15 +120,25 @@ export function guardConfig(
     protect: PROTECTED,
     protect_paths: workspaceProtections(o.cwd),
     readonly: iso.readonly,
+    ...(iso.limits?.processes && { limits: { processes: iso.limits.processes } }),
     secret_names: SECRET_NAMES,
     secret_sha256: o.secrets,
   };
 }
 
-/** One line the guard wrote to its report pipe: the command's group when it starts, the report at the end. */
-export type GuardMessage = { event: 'spawn'; pgid: number } | { event: 'report'; report: GuardReport };
+/**
+ * One line the guard wrote to its report pipe: the command's group when it starts (with its
+ * cgroup folders, and what its stdout and stderr are in /proc, for when the guard is killed), the
+ * report at the end.
+ */
+export type GuardMessage = z.infer<typeof Spawned> | { event: 'report'; report: GuardReport };
 
-const Spawned = z.object({ event: z.literal('spawn'), pgid: z.int().check(z.positive()) });
+const Spawned = z.object({
+  event: z.literal('spawn'),
+  pgid: z.int().check(z.positive()),
+  cgroups: z.optional(z.array(z.string())),
+  pipes: z.optional(z.array(z.string())),
+});
 
 /** A line of the guard's report pipe, or null for anything else. */
 export function parseGuardLine(line: string): GuardMessage | null {

@@ -409,6 +409,17 @@ def check_cgroup(cg, pid):
         cg["note"] = "cgroup: the run could not be moved into its own; what a run leaves is found by process"
 
 
+def output_links():
+    """What /proc shows as this guard's stdout and stderr (`pipe:[n]`, `socket:[n]`): the run holds them too."""
+    links = []
+    for fd in (1, 2):
+        try:
+            links.append(os.readlink("/proc/self/fd/%d" % fd))
+        except OSError:
+            pass  # no /proc
+    return links
+
+
 def freeze_cgroup(cg):
     """Freezes the run's cgroup (v2), so that nothing in it forks while its processes are counted and killed."""
     if cg.get("kill"):
@@ -514,7 +525,7 @@ def run(cfg):
             say(cg["note"])
         # The command's own group and cgroups, for the caller to record: should this guard be
         # killed outright, they are what the engine (or a later one) must still be able to kill.
-        tell(cfg, {"event": "spawn", "pgid": child.pid, "cgroups": cg.get("dirs", [])})
+        tell(cfg, {"event": "spawn", "pgid": child.pid, "cgroups": cg.get("dirs", []), "pipes": output_links()})
         status = wait_for(child, cfg)
     except Stop:
         status = stop(child, cfg)

@@ -8,7 +8,9 @@
  * writes an end marker to both, behind the last of the run's output, then its report to fd 3.
  * The deadline and a stop SIGTERM the guard, which stops the run within its grace; a guard still
  * running past that (plus a margin) is SIGKILLed with the command's group, and the next run
- * starts a fresh one.
+ * starts a fresh one. A guard that dies mid-run (the run can kill it without the sandbox) is
+ * noticed at once: the run's cgroup, its group and whatever holds its output are killed here,
+ * and the run is a crash that says so.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -23,6 +25,7 @@ import {
   secretHashes,
   type GuardReport,
 } from './guard';
+import { killCgroups, killHolders } from './leftovers';
 import { watchForStop } from './stop-watch';
 import type { Executor, RunOutcome, RunRequest } from './types';
 
@@ -35,7 +38,7 @@ interface Guard {
   control: Writable;
   pipes: Readable[];
   /** The run in progress: its output, its report lines, the guard's end. */
-  listener: { out(b: Buffer, i: number): void; line(l: string): void; exit(): void } | null;
+  listener: { out(b: Buffer, i: number): void; line(l: string): void; died(): void; exit(): void } | null;
 }
 
 export class SubprocessExecutor implements Executor {
@@ -63,12 +66,15 @@ export class SubprocessExecutor implements Executor {
     });
     const pgid = guard.proc.pid as number;
     let commandGroup: number | null = null;
+    let spawned: { cgroups: string[]; pipes: string[] } = { cgroups: [], pipes: [] };
     let killTimer: NodeJS.Timeout | undefined;
+    let killedHere = false;
     const terminate = () => {
       signal(pgid, 'SIGTERM', false);
       killTimer ??= setTimeout(
         () => {
           // A guard that cannot end its run in its grace is ended itself, with the command's group.
+          killedHere = true;
           signal(pgid, 'SIGKILL', true);
           if (commandGroup !== null) signal(commandGroup, 'SIGKILL', true);
         },
@@ -81,6 +87,8 @@ export class SubprocessExecutor implements Executor {
       const ended = [false, false];
       let report: GuardReport | null = null;
       let guardGone = false;
+      let guardKilled = false;
+      let judged = false;
       const stop = watchForStop(req, terminate);
       const settle = () => {
         if (!(guardGone || (report !== null && ended[0] && ended[1]))) return;
@@ -99,6 +107,8 @@ export class SubprocessExecutor implements Executor {
           interrupted: stop.interrupted,
           seconds: Number(process.hrtime.bigint() - started) / 1e9,
           ...(r && { sandbox: r.sandbox, strays: r.left }),
+          ...(r?.limit && { failure: `reached its ${r.limit}` }),
+          ...(guardKilled && { failure: GUARD_KILLED }),
         });
       };
       guard.listener = {
@@ -120,11 +130,30 @@ export class SubprocessExecutor implements Executor {
           if (m?.event === 'spawn') {
             // The command's group too: should the guard be killed outright, a later engine can still end it.
             commandGroup = m.pgid;
-            req.onSpawn?.([pgid, m.pgid]);
+            spawned = { cgroups: m.cgroups ?? [], pipes: m.pipes ?? [] };
+            req.onSpawn?.([pgid, m.pgid], spawned.cgroups);
           } else if (m?.event === 'report') {
             report = m.report;
             settle();
           }
+        },
+        died() {
+          if (report !== null || guardGone || judged) return; // it had ended its run
+          judged = true;
+          // Killed mid-run (by the run, or by the kill timer): whatever the run left is ended
+          // here, now, not when the last process holding its output lets go.
+          guardKilled = !killedHere;
+          if (commandGroup !== null) signal(commandGroup, 'SIGKILL', true);
+          killCgroups(spawned.cgroups);
+          const held = killHolders(spawned.pipes);
+          if (guardKilled)
+            req.log.write(
+              Buffer.from(
+                `\n[autoresearch] error: ${GUARD_KILLED}${held ? ` (${held} still held its output)` : ''}\n`,
+              ),
+            );
+          // Its output is through once its pipes close; a holder out of reach must not hold the run.
+          setTimeout(() => guard.listener?.exit(), 1000).unref();
         },
         exit() {
           guardGone = true;
@@ -177,6 +206,19 @@ export class SubprocessExecutor implements Executor {
       );
       guard.listener?.exit(); // 'close' need not follow a failed spawn
     });
+    proc.on('exit', () => {
+      if (this.guard === guard) this.guard = null;
+      // The report pipe's last lines (the spawn, maybe the report) are read before the death is judged.
+      const judge = () => guard.listener?.died();
+      if (reports.readableEnded) judge();
+      else {
+        const timer = setTimeout(judge, 500);
+        reports.once('end', () => {
+          clearTimeout(timer);
+          judge();
+        });
+      }
+    });
     proc.on('close', () => {
       if (this.guard === guard) this.guard = null;
       guard.listener?.exit();
@@ -196,6 +238,9 @@ export class SubprocessExecutor implements Executor {
     guard?.control.end();
   }
 }
+
+const GUARD_KILLED =
+  'the run guard was killed during the run (the run can reach it without the sandbox); everything the run started was killed';
 
 /** How many bytes at the end of `b` could begin the marker (held back, so the live log waits for nothing else). */
 function partialMarker(b: Buffer, marker: Buffer): number {

@@ -9,6 +9,8 @@ export interface RunIsolation {
   network: boolean;
   /** Workspace files the run may read but not change (program.md's readonly). */
   readonly: string[];
+  /** The run's limits as program.md sets them (absent: the guard's defaults; 4096 processes). */
+  limits?: { processes?: number };
 }
 
 export interface RunRequest {
@@ -27,8 +29,11 @@ export interface RunRequest {
   log: LogCapture;
   /** Aborting interrupts the run (SIGINT/SIGTERM to the engine, or `autoresearch stop`). */
   signal?: AbortSignal;
-  /** Called with the run's process groups (the guard's, then also the command's) as they start; null when the run ends. */
-  onSpawn?: (pgids: number[] | null) => void;
+  /**
+   * Called with the run's process groups (the guard's, then also the command's, with its cgroup
+   * folders) as they start; null when the run ends.
+   */
+  onSpawn?: (pgids: number[] | null, cgroups?: string[]) => void;
   /** Called with the kernel a run goes to (kernel executor): recorded so a later engine can clean up after this one. */
   onKernel?: (kernel: RunKernel) => void;
 }
@@ -52,6 +57,8 @@ export interface RunOutcome {
   sandbox?: 'on' | 'off';
   /** Processes the run left behind, killed when it ended. */
   strays?: number;
+  /** Why the run failed when its output cannot say: its guard was killed, it reached a limit. */
+  failure?: string;
 }
 
 export interface Executor {
