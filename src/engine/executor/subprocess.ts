@@ -148,9 +148,7 @@ export class SubprocessExecutor implements Executor {
           const held = killHolders(spawned.pipes);
           if (guardKilled)
             req.log.write(
-              Buffer.from(
-                `\n[autoresearch] error: ${GUARD_KILLED}${held ? ` (${held} still held its output)` : ''}\n`,
-              ),
+              Buffer.from(`\n[autoresearch] error: ${GUARD_KILLED}${held ? ` (${held} still held its output)` : ''}\n`),
             );
           // Its output is through once its pipes close; a holder out of reach must not hold the run.
           setTimeout(() => guard.listener?.exit(), 1000).unref();
