@@ -45,6 +45,10 @@ export function workspaceProtections(cwd: string): string[] {
   return PROTECTED.map(p => `${workspace.replace(/\/$/, '')}/${p}`);
 }
 
+/** A run whose guard died before it reported: the crash's reason. */
+export const GUARD_KILLED =
+  'the run guard was killed during the run (the run can reach it without the sandbox); everything the run started was killed';
+
 /** Seconds the caller waits past the guard's grace before it SIGKILLs the guard itself. */
 export const GUARD_MARGIN_S = 3;
 

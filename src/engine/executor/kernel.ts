@@ -39,7 +39,15 @@ import { KernelAPI, KernelConnection, ServerConnection, type Kernel, type Kernel
 import WebSocket from 'ws';
 import { KernelCallError, kernelReady } from './kernel-call';
 import { reapCode, RUN_MIME, runnerCode, type KernelReport } from './kernel-code';
-import { DEFAULT_ISOLATION, GUARD_MARGIN_S, GuardReport, guardConfig, SandboxMemo, secretHashes } from './guard';
+import {
+  DEFAULT_ISOLATION,
+  GUARD_KILLED,
+  GUARD_MARGIN_S,
+  GuardReport,
+  guardConfig,
+  SandboxMemo,
+  secretHashes,
+} from './guard';
 import { sharesFilesystem, shipWorkspace } from './ship';
 import { watchForStop } from './stop-watch';
 import { KILL_GRACE_S } from './subprocess';
@@ -278,6 +286,8 @@ export class KernelExecutor implements Executor {
         interrupted: stop.interrupted,
         seconds: seconds(),
         ...(guard.success && { sandbox: guard.data.sandbox, strays: guard.data.left }),
+        ...(guard.success && guard.data.limit && { failure: `reached its ${guard.data.limit}` }),
+        ...(r.guard_killed && { failure: GUARD_KILLED }),
       };
     }
     // The kernel is lost: say so in the log (the loop's crash reason reads the log's last error line).

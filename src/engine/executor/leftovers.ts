@@ -11,7 +11,7 @@ const CGROUP_PREFIX = 'autoresearch-run-';
 
 /** Where cgroup hierarchies are mounted here (from /proc/self/mountinfo). */
 function cgroupMounts(): string[] {
-  let text = '';
+  let text: string;
   try {
     text = fs.readFileSync('/proc/self/mountinfo', 'utf8');
   } catch {

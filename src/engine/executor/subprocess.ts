@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import {
   DEFAULT_ISOLATION,
+  GUARD_KILLED,
   GUARD_MARGIN_S,
   GUARD_SOURCE,
   guardConfig,
@@ -236,9 +237,6 @@ export class SubprocessExecutor implements Executor {
     guard?.control.end();
   }
 }
-
-const GUARD_KILLED =
-  'the run guard was killed during the run (the run can reach it without the sandbox); everything the run started was killed';
 
 /** How many bytes at the end of `b` could begin the marker (held back, so the live log waits for nothing else). */
 function partialMarker(b: Buffer, marker: Buffer): number {
