@@ -6,10 +6,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { KernelExecutor } from '../../src/engine/executor/kernel';
 import { SubprocessExecutor } from '../../src/engine/executor/subprocess';
-import type { RunIsolation, RunOutcome } from '../../src/engine/executor/types';
+import type { Executor, RunIsolation, RunOutcome } from '../../src/engine/executor/types';
 import { LogCapture } from '../../src/engine/log-capture';
+import { startJupyterServer, type JupyterServer } from '../helpers/jupyter-server';
 import { alive, cli, experiments, finished, makeWorkspace, startCli, waitFor } from '../helpers/workspace';
 
 const PYTHON = path.join(__dirname, '..', '..', '.venv', 'bin', 'python');
@@ -20,7 +22,7 @@ function isolation(sandbox: 'on' | 'off', processes?: number): RunIsolation {
 }
 
 async function run(
-  ex: SubprocessExecutor,
+  ex: Executor,
   dir: string,
   o: { timeoutS: number; isolation: RunIsolation },
 ): Promise<{ outcome: RunOutcome; log: string; cgroups: string[] }> {
@@ -128,6 +130,33 @@ describe('a run that kills its guard', () => {
       await ex.dispose();
     }
   }, 60_000);
+
+  describe('on a kernel', () => {
+    let server: JupyterServer;
+    beforeAll(async () => {
+      vi.spyOn(console, 'debug').mockImplementation(() => undefined); // @jupyterlab/services narrates
+      server = await startJupyterServer();
+    }, 120_000);
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it('a run that SIGKILLs its guard in the kernel and leaves a SIGTERM-ignoring daemon (setsid, double fork) ends with the daemon dead within timeout + grace', async () => {
+      const dir = makeWorkspace({ train: GUARD_KILLER });
+      const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, kernelName: 'python3', graceS: 1 });
+      try {
+        const timeoutS = 20;
+        const { outcome, log } = await run(ex, dir, { timeoutS, isolation: isolation('off') });
+        expect(log).toContain('guard: killed');
+        expect(outcome.seconds).toBeLessThan(timeoutS + GRACE_S);
+        expect(outcome.timedOut).toBe(false);
+        expect(outcome.failure).toMatch(/the run guard was killed during the run/);
+        await waitFor(() => workingIn(dir).length === 0, 2000, 'the daemon to be dead');
+      } finally {
+        await ex.dispose();
+      }
+    }, 120_000);
+  });
 
   it('a sandboxed run cannot see its guard to kill it, and its SIGTERM-ignoring daemon dies at the deadline', async () => {
     const dir = makeWorkspace({ train: GUARD_KILLER });
