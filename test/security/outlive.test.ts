@@ -3,6 +3,7 @@
  * or its engine is killed: each run has its own cgroup (killed whole, capped by pids.max), and
  * the engine ends what a dead guard left at once. Real processes, real cgroups (CI runs as root).
  */
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -242,4 +243,35 @@ describe('an engine killed mid-run, sandbox off', () => {
     for (const c of run_cgroups) expect(fs.existsSync(c)).toBe(false);
     expect(experiments(dir, 't1')[0]).toMatchObject({ status: 'interrupted' });
   }, 120_000);
+});
+
+describe('a forged engine.json', () => {
+  it("naming a cgroup that is not a run's (a forged engine.json) does not get it killed by the next engine", async () => {
+    const { acquireEngineLock } = await import('../../src/engine/engine-lock');
+    const dir = makeWorkspace();
+    const file = path.join(dir, '.autoresearch', 'engine.json');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const v2 = fs
+      .readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .find(l => / - cgroup2 /.test(l))
+      ?.split(' ')[4];
+    expect(v2, 'a cgroup2 mount').toBeTruthy();
+    const bystander = path.join(v2 as string, `bystander-${process.pid}`);
+    fs.mkdirSync(bystander);
+    const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' });
+    try {
+      fs.writeFileSync(path.join(bystander, 'cgroup.procs'), String(sleeper.pid));
+      const named = [bystander, `${bystander}/../autoresearch-run-x`, 'autoresearch-run-relative'];
+      const dead = { pid: 999_999_999, tag: 't', started: new Date().toISOString(), run_pgid: null };
+      fs.writeFileSync(file, JSON.stringify({ ...dead, run_cgroups: named }));
+      acquireEngineLock(dir, 't');
+      expect(alive(sleeper.pid as number)).toBe(true);
+      expect(fs.existsSync(bystander)).toBe(true);
+    } finally {
+      sleeper.kill('SIGKILL');
+      await new Promise(r => sleeper.once('exit', r));
+      fs.rmdirSync(bystander);
+    }
+  });
 });

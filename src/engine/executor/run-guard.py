@@ -414,15 +414,17 @@ def output_links():
     links = []
     for fd in (1, 2):
         try:
-            links.append(os.readlink("/proc/self/fd/%d" % fd))
+            link = os.readlink("/proc/self/fd/%d" % fd)
         except OSError:
-            pass  # no /proc
+            continue  # no /proc
+        if link.startswith(("pipe:", "socket:")):
+            links.append(link)  # a file (a log) is no sign of the run
     return links
 
 
 def freeze_cgroup(cg):
     """Freezes the run's cgroup (v2), so that nothing in it forks while its processes are counted and killed."""
-    if cg.get("kill"):
+    if cg.get("kill") and "populated 1" in read_text(os.path.join(cg["kill"], "cgroup.events")):
         write_text(os.path.join(cg["kill"], "cgroup.freeze"), "1")
 
 
