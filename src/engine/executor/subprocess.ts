@@ -152,7 +152,7 @@ export class SubprocessExecutor implements Executor {
               Buffer.from(`\n[autoresearch] error: ${GUARD_KILLED}${held ? ` (${held} still held its output)` : ''}\n`),
             );
           // Its output is through once its pipes close; a holder out of reach must not hold the run.
-          setTimeout(() => guard.listener?.exit(), 1000).unref();
+          setTimeout(() => guard.listener?.exit(), 1000);
         },
         exit() {
           guardGone = true;
