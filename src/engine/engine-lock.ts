@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import * as z from 'zod/mini';
 import { englishMessages } from '../core/zod-english';
 import type { RunKernel } from './executor/types';
+import { killCgroups } from './executor/leftovers';
 import { identityOf, isAlive, isSameProcess, ProcessIdentity } from './process-identity';
 import { enginePidFile, UserError } from './workspace';
 import { readNoFollow, replaceFile } from './workspace-files';
@@ -31,6 +32,8 @@ const EngineInfo = z.object({
   kernels: z.optional(z.array(z.object({ server: z.string(), id: z.string(), owned: z.boolean() }))),
   /** The identity of each run group's leader, by pgid: only a group whose leader still matches is killed. */
   run_identities: z.optional(z.record(z.string(), ProcessIdentity)),
+  /** The cgroup folders of the training runs in progress: killed whole by the next engine, leaders gone or not. */
+  run_cgroups: z.optional(z.array(z.string())),
 });
 export type EngineInfo = z.infer<typeof EngineInfo>;
 
@@ -50,8 +53,12 @@ export function isEngineAlive(info: EngineInfo): boolean {
   }
 }
 
-/** SIGKILLs the run groups a dead engine recorded, each only if its leader is still the process recorded. */
+/**
+ * SIGKILLs the run groups a dead engine recorded, each only if its leader is still the process
+ * recorded, and its runs' cgroups (only folders named as run guards name them).
+ */
 function killRecordedGroups(stale: EngineInfo): void {
+  killCgroups(stale.run_cgroups ?? []);
   for (const pgid of new Set([stale.run_pgid ?? 0, ...(stale.run_pgids ?? [])])) {
     if (pgid <= 0 || !isSameProcess(pgid, stale.run_identities?.[String(pgid)])) continue;
     try {
@@ -134,8 +141,8 @@ export function acquireEngineLock(dir: string, tag: string, kind: 'run' | 'trans
   throw new UserError(`could not claim ${file}; another engine may be starting — try again`);
 }
 
-/** Each worker's training run in progress, by workspace and worker number (this process's own). */
-const groupsByDir = new Map<string, Map<number, number[]>>();
+/** Each worker's training run in progress (its groups, its cgroups), by workspace and worker number (this process's own). */
+const groupsByDir = new Map<string, Map<number, { pgids: number[]; cgroups: string[] }>>();
 
 /** The identities of the groups in `pgids`, read now (their leaders have just been started). */
 function identities(pgids: number[]): Record<string, ProcessIdentity> {
@@ -149,19 +156,20 @@ function identities(pgids: number[]): Record<string, ProcessIdentity> {
 
 /**
  * Records the process groups of the training run in progress (the guard's, then the command's;
- * null when none), each with its leader's identity; `worker` with several workers.
+ * null when none), each with its leader's identity, and its cgroups; `worker` with several workers.
  */
-export function setRunningGroup(dir: string, pgids: number[] | null, worker = 1): void {
+export function setRunningGroup(dir: string, pgids: number[] | null, worker = 1, cgroups: string[] = []): void {
   const info = readEngineInfo(dir);
   if (!info || info.pid !== process.pid) {
     return;
   }
-  const groups = groupsByDir.get(dir) ?? new Map<number, number[]>();
+  const groups = groupsByDir.get(dir) ?? new Map<number, { pgids: number[]; cgroups: string[] }>();
   groupsByDir.set(dir, groups);
   if (pgids === null) groups.delete(worker);
-  else groups.set(worker, pgids);
-  const all = [...groups.values()].flat();
-  write(dir, { ...info, run_pgid: all[0] ?? null, run_pgids: all, run_identities: identities(all) });
+  else groups.set(worker, { pgids, cgroups });
+  const all = [...groups.values()].flatMap(g => g.pgids);
+  const run_cgroups = [...groups.values()].flatMap(g => g.cgroups);
+  write(dir, { ...info, run_pgid: all[0] ?? null, run_pgids: all, run_identities: identities(all), run_cgroups });
 }
 
 const kernelsByDir = new Map<string, Map<number, RunKernel>>();

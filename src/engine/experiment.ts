@@ -42,7 +42,7 @@ export interface ExperimentEnv {
   /** Called with the live log capture as each run starts (for the terminal's live line). */
   onRunStart?: (log: LogCapture, startedAt: number, diff: string, purpose: RunPurpose) => void;
   onPhase?: (phase: Phase) => void;
-  onSpawn?: (pgids: number[] | null) => void;
+  onSpawn?: (pgids: number[] | null, cgroups?: string[]) => void;
   onKernel?: (kernel: RunKernel) => void;
   /** Extra environment for the run (a worker's CUDA_VISIBLE_DEVICES). */
   runEnv?: Record<string, string>;

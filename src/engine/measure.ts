@@ -46,7 +46,7 @@ export interface MeasureEnv {
   isolation?: RunIsolation;
   onPhase?: (phase: Phase) => void;
   onRunStart?: (log: LogCapture, startedAt: number, purpose: RunPurpose, i: number) => void;
-  onSpawn?: (pgids: number[] | null) => void;
+  onSpawn?: (pgids: number[] | null, cgroups?: string[]) => void;
   onKernel?: (kernel: RunKernel) => void;
 }
 
@@ -281,13 +281,15 @@ export class RepositoryDeleted extends UserError {
 /** Why a run measured nothing, or null (the transfer study's runs are judged by it too). */
 export function failureOf(
   env: Pick<MeasureEnv, 'dir' | 'readonlyHashes' | 'timeoutS' | 'python' | 'executor'>,
-  outcome: Pick<RunOutcome, 'exitCode' | 'signal' | 'timedOut' | 'limits'>,
+  outcome: Pick<RunOutcome, 'exitCode' | 'signal' | 'timedOut' | 'limits' | 'failure'>,
   metric: ReturnType<typeof readMetric>,
   tail: string,
 ): RunResult['failed'] {
   const touched = changedReadonly(env.dir, env.readonlyHashes);
   if (touched.length) return { status: 'rejected', reason: `read-only ${touched.join(', ')} changed during the run` };
   if (outcome.timedOut) return { status: 'crash', reason: `killed at the ${env.timeoutS} s deadline` };
+  // Its guard killed, a limit reached: what the executor knows says more than the output.
+  if (outcome.failure) return { status: 'crash', reason: outcome.failure };
   if (outcome.exitCode !== 0) {
     const why = outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
     const limit = limitReached(outcome, tail);
@@ -347,7 +349,7 @@ export function missingModuleWords(tail: string, by: { python: string; kernel: s
   return `the Python module ${name} ${MISSING_MODULE_WORDS} ${where}; install it there (${how}; its package may have another name)`;
 }
 
-const GUARD_NOTE = /^\[autoresearch\] (sandbox: (on|off) \(|killed \d+ process)/;
+const GUARD_NOTE = /^\[autoresearch\] (sandbox: (on|off) \(|killed \d+ process|cgroup: )/;
 
 /** The most telling line of a crashed run's output (a Python exception's last line). */
 export function lastErrorLine(tail: string): string {

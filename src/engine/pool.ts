@@ -620,7 +620,7 @@ class Pool {
           currentBest: () => this.currentBest(),
           worker,
           onPhase: phase => this.emitFor(lane, 'phase', n, phase, description),
-          onSpawn: pgid => setRunningGroup(o.dir, pgid, worker),
+          onSpawn: (pgids, cgroups) => setRunningGroup(o.dir, pgids, worker, cgroups),
           onKernel: kernel => setRunningKernel(o.dir, kernel, lane.k),
           onRunStart: (log, startedAt, diff) => {
             const mine = this.inFlight.get(n);

@@ -58,7 +58,7 @@ export async function runStudyOnce(c: StudyRunContext, t: RunTarget, logFile: st
       log,
       signal: c.signal,
       // Recorded in engine.json, so a study killed mid-run has its training run killed by the next engine.
-      onSpawn: pgids => setRunningGroup(c.dir, pgids),
+      onSpawn: (pgids, cgroups) => setRunningGroup(c.dir, pgids, 1, cgroups),
       onKernel: kernel => setRunningKernel(c.dir, kernel),
     });
   } finally {

@@ -53,6 +53,10 @@ export function workspaceProtections(cwd: string): string[] {
   return PROTECTED.map(p => `${workspace.replace(/\/$/, '')}/${p}`);
 }
 
+/** A run whose guard died before it reported: the crash's reason. */
+export const GUARD_KILLED =
+  'the run guard was killed during the run (the run can reach it without the sandbox); everything the run started was killed';
+
 /** Seconds the caller waits past the guard's grace before it SIGKILLs the guard itself. */
 export const GUARD_MARGIN_S = 3;
 
@@ -69,6 +73,8 @@ export const GuardReport = z.object({
   /** How the command ended: its exit code, or the signal that killed it. */
   exit_code: z.optional(z.nullable(z.int())),
   signal: z.optional(z.nullable(z.string())),
+  /** A limit the run reached (its process cap), in words, or null. */
+  limit: z.optional(z.nullable(z.string())),
 });
 export type GuardReport = z.infer<typeof GuardReport>;
 
@@ -137,10 +143,19 @@ export function guardConfig(
   };
 }
 
-/** One line the guard wrote to its report pipe: the command's group when it starts, the report at the end. */
-export type GuardMessage = { event: 'spawn'; pgid: number } | { event: 'report'; report: GuardReport };
+/**
+ * One line the guard wrote to its report pipe: the command's group when it starts (with its
+ * cgroup folders, and what its stdout and stderr are in /proc, for when the guard is killed), the
+ * report at the end.
+ */
+export type GuardMessage = z.infer<typeof Spawned> | { event: 'report'; report: GuardReport };
 
-const Spawned = z.object({ event: z.literal('spawn'), pgid: z.int().check(z.positive()) });
+const Spawned = z.object({
+  event: z.literal('spawn'),
+  pgid: z.int().check(z.positive()),
+  cgroups: z.optional(z.array(z.string())),
+  pipes: z.optional(z.array(z.string())),
+});
 
 /** A line of the guard's report pipe, or null for anything else. */
 export function parseGuardLine(line: string): GuardMessage | null {
@@ -167,11 +182,14 @@ export function isolationOf(config: RunConfig): RunIsolation {
   };
 }
 
-/** What a run's outcome takes from the guard's report: the sandbox, the leftovers, the limits, what the sandbox lacked. */
-export function outcomeOf(report: GuardReport): Pick<RunOutcome, 'sandbox' | 'strays' | 'limits' | 'missing'> {
+/** What a run's outcome takes from the guard's report: the sandbox, the leftovers, the limits, what the sandbox lacked, a limit reached. */
+export function outcomeOf(
+  report: GuardReport,
+): Pick<RunOutcome, 'sandbox' | 'strays' | 'limits' | 'missing' | 'failure'> {
   return {
     sandbox: report.sandbox,
     strays: report.left,
+    ...(report.limit && { failure: `reached its ${report.limit}` }),
     ...(report.limits && { limits: report.limits }),
     ...(report.missing?.length && { missing: report.missing }),
   };

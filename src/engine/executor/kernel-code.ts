@@ -5,7 +5,7 @@
  * `display_data` of a private MIME type. The script's own output only ever
  * arrives as stream text, so nothing it prints can be mistaken for the report.
  */
-import { GUARD_SOURCE } from './guard';
+import { GUARD_KILLED, GUARD_SOURCE } from './guard';
 
 /** MIME type of the executor's reports (spawn and exit) inside display_data messages. */
 export const RUN_MIME = 'application/vnd.autoresearch.kernel-run+json';
@@ -20,6 +20,8 @@ export type KernelReport =
       signal: string | null;
       interrupted: boolean;
       backstop?: boolean;
+      /** The guard died before it reported (the run killed it): its leftovers were killed here. */
+      guard_killed?: boolean;
       error: string | null;
       guard?: unknown;
     }
@@ -35,9 +37,11 @@ export const HEARTBEAT_S = 30;
 // The runner reads with select() so a grandchild that keeps the pipe open cannot hold the kernel
 // past the child's exit, and catches KeyboardInterrupt (the kernel interrupt the executor sends at
 // the deadline or on a stop) to SIGTERM the guard, which ends the run within its grace, then SIGKILL
-// the guard's group should it still be there.
+// the guard's group should it still be there. A guard that dies before its report (the run can kill
+// it without the sandbox) has its run's cgroups and every process holding the run's output killed
+// at once, from the spawn line it wrote first.
 const RUNNER = `
-def __autoresearch_run(guard, config, cwd, env, grace, mime, nonce, heartbeat, backstop):
+def __autoresearch_run(guard, config, cwd, env, grace, mime, nonce, heartbeat, backstop, killed_words):
     import codecs, json, os, select, signal, subprocess, sys, time
     from IPython.display import display
 
@@ -48,9 +52,76 @@ def __autoresearch_run(guard, config, cwd, env, grace, mime, nonce, heartbeat, b
     full = dict(os.environ)
     # The kernel's interpreter first on PATH: "python train.py" means the kernel's environment.
     full["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full.get("PATH", "")
-    out = {"exit_code": None, "signal": None, "interrupted": False, "backstop": False, "error": None, "guard": None}
+    out = {"exit_code": None, "signal": None, "interrupted": False, "backstop": False, "guard_killed": False,
+           "error": None, "guard": None}
     proc = None
     report_r = None
+    guard_lines = []
+
+    def read_reports():
+        """The guard's report lines so far (its spawn line, its report once it ends)."""
+        try:
+            os.set_blocking(report_r, False)
+            chunk = os.read(report_r, 65536)
+            while chunk:
+                guard_lines.append(chunk)
+                chunk = os.read(report_r, 65536)
+        except (OSError, TypeError):
+            pass  # nothing more yet
+        parsed = []
+        for line in b"".join(guard_lines).decode("utf-8", "replace").splitlines():
+            try:
+                parsed.append(json.loads(line))
+            except ValueError:
+                pass
+        return parsed
+
+    def end_leftovers():
+        """After the guard died mid-run: its run's cgroups and every process holding the run's output, killed."""
+        lines = read_reports()
+        if any(m.get("event") != "spawn" for m in lines):
+            return  # it reported: it ended its run itself
+        out["guard_killed"] = True
+        spawn = ([m for m in lines if m.get("event") == "spawn"] or [{}])[0]
+        for d in spawn.get("cgroups", []):
+            try:
+                with open(os.path.join(d, "cgroup.kill"), "w") as f:
+                    f.write("1")
+            except OSError:
+                for _ in range(50):
+                    try:
+                        pids = [int(p) for p in open(os.path.join(d, "cgroup.procs")).read().split()]
+                    except OSError:
+                        pids = []
+                    if not pids:
+                        break
+                    for p in pids:
+                        try:
+                            os.kill(p, signal.SIGKILL)
+                        except OSError:
+                            pass
+        links = set(spawn.get("pipes", []))
+        for name in os.listdir("/proc") if links else []:
+            if not name.isdigit() or int(name) == os.getpid():
+                continue
+            try:
+                held = any(os.readlink("/proc/%s/fd/%s" % (name, fd)) in links for fd in os.listdir("/proc/%s/fd" % name))
+                if held:
+                    os.kill(int(name), signal.SIGKILL)
+            except OSError:
+                pass
+        until = time.monotonic() + 1.0
+        for d in spawn.get("cgroups", []):
+            while True:
+                try:
+                    os.rmdir(d)
+                    break
+                except OSError:
+                    if not os.path.isdir(d) or time.monotonic() > until:
+                        break
+                    time.sleep(0.01)
+        sys.stdout.write("\\n[autoresearch] error: %s\\n" % killed_words)
+        sys.stdout.flush()
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def killpg(sig):
@@ -82,6 +153,7 @@ def __autoresearch_run(guard, config, cwd, env, grace, mime, nonce, heartbeat, b
             elif proc.poll() is not None:
                 # The child is gone; leftovers of its group must not outlive it nor hold the pipe.
                 killpg(signal.SIGKILL)
+                end_leftovers()
                 return pump(min(until_s, time.monotonic() + 2.0))
 
     try:
@@ -117,6 +189,7 @@ def __autoresearch_run(guard, config, cwd, env, grace, mime, nonce, heartbeat, b
         if proc is not None:
             killpg(signal.SIGKILL)
             rc = proc.wait()
+            end_leftovers()
             tail = decoder.decode(b"", final=True)
             if tail:
                 sys.stdout.write(tail)
@@ -136,12 +209,8 @@ def __autoresearch_run(guard, config, cwd, env, grace, mime, nonce, heartbeat, b
         if proc is not None and proc.stdout is not None:
             proc.stdout.close()
         if report_r is not None:
-            try:
-                os.set_blocking(report_r, False)
-                line = os.read(report_r, 65536).decode("utf-8", "replace").strip().splitlines()
-                out["guard"] = json.loads(line[-1]) if line else None
-            except (OSError, ValueError):
-                pass
+            reports = [m for m in read_reports() if m.get("event") != "spawn"]
+            out["guard"] = reports[-1] if reports else None
             os.close(report_r)
         report(event="exit", **out)
 `;
@@ -171,6 +240,7 @@ export function runnerCode(o: {
     o.nonce,
     o.heartbeatS ?? HEARTBEAT_S,
     o.backstopS,
+    GUARD_KILLED,
   ]
     .map(a => JSON.stringify(a))
     .join(', ');

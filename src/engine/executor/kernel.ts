@@ -41,6 +41,7 @@ import { KernelCallError, kernelReady } from './kernel-call';
 import { reapCode, RUN_MIME, runnerCode, type KernelReport } from './kernel-code';
 import {
   DEFAULT_ISOLATION,
+  GUARD_KILLED,
   GUARD_MARGIN_S,
   GuardReport,
   guardConfig,
@@ -286,6 +287,7 @@ export class KernelExecutor implements Executor {
         interrupted: stop.interrupted,
         seconds: seconds(),
         ...(guard.success && outcomeOf(guard.data)),
+        ...(r.guard_killed && { failure: GUARD_KILLED }),
       };
     }
     // The kernel is lost: say so in the log (the loop's crash reason reads the log's last error line).

@@ -13,6 +13,11 @@ the rules for untrusted training code hold in one place:
   descendant. When the run's command exits, or the guard is told to stop (SIGTERM/SIGINT/SIGHUP:
   the deadline, a stop, the engine's death through PR_SET_PDEATHSIG), every descendant is
   frozen and killed. Without /proc (not Linux) only the command's own group is killed.
+- Its own cgroup (Linux, where one is writable: root, or a delegated subtree): each run's command
+  starts in a fresh cgroup v2 folder, capped at `limits.processes` (pids.max, default 4096: the
+  cap that holds for root, whom RLIMIT_NPROC does not bind), killed whole (cgroup.kill) when the
+  run ends and removed. The spawn report names it, so the engine can kill it should this guard
+  be killed. Where none is writable the guard says so once and tracks processes as above.
 - The sandbox (config `sandbox`: auto, on, off): bubblewrap, with the root read-only, the
   workspace writable except `.git`, `.autoresearch` and the read-only files (and, for a run in a
   worktree inside the workspace's state, the workspace's own: config `protect_paths`), caches and temp
@@ -28,9 +33,9 @@ the rules for untrusted training code hold in one place:
   largest file it may write (`file_size_bytes`: SIGXFSZ, or EFBIG in Python, past it) and the
   processes of its user (`processes`; the kernel does not apply it to uid 0).
 
-What happened goes to `report_fd` as JSON lines (the command's group when it starts; at the end
-{"sandbox", "why", "missing", "limits", "left", "exit_code", "signal"}), and a line for people to the run's output. A
-one-run guard exits as its command did (the same code or signal).
+What happened goes to `report_fd` as JSON lines (the command's group and cgroups when it starts;
+at the end {"sandbox", "why", "missing", "limits", "left", "exit_code", "signal", "limit"}), and a
+line for people to the run's output. A one-run guard exits as its command did (the same code or signal).
 Standard library only, Python 3.6+: it runs in whatever interpreter the kernel has.
 """
 
@@ -91,6 +96,9 @@ NO_USERNS_HOOK = "AUTORESEARCH_TEST_NO_USERNS"
 # Why this guard's bubblewrap cannot make a user namespace, once a run found out (later runs of
 # `auto` go without at once).
 NO_USERNS = []
+# Each run's cgroup folder starts so: the engine removes only folders named so.
+CGROUP_PREFIX = "autoresearch-run-"
+DEFAULT_PROCESSES = 4096
 
 
 class Stop(Exception):
@@ -296,6 +304,198 @@ def kill_everything(child):
     return len(seen)
 
 
+# The run's cgroup. Found once per guard: where runs' cgroups can go (HOMES), the note said once.
+HOMES = []
+NOTED = []
+
+
+def unescape(field):
+    """A mountinfo path, its octal escapes (a space is \\040) undone."""
+    return field.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def write_text(path, text):
+    """Writes a cgroup file; False if it could not be (missing, refused, not allowed)."""
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, text.encode())
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def cgroup_home(point, root, own, controller):
+    """
+    The folder a run's cgroup goes in: this process's own cgroup, or the nearest writable one
+    above it; of those, the first whose children get `controller` (None: any) if one does.
+    """
+    if root == "/" or own == root or own.startswith(root + "/"):
+        rel = own[len(root) :] if root != "/" else own
+    else:
+        rel = ""  # this mount does not show our own cgroup: its top is the nearest
+    folder = os.path.normpath(point + "/" + rel.lstrip("/"))
+    writable = []
+    while True:
+        if os.access(os.path.join(folder, "cgroup.procs"), os.W_OK) and os.access(folder, os.W_OK):
+            writable.append(folder)
+        if folder == point or not folder.startswith(point):
+            break
+        folder = os.path.dirname(folder)
+    for folder in writable:
+        if controller is None or controller in read_text(os.path.join(folder, "cgroup.subtree_control")).split():
+            return folder, True
+    return (writable[0], False) if writable else (None, False)
+
+
+def cgroup_homes():
+    """(the cgroup v2 folder for runs' cgroups, the v1 pids one where v2 cannot cap processes); None for none."""
+    if HOMES:
+        return HOMES[0]
+    own = {}
+    for line in read_text("/proc/self/cgroup").splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3 and parts[0] == "0" and parts[1] == "":
+            own["v2"] = parts[2]
+        elif len(parts) == 3 and "pids" in parts[1].split(","):
+            own["pids"] = parts[2]
+    v2 = v1 = None
+    v2_pids = False
+    for line in read_text("/proc/self/mountinfo").splitlines():
+        left, _, right = line.partition(" - ")
+        f, r = left.split(), right.split()
+        if len(f) < 5 or len(r) < 3:
+            continue
+        if r[0] == "cgroup2" and v2 is None and "v2" in own:
+            v2, v2_pids = cgroup_home(unescape(f[4]), unescape(f[3]), own["v2"], "pids")
+        elif r[0] == "cgroup" and v1 is None and "pids" in own and "pids" in r[2].split(","):
+            v1, _ = cgroup_home(unescape(f[4]), unescape(f[3]), own["pids"], None)
+    HOMES.append((v2, v2_pids, None if v2_pids else v1))
+    return HOMES[0]
+
+
+def make_cgroup(cfg, cg):
+    """Makes the run's cgroup folders into cg (dirs, kill: the v2 one, pids: the capped one, max), or notes why none."""
+    v2, _, v1 = cgroup_homes()
+    name = "%s%d-%s" % (CGROUP_PREFIX, os.getpid(), "%08x" % int.from_bytes(os.urandom(4), "big"))
+    cg["dirs"] = []
+    for home in (v2, v1):
+        if home is None:
+            continue
+        try:
+            os.mkdir(os.path.join(home, name))
+            cg["dirs"].append(os.path.join(home, name))
+        except OSError:
+            pass
+    if v2 and cg["dirs"] and cg["dirs"][0].startswith(v2):
+        cg["kill"] = cg["dirs"][0]
+    cap = (cfg.get("limits") or {}).get("processes") or DEFAULT_PROCESSES
+    capped = [d for d in cg["dirs"] if os.path.exists(os.path.join(d, "pids.max"))]
+    if capped and write_text(os.path.join(capped[0], "pids.max"), str(int(cap))):
+        cg["pids"], cg["max"] = capped[0], int(cap)
+    if not NOTED:
+        NOTED.append(True)
+        if not cg["dirs"]:
+            cg["note"] = (
+                "cgroup: none writable here (run as root, or delegate one); what a run leaves is found by process"
+            )
+        elif "pids" not in cg:
+            cg["note"] = "cgroup: no pids controller here; the run's processes are not capped by the cgroup"
+
+
+def enter_cgroup(cg):
+    """The command's last step before it starts (preexec): into the run's cgroups; None without one."""
+    files = [os.path.join(d, "cgroup.procs") for d in cg.get("dirs", [])]
+    if not files:
+        return None
+
+    def enter():
+        for f in files:
+            write_text(f, str(os.getpid()))
+
+    return enter
+
+
+def check_cgroup(cg, pid):
+    """Drops the run's cgroups if the command did not get into them (moving there was refused)."""
+    if cg.get("dirs") and os.path.basename(cg["dirs"][0]) not in read_text("/proc/%d/cgroup" % pid):
+        remove_cgroup(cg)
+        cg["note"] = "cgroup: the run could not be moved into its own; what a run leaves is found by process"
+
+
+def output_links():
+    """What /proc shows as this guard's stdout and stderr (`pipe:[n]`, `socket:[n]`): the run holds them too."""
+    links = []
+    for fd in (1, 2):
+        try:
+            link = os.readlink("/proc/self/fd/%d" % fd)
+        except OSError:
+            continue  # no /proc
+        if link.startswith(("pipe:", "socket:")):
+            links.append(link)  # a file (a log) is no sign of the run
+    return links
+
+
+def freeze_cgroup(cg):
+    """Freezes the run's cgroup (v2), so that nothing in it forks while its processes are counted and killed."""
+    if cg.get("kill") and "populated 1" in read_text(os.path.join(cg["kill"], "cgroup.events")):
+        write_text(os.path.join(cg["kill"], "cgroup.freeze"), "1")
+
+
+def end_cgroup(cg):
+    """Kills what is still in the run's cgroup, removes it; the limit the run reached, in words, or None."""
+    if not cg.get("dirs"):
+        return None
+    if not (cg.get("kill") and write_text(os.path.join(cg["kill"], "cgroup.kill"), "1")):
+        for _ in range(100):  # no cgroup.kill (v1, or a kernel before 5.14): kill what the folders hold
+            pids = [int(p) for d in cg["dirs"] for p in read_text(os.path.join(d, "cgroup.procs")).split()]
+            if not pids:
+                break
+            signal_all(pids, signal.SIGKILL)
+            reap()
+    hit = None
+    if cg.get("pids"):
+        events = dict(
+            line.split() for line in read_text(os.path.join(cg["pids"], "pids.events")).splitlines() if " " in line
+        )
+        if int(events.get("max", "0")) > 0:
+            hit = "process limit (%d processes and threads; limits: processes in program.md)" % cg["max"]
+    remove_cgroup(cg)
+    return hit
+
+
+def remove_cgroup(cg):
+    """Removes the run's cgroup folders once their killed processes are gone (a second at most)."""
+    until = time.monotonic() + 1.0
+    for d in cg.get("dirs", []):
+        while True:
+            try:
+                os.rmdir(d)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                if time.monotonic() > until:
+                    break
+                reap()
+                time.sleep(0.01)
+    cg["dirs"] = []
+    cg.pop("kill", None)
+    cg.pop("pids", None)
+
+
 def prepare(cfg):
     """Once per guard: the subreaper, the caller's death as a stop; False if the caller is already gone."""
     prctl(PR_SET_CHILD_SUBREAPER, 1)
@@ -319,7 +519,9 @@ def run(cfg):
     mode = cfg.get("sandbox", "off")
     plain = ["/bin/sh", "-c", cfg["cmd"]]
     child = None
+    cg = {}
     try:
+        make_cgroup(cfg, cg)
         if mode == "off":
             report["why"] = cfg.get("off_why") or "turned off by program.md or --sandbox"
         else:
@@ -327,7 +529,7 @@ def run(cfg):
             if bwrap is None:
                 report["why"] = "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
             else:
-                child = start_sandboxed(bwrap, cfg, env, report)
+                child = start_sandboxed(bwrap, cfg, env, report, cg)
                 if isinstance(child, str):
                     report["why"], child = "bubblewrap cannot run here: %s" % child, None
                 else:
@@ -344,25 +546,32 @@ def run(cfg):
                 env=env,
                 start_new_session=True,
                 stdin=subprocess.DEVNULL,
-                preexec_fn=limiter(cfg, report),
+                preexec_fn=before_exec(cfg, report, cg),
             )
-        # The command's own group, for the caller to record: should this guard be killed outright,
-        # that group is what a later engine must still be able to kill.
-        tell(cfg, {"event": "spawn", "pgid": child.pid})
+        check_cgroup(cg, child.pid)
+        if cg.get("note"):
+            say(cg["note"])
+        # The command's own group and cgroups, for the caller to record: should this guard be
+        # killed outright, they are what the engine (or a later one) must still be able to kill.
+        tell(cfg, {"event": "spawn", "pgid": child.pid, "cgroups": cg.get("dirs", []), "pipes": output_links()})
         status = wait_for(child, cfg)
     except Stop:
         status = stop(child, cfg)
     finally:
         ignore_signals()
+        freeze_cgroup(cg)
         # Even without a child in hand (a stop inside Popen), whatever was started is below us.
         report["left"] = kill_everything(child)
+        report["limit"] = end_cgroup(cg)
         reap()
     if child is not None and report["left"] > 0:
         say("killed %d process%s the run left behind" % (report["left"], "" if report["left"] == 1 else "es"))
+    if report["limit"]:
+        say("error: the run reached its %s" % report["limit"])
     return report, status
 
 
-def start_sandboxed(bwrap, cfg, env, report):
+def start_sandboxed(bwrap, cfg, env, report, cg=None):
     """
     The sandboxed command, or why bubblewrap could not set the sandbox up. Without a user
     namespace (refused by the kernel) `auto` goes on with the rest, naming it in report["missing"];
@@ -371,7 +580,7 @@ def start_sandboxed(bwrap, cfg, env, report):
     if os.environ.get(NO_USERNS_HOOK) and not NO_USERNS:
         NO_USERNS.append("user namespaces refused: test hook %s is set" % NO_USERNS_HOOK)
     if not NO_USERNS:
-        child = start_bwrap(lambda fd: bwrap_argv(bwrap, cfg, env, fd, userns=True), cfg, env, report)
+        child = start_bwrap(lambda fd: bwrap_argv(bwrap, cfg, env, fd, userns=True), cfg, env, report, cg)
         if not isinstance(child, str):
             return child
         NO_USERNS.append(child)
@@ -381,7 +590,7 @@ def start_sandboxed(bwrap, cfg, env, report):
             "namespaces of its own; allow user namespaces (sysctl user.max_user_namespaces, "
             "kernel.unprivileged_userns_clone, or the container's seccomp or AppArmor profile)" % NO_USERNS[0]
         )
-    child = start_bwrap(lambda fd: bwrap_argv(bwrap, cfg, env, fd, userns=False), cfg, env, report)
+    child = start_bwrap(lambda fd: bwrap_argv(bwrap, cfg, env, fd, userns=False), cfg, env, report, cg)
     if not isinstance(child, str):
         report["missing"] = [
             "user namespace (%s): the run keeps uid %d, without capabilities, and may make namespaces of its own"
@@ -390,7 +599,7 @@ def start_sandboxed(bwrap, cfg, env, report):
     return child
 
 
-def start_bwrap(argv_for, cfg, env, report):
+def start_bwrap(argv_for, cfg, env, report, cg=None):
     """bubblewrap on the command line argv_for(its status fd) gives, or why it failed."""
     r, w = os.pipe()
     try:
@@ -402,7 +611,7 @@ def start_bwrap(argv_for, cfg, env, report):
             stdin=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             pass_fds=(w,),
-            preexec_fn=limiter(cfg, report),
+            preexec_fn=before_exec(cfg, report, cg),
         )
     finally:
         os.close(w)
@@ -426,6 +635,19 @@ def start_bwrap(argv_for, cfg, env, report):
     err = child.stderr.read().decode("utf-8", "replace").strip().splitlines()
     child.wait()
     return err[-1] if err else "exit code %s" % child.returncode
+
+
+def before_exec(cfg, report, cg):
+    """The command's last steps before exec (subprocess's preexec_fn, one: each costs Python's vfork): into its cgroups, then its limits."""
+    enter = enter_cgroup(cg or {})
+    limit = limiter(cfg, report)
+
+    def steps():
+        if enter:
+            enter()
+        limit()
+
+    return steps
 
 
 def limiter(cfg, report):

@@ -8,13 +8,16 @@
  * writes an end marker to both, behind the last of the run's output, then its report to fd 3.
  * The deadline and a stop SIGTERM the guard, which stops the run within its grace; a guard still
  * running past that (plus a margin) is SIGKILLed with the command's group, and the next run
- * starts a fresh one.
+ * starts a fresh one. A guard that dies mid-run (the run can kill it without the sandbox) is
+ * noticed at once: the run's cgroup, its group and whatever holds its output are killed here,
+ * and the run is a crash that says so.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import {
   DEFAULT_ISOLATION,
+  GUARD_KILLED,
   GUARD_MARGIN_S,
   GUARD_SOURCE,
   guardConfig,
@@ -24,6 +27,7 @@ import {
   secretHashes,
   type GuardReport,
 } from './guard';
+import { killCgroups, killHolders } from './leftovers';
 import { watchForStop } from './stop-watch';
 import type { Executor, RunOutcome, RunRequest } from './types';
 
@@ -36,7 +40,7 @@ interface Guard {
   control: Writable;
   pipes: Readable[];
   /** The run in progress: its output, its report lines, the guard's end. */
-  listener: { out(b: Buffer, i: number): void; line(l: string): void; exit(): void } | null;
+  listener: { out(b: Buffer, i: number): void; line(l: string): void; died(): void; exit(): void } | null;
 }
 
 export class SubprocessExecutor implements Executor {
@@ -64,12 +68,15 @@ export class SubprocessExecutor implements Executor {
     });
     const pgid = guard.proc.pid as number;
     let commandGroup: number | null = null;
+    let spawned: { cgroups: string[]; pipes: string[] } = { cgroups: [], pipes: [] };
     let killTimer: NodeJS.Timeout | undefined;
+    let killedHere = false;
     const terminate = () => {
       signal(pgid, 'SIGTERM', false);
       killTimer ??= setTimeout(
         () => {
           // A guard that cannot end its run in its grace is ended itself, with the command's group.
+          killedHere = true;
           signal(pgid, 'SIGKILL', true);
           if (commandGroup !== null) signal(commandGroup, 'SIGKILL', true);
         },
@@ -82,6 +89,8 @@ export class SubprocessExecutor implements Executor {
       const ended = [false, false];
       let report: GuardReport | null = null;
       let guardGone = false;
+      let guardKilled = false;
+      let judged = false;
       const stop = watchForStop(req, terminate);
       const settle = () => {
         if (!(guardGone || (report !== null && ended[0] && ended[1]))) return;
@@ -100,6 +109,7 @@ export class SubprocessExecutor implements Executor {
           interrupted: stop.interrupted,
           seconds: Number(process.hrtime.bigint() - started) / 1e9,
           ...(r && outcomeOf(r)),
+          ...(guardKilled && { failure: GUARD_KILLED }),
         });
       };
       guard.listener = {
@@ -121,11 +131,28 @@ export class SubprocessExecutor implements Executor {
           if (m?.event === 'spawn') {
             // The command's group too: should the guard be killed outright, a later engine can still end it.
             commandGroup = m.pgid;
-            req.onSpawn?.([pgid, m.pgid]);
+            spawned = { cgroups: m.cgroups ?? [], pipes: m.pipes ?? [] };
+            req.onSpawn?.([pgid, m.pgid], spawned.cgroups);
           } else if (m?.event === 'report') {
             report = m.report;
             settle();
           }
+        },
+        died() {
+          if (report !== null || guardGone || judged) return; // it had ended its run
+          judged = true;
+          // Killed mid-run (by the run, or by the kill timer): whatever the run left is ended
+          // here, now, not when the last process holding its output lets go.
+          guardKilled = !killedHere;
+          if (commandGroup !== null) signal(commandGroup, 'SIGKILL', true);
+          killCgroups(spawned.cgroups);
+          const held = killHolders(spawned.pipes);
+          if (guardKilled)
+            req.log.write(
+              Buffer.from(`\n[autoresearch] error: ${GUARD_KILLED}${held ? ` (${held} still held its output)` : ''}\n`),
+            );
+          // Its output is through once its pipes close; a holder out of reach must not hold the run.
+          setTimeout(() => guard.listener?.exit(), 1000);
         },
         exit() {
           guardGone = true;
@@ -177,6 +204,19 @@ export class SubprocessExecutor implements Executor {
         ),
       );
       guard.listener?.exit(); // 'close' need not follow a failed spawn
+    });
+    proc.on('exit', () => {
+      if (this.guard === guard) this.guard = null;
+      // The report pipe's last lines (the spawn, maybe the report) are read before the death is judged.
+      const judge = () => guard.listener?.died();
+      if (reports.readableEnded) judge();
+      else {
+        const timer = setTimeout(judge, 500);
+        reports.once('end', () => {
+          clearTimeout(timer);
+          judge();
+        });
+      }
     });
     proc.on('close', () => {
       if (this.guard === guard) this.guard = null;

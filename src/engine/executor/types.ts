@@ -30,8 +30,11 @@ export interface RunRequest {
   log: LogCapture;
   /** Aborting interrupts the run (SIGINT/SIGTERM to the engine, or `autoresearch stop`). */
   signal?: AbortSignal;
-  /** Called with the run's process groups (the guard's, then also the command's) as they start; null when the run ends. */
-  onSpawn?: (pgids: number[] | null) => void;
+  /**
+   * Called with the run's process groups (the guard's, then also the command's, with its cgroup
+   * folders) as they start; null when the run ends.
+   */
+  onSpawn?: (pgids: number[] | null, cgroups?: string[]) => void;
   /** Called with the kernel a run goes to (kernel executor): recorded so a later engine can clean up after this one. */
   onKernel?: (kernel: RunKernel) => void;
 }
@@ -59,6 +62,8 @@ export interface RunOutcome {
   limits?: Partial<Limits>;
   /** What the sandbox lacked where it could not be had whole (sandbox auto), e.g. the user namespace. */
   missing?: string[];
+  /** Why the run failed when its output cannot say: its guard was killed, it reached a limit. */
+  failure?: string;
 }
 
 export interface Executor {
