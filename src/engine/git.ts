@@ -44,8 +44,9 @@ export class Repo {
       // The ceiling: with the work tree's .git gone (a training run may delete it), git must fail
       // here, not go up and reset, commit or check out in whatever repository encloses the folder.
       GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(this.dir)),
-      // Wins over a core.worktree planted in the config, which would move every reset elsewhere.
-      GIT_WORK_TREE: path.resolve(this.dir),
+      // Wins over a core.worktree planted in the config, which would move every reset elsewhere
+      // (git init, which has no config yet, refuses it without a GIT_DIR).
+      ...(args[0] === 'init' ? {} : { GIT_WORK_TREE: path.resolve(this.dir) }),
     };
     const r = await exec('git', args, { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env });
     if (r.code !== 0) {
