@@ -8,11 +8,16 @@
 // fresh repository, alternating, in this process. simple-git is not a dependency of the project:
 // it is installed into a temporary folder for this benchmark only (it needs the npm registry).
 // Prints each side's milliseconds per experiment and, last, `git_layer_ratio: X` = simple-git ÷ ours.
+// A third side, `engine`, is the engine's own Repo (src/engine/git.ts, bundled in memory): the bare
+// spawn plus what it adds per command (the guard against config a run planted: a few stats and a
+// longer environment); `engine_overhead_ms_per_command` is that addition.
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const N = Number(process.env.BENCH_EXPERIMENTS ?? 30);
 
@@ -65,15 +70,44 @@ execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--prefix
 const { simpleGit } = createRequire(path.join(prefix, 'package.json'))('simple-git');
 const version = JSON.parse(fs.readFileSync(path.join(prefix, 'node_modules', 'simple-git', 'package.json'))).version;
 
+/** The engine's Repo class, from its TypeScript source (Node cannot import .ts). */
+async function engineRepo() {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const out = await build({
+    entryPoints: [path.join(root, 'src/engine/git.ts')],
+    bundle: true,
+    write: false,
+    format: 'cjs',
+    platform: 'node',
+    logLevel: 'warning',
+  });
+  const mod = { exports: {} };
+  new Function('module', 'exports', 'require', out.outputFiles[0].text)(
+    mod,
+    mod.exports,
+    createRequire(import.meta.url),
+  );
+  return mod.exports.Repo;
+}
+
+const Repo = await engineRepo();
 const mine = repo('ours');
+const engineDir = repo('engine');
+const engine = new Repo(engineDir);
 const theirs = repo('simple-git');
 const sg = simpleGit(theirs);
-const sides = { ours: [ours(mine), mine], 'simple-git': [args => sg.raw(args), theirs] };
-const ms = { ours: 0, 'simple-git': 0 };
+const sides = {
+  ours: [ours(mine), mine],
+  engine: [args => engine.raw(args), engineDir],
+  'simple-git': [args => sg.raw(args), theirs],
+};
+const ms = { ours: 0, engine: 0, 'simple-git': 0 };
 for (let i = 1; i <= N; i++) {
   for (const [name, [raw, dir]] of Object.entries(sides)) ms[name] += await timed(() => experiment(raw, dir, i));
 }
 console.log(`experiments: ${N} (6 git commands each, 3 silent); simple-git ${version}`);
 console.log(`ours_ms_per_experiment: ${(ms.ours / N).toFixed(1)}`);
+console.log(`engine_ms_per_experiment: ${(ms.engine / N).toFixed(1)}`);
+console.log(`engine_overhead_ms_per_command: ${((ms.engine - ms.ours) / N / 6).toFixed(2)}`);
 console.log(`simple_git_ms_per_experiment: ${(ms['simple-git'] / N).toFixed(1)}`);
 console.log(`git_layer_ratio: ${(ms['simple-git'] / ms.ours).toFixed(2)}`);

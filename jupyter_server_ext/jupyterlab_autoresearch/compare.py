@@ -28,6 +28,7 @@ import threading
 from pathlib import Path
 
 from .errors import NotFound
+from .git_guard import GitConfigRefused, guarded_env
 
 # Far beyond a proposal's diff (a few lines to a few hundred); a model that rewrote a file into
 # megabytes gets its first MiB and the flag, not a page that hangs the browser.
@@ -45,8 +46,12 @@ class GitFailed(Exception):
 
 def git_env(ws: Path, index: str | None = None) -> dict[str, str]:
     """The environment of the server's git commands in a workspace, as the engine's (src/engine/git.ts):
-    with the workspace's .git gone, git must fail rather than use an enclosing repository."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CEILING_DIRECTORIES": str(Path(ws).parent)}
+    nothing a run planted in its .git or work tree runs (git_guard), and with its .git gone git fails
+    rather than use an enclosing repository."""
+    try:
+        env = guarded_env(ws)
+    except GitConfigRefused as e:
+        raise GitFailed(str(e)) from None
     if index is not None:
         env["GIT_INDEX_FILE"] = index
     return env

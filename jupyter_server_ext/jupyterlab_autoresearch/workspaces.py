@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from .confine import inside
+from .git_guard import GitConfigRefused, guarded_env
 
 LAYOUT_FILE = Path(__file__).resolve().parent / "engine" / "layout.json"
 
@@ -149,13 +150,19 @@ def default_tag(now: datetime.datetime | None = None) -> str:
 
 def run_branches(ws: Path) -> set[str]:
     """The tags of the workspace's run branches (`autoresearch/<tag>`), in one git call, as the
-    engine lists them (src/engine/workspace.ts freeRunTag); none where it is no repository."""
+    engine lists them (src/engine/workspace.ts freeRunTag); none where it is no repository, or its
+    git config is one the server will not run git under (the engine then says why)."""
+    try:
+        env = guarded_env(ws)
+    except GitConfigRefused:
+        return set()
     result = subprocess.run(
         ["git", "for-each-ref", "--format=%(refname:short)", "refs/heads/autoresearch/"],
         cwd=ws,
         capture_output=True,
         text=True,
         timeout=30,
+        env=env,
     )
     if result.returncode != 0:
         return set()

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { exec } from './exec';
+import { configKey, type ConfigScan, guardedEnv, scanConfig, userGitConfig } from './git-guard';
 import type { Mutex } from './mutex';
 import { NotRegularFile, readRegularIfAny, writeWorkspaceFile } from './workspace-files';
 
@@ -27,7 +28,10 @@ export class Repo {
   constructor(
     readonly dir: string,
     private readonly lock?: Mutex,
-  ) {}
+  ) {
+    // Read now, at the engine's start, before any run could have edited the user's config.
+    void userGitConfig();
+  }
 
   /** Runs git with the given arguments in the work tree; rejects with git's own message. */
   raw(args: string[]): Promise<string> {
@@ -35,12 +39,15 @@ export class Repo {
   }
 
   private async rawUnlocked(args: string[]): Promise<string> {
-    // The ceiling: with the work tree's .git gone (a training run may delete it), git must fail
-    // here, not go up and reset, commit or check out in whatever repository encloses the folder.
+    const [user, scan] = await Promise.all([userGitConfig(), this.configScan()]);
     const env = {
-      ...process.env,
-      GIT_TERMINAL_PROMPT: '0',
+      ...guardedEnv(scan.overrides, user.safeDirectories),
+      // The ceiling: with the work tree's .git gone (a training run may delete it), git must fail
+      // here, not go up and reset, commit or check out in whatever repository encloses the folder.
       GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(this.dir)),
+      // Wins over a core.worktree planted in the config, which would move every reset elsewhere
+      // (git init, which has no config yet, refuses it without a GIT_DIR).
+      ...(args[0] === 'init' ? {} : { GIT_WORK_TREE: path.resolve(this.dir) }),
     };
     const r = await exec('git', args, { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env });
     if (r.code !== 0) {
@@ -52,6 +59,25 @@ export class Repo {
       );
     }
     return r.stdout;
+  }
+
+  private scanned: { key: string; scan: ConfigScan } | null = null;
+  /**
+   * The overrides the repository's config needs, read again only when one of its files changed
+   * (a few stats per command). The listing itself runs nothing, and follows no include.
+   */
+  private async configScan(): Promise<ConfigScan> {
+    const key = configKey(this.dir);
+    if (this.scanned?.key === key) return this.scanned.scan;
+    const r = await exec('git', ['config', '--list', '--null', '--no-includes'], {
+      cwd: this.dir,
+      env: { ...guardedEnv(), GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(this.dir)) },
+    });
+    // No repository (yet, or any more): the command itself fails with git's own message.
+    if (r.code !== 0) return { overrides: [] };
+    const scan = scanConfig(r.stdout, this.dir);
+    this.scanned = { key, scan };
+    return scan;
   }
 
   /** True when dir is the top of a git work tree. */
@@ -122,19 +148,17 @@ export class Repo {
 
   /** Unified diff of the given paths against HEAD (work tree included). */
   async diff(paths: string[]): Promise<string> {
-    return this.raw(['diff', '--no-color', '--no-ext-diff', 'HEAD', '--', ...paths]);
+    return this.raw(['diff', '--no-color', '--no-ext-diff', '--no-textconv', 'HEAD', '--', ...paths]);
   }
 
   /** Unified diff of the given paths between two commits. */
   async diffCommits(from: string, to: string, paths: string[]): Promise<string> {
-    return this.raw(['diff', '--no-color', '--no-ext-diff', from, to, '--', ...paths]);
+    return this.raw(['diff', '--no-color', '--no-ext-diff', '--no-textconv', from, to, '--', ...paths]);
   }
 
   /** Commits exactly the given paths with the message; returns the new commit's hash. */
   async commit(paths: string[], message: string): Promise<string> {
-    const identity = (await this.hasIdentity())
-      ? []
-      : ['-c', 'user.name=autoresearch', '-c', 'user.email=autoresearch@localhost'];
+    const identity = await this.identity();
     const commit = () =>
       this.raw([...identity, 'commit', '-q', '--no-verify', '-m', message || '(no description)', '--', ...paths]);
     try {
@@ -203,14 +227,16 @@ export class Repo {
     await this.raw(['worktree', 'prune']);
   }
 
-  private identityKnown: boolean | null = null;
-  private async hasIdentity(): Promise<boolean> {
-    if (this.identityKnown === null) {
-      const name = await this.raw(['config', 'user.name']).catch(() => '');
-      const email = await this.raw(['config', 'user.email']).catch(() => '');
-      this.identityKnown = name.trim() !== '' && email.trim() !== '';
-    }
-    return this.identityKnown;
+  /**
+   * Who commits: the repository's own user.name/email where it sets them, else the user's as read
+   * at the engine's start (their global config is hidden from git itself), else autoresearch's.
+   */
+  private async identity(): Promise<string[]> {
+    const [user, scan] = await Promise.all([userGitConfig(), this.configScan()]);
+    const name = scan.name || user.name;
+    const email = scan.email || user.email;
+    if (!name || !email) return ['-c', 'user.name=autoresearch', '-c', 'user.email=autoresearch@localhost'];
+    return [...(scan.name ? [] : ['-c', `user.name=${name}`]), ...(scan.email ? [] : ['-c', `user.email=${email}`])];
   }
 }
 

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { exec } from './exec';
+import { guardedEnv } from './git-guard';
 
 export type MergeResult = { ok: true; files: Record<string, string> } | { ok: false; conflicts: string[] };
 
@@ -52,7 +53,7 @@ function mergeOne(dir: string, file: string, base: string, ours: string, theirs:
   const paths = ['ours', 'base', 'theirs'].map(k => path.join(dir, `${k}-${safe}`));
   [ours, base, theirs].forEach((text, i) => fs.writeFileSync(paths[i], text));
   // Exit status: 0 clean, >0 the number of conflicts, <0 (255 here) an error.
-  return exec('git', ['merge-file', '-p', ...paths]).then(r => {
+  return exec('git', ['merge-file', '-p', ...paths], { cwd: dir, env: guardedEnv() }).then(r => {
     if (r.code === 0) return r.stdout;
     if (r.code !== null && r.code > 0 && r.code < 128) return null;
     throw new Error(`git merge-file failed on ${file}: ${r.stderr.trim() || `exit code ${r.code}`}`);

@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { REVIEW_DECISION_FILE, REVIEW_PENDING_FILE } from '../core/layout';
 import { PendingReview, ReviewDecision, type ReviewAction, type ReviewSource } from '../core/review';
 import { exec } from './exec';
+import { guardedEnv } from './git-guard';
 import type { JournalStore } from './journal-store';
 import type { Proposal } from './proposers/types';
 import { readReviewMode, watchMode } from './review-mode';
@@ -104,9 +105,11 @@ async function editDiff(before: Record<string, string>, after: Record<string, st
         fs.mkdirSync(path.dirname(path.join(tmp, side, file)), { recursive: true });
         fs.writeFileSync(path.join(tmp, side, file), content);
       }
-      const r = await exec('git', ['diff', '--no-index', '--no-prefix', `proposed/${file}`, `edited/${file}`], {
-        cwd: tmp,
-      });
+      const r = await exec(
+        'git',
+        ['diff', '--no-index', '--no-ext-diff', '--no-textconv', '--no-prefix', `proposed/${file}`, `edited/${file}`],
+        { cwd: tmp, env: guardedEnv() },
+      );
       out += r.stdout;
     }
     return out;

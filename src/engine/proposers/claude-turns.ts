@@ -7,6 +7,7 @@
 import type { ContentBlock, ContentBlockParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ExperimentRecord } from '../../core/journal';
 import { exec } from '../exec';
+import { guardedEnv } from '../git-guard';
 import { lastResult } from './claude-history';
 import { fixOffer, type FixOffer } from './claude-prompt';
 import type { Finish } from './claude-tool-defs';
@@ -93,7 +94,7 @@ export async function loadFix(
 }
 
 async function gitShow(cwd: string, spec: string): Promise<string> {
-  const r = await exec('git', ['show', spec], { cwd });
+  const r = await exec('git', ['show', '--no-textconv', spec], { cwd, env: guardedEnv() });
   if (r.code !== 0) throw new Error(`git show ${spec} failed: ${r.stderr.trim()}`);
   return r.stdout;
 }
