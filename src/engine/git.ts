@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { exec } from './exec';
 import { configKey, type ConfigScan, guardedEnv, scanConfig, userGitConfig } from './git-guard';
 import type { Mutex } from './mutex';
-import { NotRegularFile, readRegularIfAny, writeWorkspaceFile } from './workspace-files';
+import { NotRegularFile, readNoFollow, readRegularIfAny, writeWorkspaceFile } from './workspace-files';
 
 /** Files the engine writes that must never be committed nor count as a dirty tree. */
 export const ENGINE_IGNORES = ['.autoresearch/', 'results.tsv'];
@@ -255,7 +255,15 @@ export function repositoryGone(dir: string): boolean {
   if (stat.isDirectory()) {
     return !fs.existsSync(path.join(dotGit, 'HEAD'));
   }
-  const m = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(dotGit, 'utf8'));
+  // A worktree's .git file; anything else there (a FIFO a run made) is no repository, and is never waited on.
+  if (!stat.isFile()) return true;
+  let text: string;
+  try {
+    text = readNoFollow(dotGit).toString('utf8');
+  } catch {
+    return true;
+  }
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec(text);
   return !m || !fs.existsSync(path.resolve(dir, m[1]));
 }
 

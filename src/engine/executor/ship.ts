@@ -4,17 +4,14 @@
  * workers with their own worktrees, and several engines, never share one).
  * Untracked files (results.tsv, .autoresearch/) stay on the engine's side.
  */
-import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import type { Kernel } from '@jupyterlab/services';
+import { Repo } from '../git';
 import { callKernel } from './kernel-call';
 import { shipCode, type ShipPart } from './ship-code';
-
-const run = promisify(execFile);
 
 /** Raw bytes per execute request: base64 makes it a third larger, well under the servers' 10 MiB websocket limit. */
 export const SHIP_CHUNK_BYTES = 3 * 1024 * 1024;
@@ -35,8 +32,9 @@ export function shipKey(cwd: string): string {
 
 /** path → [mode, git blob id] of the tracked files as they are on disk now. */
 export async function trackedFiles(cwd: string): Promise<Record<string, [string, string]>> {
-  const opts = { cwd, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' as const };
-  const staged = (await run('git', ['ls-files', '--stage', '-z'], opts)).stdout;
+  // Through the engine's git layer: nothing a run planted in .git (fsmonitor, filters) runs here.
+  const repo = new Repo(cwd);
+  const staged = await repo.raw(['ls-files', '--stage', '-z']);
   const files: Record<string, [string, string]> = {};
   for (const entry of staged.split('\0')) {
     const m = /^(\d{6}) ([0-9a-f]+) \d\t(.+)$/s.exec(entry);
@@ -44,9 +42,7 @@ export async function trackedFiles(cwd: string): Promise<Record<string, [string,
     if (m && m[1] !== '160000') files[m[3]] = [m[1], m[2]];
   }
   // Files edited since they were staged: their blob is what is on disk, not what the index says.
-  const dirty = (await run('git', ['diff-files', '--name-only', '-z'], opts)).stdout
-    .split('\0')
-    .filter(p => p && files[p]);
+  const dirty = (await repo.raw(['diff-files', '--name-only', '-z'])).split('\0').filter(p => p && files[p]);
   for (const p of dirty) {
     const abs = path.join(cwd, p);
     if (!fs.existsSync(abs) && !isLink(abs)) {
