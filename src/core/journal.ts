@@ -184,6 +184,8 @@ export const RunRecord = z.object({
   log_truncated: z.optional(z.boolean()),
   /** Whether the run was sandboxed (absent: not reported, or a journal from before the run guard). */
   sandbox: z.optional(z.enum(['on', 'off'])),
+  /** What the sandbox lacked, where it could not be had whole under `sandbox: auto` (the user namespace). */
+  sandbox_missing: z.optional(z.array(z.string())),
   /** Processes the run left behind, killed when it ended. */
   strays: z.optional(z.int().check(z.nonnegative())),
   worker,

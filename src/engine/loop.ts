@@ -170,13 +170,16 @@ export class Loop extends EventEmitter<LoopEvents> {
       }
       // Once nothing refuses the run: results.tsv as the journals have it before the first new row.
       results.sync();
-      if (this.settingsChanged && !this.opts.resume)
-        (this.opts.warn ?? stderr)(changedSettingsWarning(this.settingsChanged));
+      const warning = this.settingsChanged && !this.opts.resume ? changedSettingsWarning(this.settingsChanged) : '';
+      if (warning) (this.opts.warn ?? stderr)(warning);
       // The journal as the resume left it: the experiments so far count towards --max-experiments.
       const now = journal.read();
       const made = experimentsMade(now);
+      // A resume that names no limit keeps the run's own: its total was set when the run started.
+      const starts = now.filter(r => r.type === 'run_start');
+      const kept = this.opts.resume ? starts[starts.length - 1]?.max_experiments : undefined;
       this.maxExperiments =
-        this.opts.moreExperiments !== undefined ? made + this.opts.moreExperiments : this.opts.maxExperiments;
+        this.opts.moreExperiments !== undefined ? made + this.opts.moreExperiments : (this.opts.maxExperiments ?? kept);
       now.push(await this.writeRunStart(repo, journal));
       return await runPool(
         {

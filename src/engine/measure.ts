@@ -257,6 +257,7 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
     log_path: logFile,
     log_truncated: log.truncated,
     ...(outcome.sandbox && { sandbox: outcome.sandbox }),
+    ...(outcome.missing?.length && { sandbox_missing: outcome.missing }),
     ...(outcome.strays && { strays: outcome.strays }),
     ...(env.worker !== undefined ? { worker: env.worker } : {}),
   };

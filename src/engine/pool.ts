@@ -713,8 +713,16 @@ class Pool {
   /** Whether the runs so far were sandboxed, as of the last note: one line when that first shows, or changes. */
   private sandboxNoted: 'on' | 'off' | undefined;
 
+  /** Whether the sandbox's missing part was said already (once a run is enough). */
+  private missingNoted = false;
+
   private noteSandbox(lane: Lane, n: number): void {
-    const last = this.ledger.runsFor(n).at(-1)?.sandbox;
+    const run = this.ledger.runsFor(n).at(-1);
+    if (run?.sandbox === 'on' && run.sandbox_missing?.length && !this.missingNoted) {
+      this.missingNoted = true;
+      this.emitFor(lane, 'note', `training runs are sandboxed without: ${run.sandbox_missing.join('; ')}`);
+    }
+    const last = run?.sandbox;
     if (last === undefined || last === this.sandboxNoted) return;
     const before = this.sandboxNoted;
     this.sandboxNoted = last;

@@ -11,6 +11,7 @@ import {
   SETTINGS_REFUSAL,
   securityValues,
   settingChanges,
+  type SettingChange,
   type SettingsChanged,
   type SettingsFrom,
 } from '../core/security-settings';
@@ -34,13 +35,14 @@ export function resumeSettings(
   if (!last) return undefined;
   const changes = settingChanges(securityValues(last.config), securityValues(config), from);
   if (!changes.length) return undefined;
-  if (!accept) {
-    const [these, them] = changes.length > 1 ? ['these changes', 'them'] : ['this change', 'it'];
-    const where = changes.every(c => c.from === 'program.md') ? " in program.md's front matter" : '';
+  const unasked = changes.filter(c => !saidByThePerson(c));
+  if (unasked.length && !accept) {
+    const [these, them] = unasked.length > 1 ? ['these changes', 'them'] : ['this change', 'it'];
+    const where = unasked.every(c => c.from === 'program.md') ? " in program.md's front matter" : '';
     throw new UserError(
-      `${SETTINGS_REFUSAL}${tag} last started: ${changes.map(changeWords).join('; ')}; ` +
+      `${SETTINGS_REFUSAL}${tag} last started: ${unasked.map(changeWords).join('; ')}; ` +
         `${WHY}, so check that you made ${these}, then resume with --accept-settings to accept ${them}, ` +
-        `or restore the old ${changes.length > 1 ? 'settings' : 'setting'}${where}`,
+        `or restore the old ${unasked.length > 1 ? 'settings' : 'setting'}${where}`,
     );
   }
   return { since: tag, accepted: true, changes };
@@ -59,16 +61,28 @@ export function newRunSettings(
   const last = lastRunStart(runPaths(dir, since).journal);
   if (!last) return undefined;
   const changes = settingChanges(securityValues(last.config), securityValues(config), from);
-  return changes.length ? { since, accepted: accept, changes } : undefined;
+  if (!changes.length) return undefined;
+  return { since, accepted: accept || changes.every(saidByThePerson), changes };
+}
+
+/**
+ * A change the person made where no run can write: a flag on the command line, or the panel's
+ * options. It needs no acceptance; one that comes from program.md (or from a key gone from it,
+ * the default) may be a run's work.
+ */
+function saidByThePerson(c: SettingChange): boolean {
+  return c.from === 'flag' || c.from === 'panel';
 }
 
 /** The warning block a new run prints on stderr before it starts. */
 export function changedSettingsWarning(changed: SettingsChanged): string {
+  const unasked = changed.changes.filter(c => !saidByThePerson(c));
+  if (!unasked.length || changed.accepted) return '';
   const bar = '!'.repeat(72);
   return [
     bar,
     `autoresearch: WARNING: security settings differ from the latest run (${changed.since}):`,
-    ...changed.changes.map(c => `  ${changeWords(c)}`),
+    ...unasked.map(c => `  ${changeWords(c)}`),
     `  ${WHY}: check that these are your changes (the journal's run_start records them).`,
     bar,
     '',

@@ -235,7 +235,7 @@ describe('an engine killed mid-run, sandbox off', () => {
     expect(alive(daemon)).toBe(true); // nothing else ends it: it would sleep 300 s more
     fs.rmSync(hang);
 
-    const r = await cli(['run', dir, '--resume', '--max-experiments', '0']);
+    const r = await cli(['run', dir, '--resume', '--max-experiments', '0', '--sandbox', 'off']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     await waitFor(() => !alive(daemon), 5000, "the daemon in the run's cgroup to be killed");

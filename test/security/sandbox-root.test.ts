@@ -384,6 +384,27 @@ print("val_bpb: 1.0")
     );
   }, 120_000);
 
+  it('a sandbox without a user namespace under auto: the run record names what is missing and the terminal says so once', async () => {
+    const dir = makeWorkspace();
+    const r = await cli(['run', dir, '--tag', 't1', ...base, '--noise-runs', '2'], {
+      env: { AUTORESEARCH_TEST_NO_USERNS: '1' },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const runs = journal(dir, 't1').filter(x => x.type === 'run') as Array<{
+      sandbox: string;
+      sandbox_missing?: string[];
+    }>;
+    expect(runs).toHaveLength(2);
+    for (const run of runs) {
+      expect(run.sandbox).toBe('on');
+      expect(run.sandbox_missing).toEqual([expect.stringMatching(/^user namespace \(/)]);
+    }
+    const said = (r.stdout + r.stderr)
+      .split('\n')
+      .filter(l => l.includes('training runs are sandboxed without: user namespace'));
+    expect(said).toHaveLength(1);
+  }, 120_000);
+
   it('a run writing past the file size limit (front matter limits) is a crash whose reason names the limit', async () => {
     const dir = makeWorkspace({
       program: '---\nbudget_s: 1\ntimeout_s: 20\nlimits: {file_size: 1M, processes: 512}\n---\nMake val_bpb lower.\n',

@@ -101,12 +101,21 @@ describe('a run cannot switch its sandbox off for later runs (program.md written
     await expectRefusedResume(dir, /: editable \["train\.py"\] → \["train\.py","helpers\.py"\] \(from program\.md\); /);
   });
 
-  it('a change from a flag is refused on --resume too, naming the flag as its source', async () => {
+  it("a change from a flag on --resume is the person's own: the run goes on, the change recorded as accepted", async () => {
     const dir = makeWorkspace({ program: PROGRAM });
     expect((await cli(['run', dir, '--tag', 't1', ...RUN, '--max-experiments', '0'])).code).toBe(0);
     const r = await cli(['run', dir, '--resume', ...RUN, '--sandbox', 'off']);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/: sandbox auto → off \(from flag\); .* --accept-settings .*or restore the old setting$/m);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/security settings/);
+    expect(starts(journal(dir, 't1')).at(-1)?.settings_changed).toEqual({
+      since: 't1',
+      accepted: true,
+      changes: [{ setting: 'sandbox', before: 'auto', after: 'off', from: 'flag' }],
+    });
+    // Back to the default on the next resume: a key that no flag sets is program.md's (or its absence's), so refused.
+    const back = await cli(['run', dir, '--resume', ...RUN]);
+    expect(back.code).toBe(1);
+    expect(back.stderr).toMatch(/: sandbox off → auto \(from default\); .* --accept-settings /);
   });
 
   it('accepted with --accept-settings: the run goes on, the journal records the new settings as accepted, and reads on', async () => {
@@ -208,7 +217,7 @@ describe('--max-experiments is the run’s in all', () => {
     expect(starts(journal(dir, 't1')).at(-1)?.max_experiments).toBe(MAX);
   });
 
-  it('--more-experiments N on --resume runs N more than the journal has; with --max-experiments it is refused', async () => {
+  it('--more-experiments N on --resume runs N more than the journal has, a plain --resume keeps the total; with --max-experiments it is refused', async () => {
     const dir = makeWorkspace({ program: PROGRAM });
     expect((await cli(['run', dir, '--tag', 't1', ...RUN, '--max-experiments', '2'])).code).toBe(0);
     expect(made(dir)).toBe(2);
@@ -219,6 +228,10 @@ describe('--max-experiments is the run’s in all', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(made(dir)).toBe(5);
     expect(starts(journal(dir, 't1')).at(-1)?.max_experiments).toBe(5);
+    // A resume that names no limit keeps the run's total.
+    const plain = await cli(['run', dir, '--resume', ...RUN]);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(made(dir)).toBe(5);
     const both = await cli(['run', dir, '--resume', ...RUN, '--more-experiments', '1', '--max-experiments', '9']);
     expect(both.code).toBe(1);
     expect(both.stderr).toMatch(/^autoresearch: --max-experiments and --more-experiments exclude each other: .+\n$/);
