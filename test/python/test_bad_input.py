@@ -199,7 +199,8 @@ async def test_a_long_or_odd_query_value_is_a_short_400(route, params, field, wo
 
 async def test_an_unknown_field_with_a_long_name_is_a_short_400(workspace, supervisor, api):
     code, reply = await api("runs", "POST", {"path": "ws", "k" * 10000: 1})
-    assert code == 400 and len(reply["message"]) < 300 and len(reply["field"]) <= 100, str(reply)[:300]
+    # The name is cut; the rest is the list of the fields POST runs takes.
+    assert code == 400 and len(reply["message"]) < 500 and len(reply["field"]) <= 100, str(reply)[:300]
 
 
 def test_a_whole_number_written_as_a_float_reads_as_an_int(tmp_path):
