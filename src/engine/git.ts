@@ -113,14 +113,15 @@ export class Repo {
 
   /** Adds the engine's own files to .git/info/exclude, so a repository needs no .gitignore of ours. */
   ensureEngineIgnores(): void {
-    const exclude = path.join(this.dir, '.git', 'info', 'exclude');
-    fs.mkdirSync(path.dirname(exclude), { recursive: true });
-    const current = fs.existsSync(exclude) ? fs.readFileSync(exclude, 'utf8') : '';
+    const rel = path.join('.git', 'info', 'exclude');
+    fs.mkdirSync(path.join(this.dir, '.git', 'info'), { recursive: true });
+    // Read and written without following a link a run without the sandbox may have put there.
+    const current = readRegularIfAny(this.dir, rel)?.toString('utf8') ?? '';
     const lines = current.split('\n');
     const missing = ENGINE_IGNORES.filter(p => !lines.includes(p));
     if (missing.length) {
       const sep = current.length && !current.endsWith('\n') ? '\n' : '';
-      fs.appendFileSync(exclude, sep + missing.join('\n') + '\n');
+      writeWorkspaceFile(this.dir, rel, current + sep + missing.join('\n') + '\n');
     }
   }
 

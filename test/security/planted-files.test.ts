@@ -259,4 +259,18 @@ describe('planted files', () => {
       .filter(f => f.endsWith('.tmp') && !fs.lstatSync(path.join(state, 't1', f)).isSymbolicLink());
     expect(left).toEqual([]);
   });
+
+  it('a link at .git/info/exclude is never appended through: the outside file stays as it was', async () => {
+    const dir = makeWorkspace({ program: PROGRAM });
+    const victim = outsideSecret('untouched\n');
+    const exclude = path.join(dir, '.git', 'info', 'exclude');
+    fs.mkdirSync(path.dirname(exclude), { recursive: true });
+    fs.rmSync(exclude, { force: true });
+    fs.symlinkSync(victim, exclude);
+    const r = await bounded(['run', dir, '--tag', 't1', '--proposer', 'offline', '--max-experiments', '0'], 60_000);
+    expect(fs.readFileSync(victim, 'utf8')).toBe('untouched\n');
+    // Refused with one line naming it (never a stack trace).
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^autoresearch: .*\.git\/info\/exclude is a symbolic link[^\n]*\n$/);
+  });
 });
