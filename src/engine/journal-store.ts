@@ -9,7 +9,7 @@ import { JournalLineError, JournalRecord, parseJournal } from '../core/journal';
 import { deriveRunState } from '../core/run-state';
 import { fileError } from './user-error';
 import { UserError } from './workspace';
-import { openAppend, replaceFile } from './workspace-files';
+import { openAppend, readNoFollow, replaceFile } from './workspace-files';
 
 /** Where the run's state.json goes (runPaths(dir, tag).state) and the tag it names. */
 export interface StateTarget {
@@ -35,7 +35,8 @@ export class JournalStore {
   read(): JournalRecord[] {
     let text: string;
     try {
-      text = fs.readFileSync(this.file, 'utf8');
+      // Never through a link nor blocked on a FIFO a run without the sandbox put in its place.
+      text = readJournal(this.file);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw fileError('read', 'the journal', this.file, e, 'then run this again');
@@ -109,7 +110,7 @@ export class JournalStore {
   rewriteState(target: StateTarget): void {
     let buf: Buffer;
     try {
-      buf = fs.readFileSync(this.file);
+      buf = Buffer.from(readJournal(this.file), 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       buf = Buffer.alloc(0);
@@ -119,21 +120,24 @@ export class JournalStore {
 
   /** A record cut short by a kill has no newline; drop it so the next one starts on its own line. */
   private repairTornTail(): void {
-    if (!fs.existsSync(this.file)) {
+    // What is not a regular file (a link, a FIFO) is left to openAppend, which refuses it.
+    const stat = fs.lstatSync(this.file, { throwIfNoEntry: false });
+    if (!stat?.isFile()) {
       return;
     }
-    const size = fs.statSync(this.file).size;
+    const size = stat.size;
     if (size === 0) {
       return;
     }
-    const fd = fs.openSync(this.file, 'r+');
+    const { O_RDWR, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+    const fd = fs.openSync(this.file, O_RDWR | O_NOFOLLOW | O_NONBLOCK);
     try {
       const last = Buffer.alloc(1);
       fs.readSync(fd, last, 0, 1, size - 1);
       if (last[0] === 0x0a) {
         return;
       }
-      const text = fs.readFileSync(this.file, 'utf8');
+      const text = fs.readFileSync(fd, 'utf8');
       fs.ftruncateSync(fd, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
       fs.fsyncSync(fd);
     } finally {
@@ -148,4 +152,15 @@ export class JournalStore {
  */
 function writeState(target: StateTarget, records: JournalRecord[], bytes: number): void {
   replaceFile(target.file, JSON.stringify(deriveRunState(records, bytes, target.tag)) + '\n');
+}
+
+/**
+ * A journal's text, opened without following a link or waiting on a FIFO. A folder in its place
+ * is EISDIR, as a plain read says it (fileError words it); anything else not a file is refused.
+ */
+function readJournal(file: string): string {
+  if (fs.lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+    throw Object.assign(new Error(`EISDIR: ${file}`), { code: 'EISDIR' });
+  }
+  return readNoFollow(file).toString('utf8');
 }

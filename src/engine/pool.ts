@@ -53,7 +53,7 @@ import type { ResultsFile } from './results-file';
 import { ReviewPostponed, StepReview, type Asker } from './step-review';
 import { currentProgramBody, runPaths, UserError } from './workspace';
 import { createWorktrees, removeWorktrees, worktreesRoot } from './worktrees';
-import { notRegularProblem, readRegularText } from './workspace-files';
+import { notRegularProblem, openAppend, readRegularText } from './workspace-files';
 
 export interface PoolOptions {
   dir: string;
@@ -703,7 +703,12 @@ class Pool {
     this.emitFor(lane, 'note', `#${n}: ${ignored.message}`);
     for (const log of ignored.logPaths) {
       try {
-        fs.appendFileSync(log, `autoresearch: ${ignored.message}\n`);
+        const fd = openAppend(log);
+        try {
+          fs.writeSync(fd, `autoresearch: ${ignored.message}\n`);
+        } finally {
+          fs.closeSync(fd);
+        }
       } catch {
         // A log that is gone keeps no warning; the terminal has it.
       }

@@ -18,7 +18,7 @@ import {
 import { summarizeTransfer, type TransferSummary } from '../core/transfer';
 import { parseStudyJournal, StudyRecord, type StudyKind } from '../core/transfer-journal';
 import { runPaths, UserError } from './workspace';
-import { openAppend, replaceFile } from './workspace-files';
+import { openAppend, readNoFollow, replaceFile } from './workspace-files';
 
 /** Where a run's transfer study keeps its files. */
 export function studyPaths(dir: string, tag: string) {
@@ -46,7 +46,7 @@ export class StudyStore {
   private read(): StudyRecord[] {
     let text: string;
     try {
-      text = fs.readFileSync(this.paths.journal, 'utf8');
+      text = readNoFollow(this.paths.journal).toString('utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw new UserError(`cannot read ${this.paths.journal}: ${(e as Error).message}`);
@@ -88,8 +88,8 @@ export class StudyStore {
 
 /** A record a kill cut short has no newline: drop it, so the next one starts on its own line. */
 function dropTornTail(file: string): void {
-  if (!fs.existsSync(file)) return;
-  const text = fs.readFileSync(file, 'utf8');
+  if (!fs.lstatSync(file, { throwIfNoEntry: false })?.isFile()) return;
+  const text = readNoFollow(file).toString('utf8');
   if (text === '' || text.endsWith('\n')) return;
   fs.truncateSync(file, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
 }

@@ -273,4 +273,28 @@ describe('planted files', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^autoresearch: .*\.git\/info\/exclude is a symbolic link[^\n]*\n$/);
   });
+
+  it('a FIFO or a link at the journal is a clear error, never a hang nor a read through it (status, results, --resume)', async () => {
+    const dir = makeWorkspace({ program: PROGRAM });
+    const journal = path.join(dir, '.autoresearch', 't1', 'journal.jsonl');
+    fs.mkdirSync(path.dirname(journal), { recursive: true });
+    for (const plant of ['fifo', 'link'] as const) {
+      fs.rmSync(journal, { force: true });
+      if (plant === 'fifo') execFileSync('mkfifo', [journal]);
+      else fs.symlinkSync(outsideSecret('{"type":"run_start"}\n'), journal);
+      for (const args of [
+        ['status', dir, '--tag', 't1'],
+        ['results', dir, '--tag', 't1'],
+        ['run', dir, '--tag', 't1', '--resume', '--proposer', 'offline'],
+      ]) {
+        const r = await bounded(args, 30_000);
+        expect(r.code, `${plant}: ${args[0]}`).toBe(1);
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^autoresearch: \\S*journal\\.jsonl is ${plant === 'fifo' ? 'a FIFO' : 'a symbolic link'}, not a regular file[^\\n]*\\n$`,
+          ),
+        );
+      }
+    }
+  });
 });
