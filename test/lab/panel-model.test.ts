@@ -232,6 +232,34 @@ describe('describeSandbox', () => {
   });
 });
 
+describe('describeSandbox with changed settings', () => {
+  it('says loudly that a run started with security settings nobody accepted, and names each change', () => {
+    const model = new RunModel();
+    model.reset('t2');
+    const journal = new Journal();
+    const runs = noisyJournal().filter(r => r.type === 'run');
+    const changed = {
+      since: 't1',
+      accepted: false,
+      changes: [{ setting: 'sandbox' as const, before: 'auto', after: 'off', from: 'program.md' as const }],
+    };
+    feed(model, journal.append([{ ...runStart, settings_changed: changed } as JournalRecord]));
+    expect(describeSandbox(model, trans)).toMatchObject({ words: 'settings changed', on: false });
+    feed(model, journal.append([{ ...runs[0], sandbox: 'off' } as JournalRecord]));
+    const said = describeSandbox(model, trans);
+    expect(said?.words).toBe('not sandboxed · settings changed');
+    expect(said?.changed).toMatch(/^Security settings differ from run t1: sandbox auto → off \(from program\.md\)\./);
+    // Accepted (a flag, the panel's confirmation): nothing to say beyond the sandbox itself.
+    const quiet = new RunModel();
+    quiet.reset('t2');
+    feed(
+      quiet,
+      new Journal().append([{ ...runStart, settings_changed: { ...changed, accepted: true } } as JournalRecord]),
+    );
+    expect(describeSandbox(quiet, trans)).toBeNull();
+  });
+});
+
 describe('RunModel with run records (the noise-aware engine)', () => {
   it('keeps run records apart from experiments: they neither finish one nor count as one', () => {
     const model = new RunModel();

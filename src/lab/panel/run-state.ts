@@ -1,6 +1,7 @@
 /** The run's state in words, for the panel's strip and the status bar; no DOM, so testable anywhere. */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { fmtNoise } from '../../core/noise';
+import { changeWords } from '../../core/security-settings';
 import { bestWords, perMilliWords, perProposerWords, trustRunsWords } from '../../core/noise-words';
 import type { RunModel } from './run-model';
 
@@ -102,11 +103,45 @@ export function describeNoise(m: RunModel, trans: TranslationBundle): string[] {
 export function describeSandbox(
   m: RunModel,
   trans: TranslationBundle,
-): { words: string; title: string; on: boolean } | null {
+): { words: string; title: string; on: boolean; changed?: string } | null {
   const sandbox = m.sandbox;
+  const changed = unacceptedChanges(m, trans);
   if (sandbox === null) {
-    return null;
+    return changed ? { words: changed.words, title: changed.title, on: false, changed: changed.title } : null;
   }
+  const said = describeSandboxWord(sandbox, trans);
+  return changed
+    ? {
+        ...said,
+        words: `${said.words} · ${changed.words}`,
+        title: `${changed.title}\n\n${said.title}`,
+        changed: changed.title,
+      }
+    : said;
+}
+
+/**
+ * The security settings this run started with that differ from the workspace's latest run and
+ * that nobody accepted (they came from program.md, which a run without the sandbox can write):
+ * shown loudly, as the engine's terminal does.
+ */
+function unacceptedChanges(m: RunModel, trans: TranslationBundle): { words: string; title: string } | null {
+  const changed = m.runStart?.settings_changed;
+  if (!changed || changed.accepted) return null;
+  return {
+    words: trans.__('settings changed'),
+    title: trans.__(
+      'Security settings differ from run %1: %2. A training run without the sandbox can edit program.md: check that these are your changes.',
+      changed.since,
+      changed.changes.map(changeWords).join('; '),
+    ),
+  };
+}
+
+function describeSandboxWord(
+  sandbox: 'on' | 'off',
+  trans: TranslationBundle,
+): { words: string; title: string; on: boolean } {
   return sandbox === 'on'
     ? {
         words: trans.__('sandboxed'),

@@ -303,6 +303,7 @@ export class RunToolbar {
     this.sandbox.textContent = sandbox?.words ?? '';
     this.sandbox.title = sandbox?.title ?? '';
     this.sandbox.dataset.sandbox = sandbox ? (sandbox.on ? 'on' : 'off') : '';
+    this.sandbox.dataset.settingsChanged = sandbox?.changed ? 'true' : '';
     // The best as the engine estimates it: the mean of its runs ± its standard error, once measured.
     const best = m.best;
     this.best.textContent = !best
