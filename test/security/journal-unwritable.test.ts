@@ -44,10 +44,32 @@ const TRAIN = [
 /** A Python nobody may run (root's own, under /root, is out of its reach). */
 const PYTHON = ['/usr/bin/python3', '/usr/local/bin/python3'].find(p => fs.existsSync(p)) ?? resolvePython();
 
+/**
+ * The engine bundle where nobody can read it: a clone may lie under a folder only root may enter
+ * (mktemp -d makes one 0700), so nobody runs a copy of the same file.
+ */
+let nobodysEngine: string | null = null;
+function engineFor(unprivileged: boolean): string {
+  if (!unprivileged || !ROOT) return ENGINE;
+  if (nobodysEngine === null) {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-engine-'));
+    fs.chmodSync(folder, 0o755);
+    nobodysEngine = path.join(folder, path.basename(ENGINE));
+    fs.copyFileSync(ENGINE, nobodysEngine);
+    fs.chmodSync(nobodysEngine, 0o755);
+  }
+  return nobodysEngine;
+}
+
 /** The CLI, as nobody when the tests run as root (setpriv: root would ignore a read-only file). */
 function cliAs(unprivileged: boolean, args: string[], home: string): Promise<CliResult> {
   const env = { ...process.env, HOME: home };
-  const command = [process.execPath, ENGINE, ...args, ...(args[0] === 'run' ? ['--python', PYTHON] : [])];
+  const command = [
+    process.execPath,
+    engineFor(unprivileged),
+    ...args,
+    ...(args[0] === 'run' ? ['--python', PYTHON] : []),
+  ];
   const child =
     unprivileged && ROOT
       ? spawn('setpriv', ['--reuid', `${NOBODY}`, '--regid', `${NOBODY}`, '--clear-groups', ...command], { env })
