@@ -233,13 +233,18 @@ def run_fields() -> Fields:
     return fields
 
 
+def budget_option() -> dict[str, Any]:
+    """run-options.json's budget_s: its bound is a run's, a transfer's and a new workspace's alike."""
+    try:
+        return next(o for o in run_options() if o["key"] == "budget_s")
+    except (MissingOptions, StopIteration) as err:
+        raise ApiError(503, str(err) or "the engine's option list has no budget_s") from None
+
+
 @functools.cache
 def transfer_fields() -> Fields:
     """POST /autoresearch/transfer: the run, the larger scale's environment and the study's options."""
-    try:
-        budget = next(o for o in run_options() if o["key"] == "budget_s")
-    except (MissingOptions, StopIteration) as err:
-        raise ApiError(503, str(err) or "the engine's option list has no budget_s") from None
+    budget = budget_option()
     return {
         "path": (path, True),
         "tag": (tag, False),
@@ -299,10 +304,7 @@ def whole_seconds_up_to(high: int) -> Callable[[str, Any], int]:
 @functools.cache
 def workspace_fields() -> Fields:
     """POST /autoresearch/workspaces: the folder, a template and its budget, or a repository."""
-    try:
-        budget = next(o for o in run_options() if o["key"] == "budget_s")
-    except (MissingOptions, StopIteration) as err:
-        raise ApiError(503, str(err) or "the engine's option list has no budget_s") from None
+    budget = budget_option()
     return {
         "path": (path, True),
         "template": (one_of("tiny-cpu"), False),

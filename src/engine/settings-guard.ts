@@ -3,7 +3,6 @@
  * without the sandbox can write program.md, and its front matter governs the next start: so a
  * change at a resume is refused unless the person accepts it, and one at a new run is shown loudly.
  */
-import * as fs from 'node:fs';
 import type { JournalRecord, RunConfig, RunStartRecord } from '../core/journal';
 import { RunStartRecord as RunStartSchema } from '../core/journal';
 import {
@@ -16,6 +15,7 @@ import {
   type SettingsFrom,
 } from '../core/security-settings';
 import { UserError } from './user-error';
+import { readNoFollow } from './workspace-files';
 import { latestTag, runPaths } from './workspace';
 
 const WHY = 'a training run without the sandbox can edit program.md';
@@ -94,18 +94,11 @@ export function changedSettingsWarning(changed: SettingsChanged): string {
  * is megabytes); never through a link, never blocking on a FIFO. Null when there is none to read.
  */
 function lastRunStart(file: string): RunStartRecord | null {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
   let text: string;
   try {
-    if (!fs.fstatSync(fd).isFile()) return null;
-    text = fs.readFileSync(fd, 'utf8');
-  } finally {
-    fs.closeSync(fd);
+    text = readNoFollow(file).toString('utf8');
+  } catch {
+    return null;
   }
   // Records are written with `type` first (JournalStore.append of the record literals).
   const at = text.lastIndexOf('{"type":"run_start"');
