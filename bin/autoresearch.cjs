@@ -5,9 +5,13 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const [major] = process.versions.node.split('.').map(Number);
-if (major < 20) {
-  console.error(`autoresearch: Node.js >= 20 is required (this is ${process.version}).`);
+// The minimum is package.json's engines.node (">=MAJOR.MINOR.PATCH"), the one place it is declared.
+const { engines } = require('../package.json');
+const least = engines.node.replace(/^>=/, '').split('.').map(Number);
+const here = process.versions.node.split('.').map(Number);
+const diff = here.map((n, i) => n - (least[i] ?? 0)).find(d => d !== 0) ?? 0;
+if (diff < 0) {
+  console.error(`autoresearch: Node.js ${engines.node} is required (this is ${process.version}).`);
   process.exit(1);
 }
 

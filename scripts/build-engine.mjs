@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles the engine CLI (src/engine/main.ts) and every npm dependency it uses into one
-// CommonJS file, so the Python wheel can ship it and run it with any Node.js >= 20.
+// CommonJS file, so the Python wheel can ship it and run it with any Node.js package.json accepts.
 //
 //   node scripts/build-engine.mjs [--entry FILE] [--outfile FILE] [--no-copy]
 //

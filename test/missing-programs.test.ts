@@ -48,9 +48,10 @@ describe('a training run without a module it imports', () => {
 
   it('names the kernel when a kernel ran it', () => {
     const tail = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n";
-    expect(missingModuleWords(tail, { python: '/usr/bin/python3', kernel: 'gpu-py311' })).toBe(
-      "the Python module torch is not installed in the gpu-py311 kernel's environment; install it there (%pip install torch in a notebook on the gpu-py311 kernel; its package may have another name)",
+    const noRequirements = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-noreq-'));
+    expect(missingModuleWords(tail, { python: '/usr/bin/python3', kernel: 'gpu-py311' }, noRequirements)).toBe(
+      "the Python module torch is not installed in the gpu-py311 kernel's environment; install it there (%pip install torch --index-url https://download.pytorch.org/whl/cpu in a notebook on the gpu-py311 kernel; CPU build; for a CUDA build, the command for your CUDA version is at https://pytorch.org/get-started/locally/)",
     );
-    expect(missingModuleWords('ValueError: x', { python: 'python3', kernel: null })).toBeNull();
+    expect(missingModuleWords('ValueError: x', { python: 'python3', kernel: null }, noRequirements)).toBeNull();
   });
 });

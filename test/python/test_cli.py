@@ -36,7 +36,7 @@ def test_without_node_it_says_what_to_install(tmp_path):
     result = run_cli("--help", env={"AUTORESEARCH_NODE": str(tmp_path / "no-node")})
     assert result.returncode == 127
     assert result.stdout == ""
-    assert "Node.js >= 20 is required on this machine" in result.stderr
+    assert "Node.js >= 20.19 is required on this machine" in result.stderr
     assert "AUTORESEARCH_NODE" in result.stderr
 
 
@@ -59,7 +59,7 @@ def wheel_layout(tmp_path, node: str):
 
 def test_an_old_node_on_the_path_gives_way_to_the_node_extra(tmp_path, fake_node):
     real = shutil.which("node")
-    assert real is not None, "the tests need Node.js >= 20 on the PATH"
+    assert real is not None, "the tests need Node.js >= 20.19 on the PATH"
     old = Path(fake_node("v18.19.0"))
     only_old = tmp_path / "bin"
     only_old.mkdir()

@@ -258,7 +258,7 @@ def test_load_as_a_dataframe(tmp_path):
 
 
 def test_show_renders_what_the_export_does(tmp_path, engine_bundle):
-    assert shutil.which("node"), "the tests need Node.js >= 20 on the PATH"
+    assert shutil.which("node"), "the tests need Node.js >= 20.19 on the PATH"
     (tmp_path / "program.md").write_text("Make val_bpb lower.\n")
     write_journal(tmp_path, noisy_records())
     summary, chart, *experiments = notebook_outputs(tmp_path)

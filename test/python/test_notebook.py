@@ -31,7 +31,7 @@ def git(cwd, *args):
 def workspace(tmp_path_factory):
     """A workspace with run `t1`: the baseline and 2 offline proposals, trained by the real engine."""
     node = shutil.which("node")
-    assert node is not None, "the tests need Node.js >= 20 on the PATH"
+    assert node is not None, "the tests need Node.js >= 20.19 on the PATH"
     assert engine_path().is_file(), "run `npm run build:engine` (make setup does)"
     ws = tmp_path_factory.mktemp("ws")
     (ws / "program.md").write_text("---\nbudget_s: 1\ntimeout_s: 20\n---\nMake val_bpb lower.\n")
@@ -163,7 +163,7 @@ def test_show_without_node_reads_an_exported_notebook(workspace, monkeypatch, tm
     with_node = capture_display(monkeypatch)
     show(workspace)
     monkeypatch.setenv("AUTORESEARCH_NODE", str(tmp_path / "no-node"))
-    with pytest.raises(RuntimeError, match="Node.js >= 20 is required.*autoresearch export"):
+    with pytest.raises(RuntimeError, match="Node.js >= 20.19 is required.*autoresearch export"):
         show(workspace)
     exported = workspace / "t1.ipynb"
     subprocess.run(

@@ -101,7 +101,7 @@ def test_a_stale_state_without_an_engine_needs_node_and_says_so(tmp_path, no_nod
     journal = write_run(tmp_path, two_workers())
     with journal.open("a") as f:
         f.write(json.dumps(END) + "\n")
-    with pytest.raises(Unavailable, match="Node.js >= 20 is required"):
+    with pytest.raises(Unavailable, match="Node.js >= 20.19 is required"):
         load_state(tmp_path, "t", live=False)
 
 
@@ -245,6 +245,6 @@ async def test_get_runs_reports_a_run_it_cannot_read_the_state_of_for_itself(
     assert code == 200, reply
     runs = {r["tag"]: r for r in reply["runs"]}
     assert runs["current"]["state"] == "stopped" and runs["current"]["best"]["metric"] == 0.97
-    assert runs["old"]["state"] == "corrupt" and "Node.js >= 20 is required" in runs["old"]["error"]
+    assert runs["old"]["state"] == "corrupt" and "Node.js >= 20.19 is required" in runs["old"]["error"]
     code, reply = await api("runs/status", path="ws", tag="old")
-    assert code == 503 and "Node.js >= 20 is required" in reply["message"]
+    assert code == 503 and "Node.js >= 20.19 is required" in reply["message"]

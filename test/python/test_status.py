@@ -10,7 +10,7 @@ from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 import jupyterlab_autoresearch
 from jupyterlab_autoresearch.node import engine_path
 
-REQUIRED = "Node.js >= 20 is required on the Jupyter server host"
+REQUIRED = "Node.js >= 20.19 is required on the Jupyter server host"
 
 
 async def test_status_reports_version_engine_and_node(jp_fetch, monkeypatch):
@@ -24,22 +24,24 @@ async def test_status_reports_version_engine_and_node(jp_fetch, monkeypatch):
     assert status["engine"] == {"path": str(engine_path()), "exists": engine_path().is_file()}
 
     node = shutil.which("node")
-    assert node is not None, "the tests need Node.js >= 20 on the PATH"
+    assert node is not None, "the tests need Node.js >= 20.19 on the PATH"
     version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     assert status["node"] == {
         "ok": True,
         "path": node,
         "version": version,
-        "required": ">=20",
+        "required": ">=20.19",
         "message": None,
     }
 
 
-@pytest.mark.parametrize("case", ["missing", "too-old", "not-a-version"])
+@pytest.mark.parametrize("case", ["missing", "too-old", "minor-too-old", "not-a-version"])
 async def test_status_explains_an_unusable_node(jp_fetch, monkeypatch, fake_node, tmp_path, case):
     node = {
         "missing": str(tmp_path / "no-such-node"),
         "too-old": fake_node("v18.19.0"),
+        # The minimum is 20.19 (package.json's engines), not any 20.
+        "minor-too-old": fake_node("v20.18.3"),
         "not-a-version": fake_node("hello"),
     }[case]
     monkeypatch.setenv("AUTORESEARCH_NODE", node)
@@ -51,8 +53,8 @@ async def test_status_explains_an_unusable_node(jp_fetch, monkeypatch, fake_node
     assert status["ok"] is False
     assert status["message"].startswith(REQUIRED)
     assert "https://nodejs.org/" in status["message"]
-    if case == "too-old":
-        assert status["version"] == "v18.19.0"
+    if case in ("too-old", "minor-too-old"):
+        assert status["version"] in ("v18.19.0", "v20.18.3")
         assert "too old" in status["message"]
 
 
@@ -122,7 +124,7 @@ def test_the_server_warns_at_start_without_git_or_node(tmp_path):
         rest = server.communicate(timeout=30)[1]
     text = "".join(log) + rest
     assert "autoresearch: git is required on the Jupyter server host" in text, text[-3000:]
-    assert "autoresearch: Node.js >= 20 is required on the Jupyter server host" in text
+    assert "autoresearch: Node.js >= 20.19 is required on the Jupyter server host" in text
 
 
 def test_a_programs_version_is_asked_once_per_binary(tmp_path):

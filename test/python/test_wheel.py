@@ -60,7 +60,14 @@ def test_init_and_one_experiment_with_the_node_extra(installed):
     cli = venv / "bin" / "autoresearch"
     ws = tmp / "ws"
     out = run(cli, "init", ws, "--budget", "1", env=env, timeout=120)
-    assert "its Python needs: torch and numpy" in out
+    # The pin the template's requirements.txt declares, which the workspace carries too.
+    pin = next(
+        line
+        for line in (ROOT / "templates/tiny-cpu/requirements.txt").read_text().splitlines()
+        if line.startswith("torch==")
+    )
+    assert f"its Python needs: {pin} and numpy" in out
+    assert (ws / "requirements.txt").read_text() == (ROOT / "templates/tiny-cpu/requirements.txt").read_text()
     (ws / "train.py").write_text(TRAIN)
     run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "stand-in", cwd=ws, env=env)
     run(cli, "run", ws, "--tag", "w1", "--max-experiments", "1", "--proposer", "offline", env=env, timeout=300)
