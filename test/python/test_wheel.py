@@ -34,24 +34,35 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def readme_install_line() -> str:
+    """The README's command that installs the wheel `make wheel` built, as a user pastes it."""
+    install = (ROOT / "README.md").read_text().split("\n## Install\n", 1)[1]
+    block = install.split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("  #")[0].strip() for line in block.splitlines()]
+    assert lines[0] == "make wheel", "the README's install starts by building the wheel"
+    return next(line for line in lines if line.startswith("pip install") and "dist/" in line)
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """A venv with the wheel and its [node] extra, and a PATH of that venv and git only."""
+    """A venv with the wheel installed by the README's own command, and a PATH of that venv, git and a shell only."""
     tmp = tmp_path_factory.mktemp("wheel")
     dist = tmp / "dist"
-    # The tree is built (make setup), so the build hook skips npm and packs what is there.
+    # Where `make wheel` leaves it; the tree is built (make setup), so the build hook skips npm and packs what is there.
+    assert "--wheel-dir dist ." in (ROOT / "Makefile").read_text()
     run(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--quiet", "-w", dist, timeout=900)
-    wheel = next(dist.glob("jupyterlab_autoresearch-*.whl"))
     venv = tmp / "venv"
     run(sys.executable, "-m", "venv", venv, timeout=300)
-    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"{wheel}[node]", timeout=1200)
     tools = tmp / "tools"
     tools.mkdir()
-    (tools / "git").symlink_to(shutil.which("git"))
+    for program in ("git", "bash", "ls"):
+        (tools / program).symlink_to(shutil.which(program))
     env = {k: v for k, v in os.environ.items() if k not in ("AUTORESEARCH_NODE", "PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = f"{venv / 'bin'}:{tools}"
     env["HOME"] = str(tmp / "home")
     assert shutil.which("node", path=env["PATH"]) is None, "the PATH under test must have no Node.js"
+    # In the folder that holds dist/, as in a clone after `make wheel`; the venv's pip first on the PATH.
+    run("bash", "-c", readme_install_line(), cwd=tmp, env=env, timeout=1200)
     return venv, env, tmp
 
 
