@@ -66,6 +66,14 @@ describe('a run whose Python lacks torch', () => {
     );
   });
 
+  it('with a pinned CUDA build, names the index of that build', () => {
+    const dir = workspaceWith('torch==2.9.1+cu128\n');
+    expect(missingModuleWords(noTorch, by, dir)).toBe(
+      `the Python module torch is not installed in ${by.python}; install it there (${by.python} -m pip install ` +
+        `torch==2.9.1+cu128 --index-url https://download.pytorch.org/whl/cu128; the build requirements.txt pins; other builds: ${SELECTOR})`,
+    );
+  });
+
   it('without a requirements.txt still names the CPU index, never a bare pip install torch', () => {
     const words = missingModuleWords(noTorch, by, workspaceWith(null)) ?? '';
     expect(words).toContain(`${by.python} -m pip install torch --index-url ${CPU_INDEX};`);

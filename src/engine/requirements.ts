@@ -12,8 +12,9 @@ import * as fs from 'node:fs';
 import { openRegular } from './workspace-files';
 
 export const REQUIREMENTS_FILE = 'requirements.txt';
-/** PyTorch's index of CPU-only builds, as https://pytorch.org/get-started/locally/ gives it. */
-export const TORCH_CPU_INDEX = 'https://download.pytorch.org/whl/cpu';
+/** PyTorch's indexes, one a build (cpu, cu128, rocm6.4, …), as https://pytorch.org/get-started/locally/ gives them. */
+const TORCH_INDEXES = 'https://download.pytorch.org/whl';
+export const TORCH_CPU_INDEX = `${TORCH_INDEXES}/cpu`;
 /** Where PyTorch gives the install command for each CUDA (or ROCm) version. */
 export const TORCH_SELECTOR = 'https://pytorch.org/get-started/locally/';
 /** Packages built per accelerator, from PyTorch's own indexes. */
@@ -68,10 +69,17 @@ export function installAdvice(dir: string, name: string): { spec: string; note: 
   const spec = declared ?? name;
   const pinned = declared?.includes('==') ?? false;
   if (TORCH_BUILT.has(name)) {
-    const cpu = `${spec} --index-url ${TORCH_CPU_INDEX}`;
+    // A pin with a build label (2.5.1+cu121) names its own index; the rest get the CPU build.
+    const build = /\+(cpu|cu\d+|rocm[\d.]+)$/.exec(spec)?.[1];
+    if (build && build !== 'cpu') {
+      return {
+        spec: `${spec} --index-url ${TORCH_INDEXES}/${build}`,
+        note: `the build ${REQUIREMENTS_FILE} pins; other builds: ${TORCH_SELECTOR}`,
+      };
+    }
     const whose = pinned ? `the version ${REQUIREMENTS_FILE} pins, ` : '';
     return {
-      spec: cpu,
+      spec: `${spec} --index-url ${TORCH_CPU_INDEX}`,
       note: `${whose}CPU build; for a CUDA build, the command for your CUDA version is at ${TORCH_SELECTOR}`,
     };
   }
