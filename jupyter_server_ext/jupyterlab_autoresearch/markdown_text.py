@@ -32,6 +32,6 @@ def markdown_literal(text: str) -> str:
 def markdown_plain(markdown: str) -> str:
     """The generated markdown as plain text (a bundle's text/plain): bold and code marks gone,
     literal dollars, backslashes and escaped punctuation shown as the characters they stand for."""
-    text = re.sub(r"(?<!\\)(\*\*|`)", "", markdown)
-    text = text.replace(LITERAL_DOLLAR, "$").replace(LITERAL_BACKSLASH, "\\")
-    return _ESCAPED.sub(r"\1", text)
+    text = _ESCAPED.sub(r"\1", re.sub(r"(?<!\\)(\*\*|`)", "", markdown))
+    # After the escapes: a backslash these stand for escapes nothing.
+    return text.replace(LITERAL_DOLLAR, "$").replace(LITERAL_BACKSLASH, "\\")
