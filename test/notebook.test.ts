@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { EXPERIMENT_MIME } from '../src/core/bundle';
 import type { JournalRecord } from '../src/core/journal';
+import { LITERAL_DOLLAR } from '../src/core/markdown-text';
 import { buildNotebook } from '../src/core/notebook';
 import { noisyJournal, RUN_START } from './helpers/noisy-journal';
 import { record } from './helpers/records';
@@ -21,12 +22,12 @@ describe('buildNotebook summary', () => {
       /best val_bpb 0\.982333 ± 0\.00\d\d \(3 runs\) \(#2, `bbbbbbb`, from 1\.000000 at the baseline; lower is better\)/,
     );
     expect(text).toMatch(/ · σ 0\.00\d\d \(6 df\) · /);
+    const $ = LITERAL_DOLLAR;
     expect(text).toContain(
-      'trust: 6 of 11 runs on measurement and confirmation (2 noise, 3 confirmation, 1 re-measuring the best); 0.6 accelerator-min and \\$0.0028 per 0.001 gained (offline: no gain yet; claude: 0.4 accelerator-min and \\$0.0022 per 0.001 gained).',
+      `trust: 6 of 11 runs on measurement and confirmation (2 noise, 3 confirmation, 1 re-measuring the best); 0.6 accelerator-min and ${$}0.0028 per 0.001 gained (offline: no gain yet; claude: 0.4 accelerator-min and ${$}0.0022 per 0.001 gained).`,
     );
-    // Every `$` escaped: two in a cell are a formula to JupyterLab's markdown (MathJax).
-    expect(text).not.toMatch(/(^|[^\\])\$/);
-    expect(text).toContain('and \\$0.0028');
+    // No `$` left: two in a cell are a formula to every notebook renderer (src/core/markdown-text.ts).
+    expect(text).not.toContain('$');
     // Still one line of figures after the heading, then the order the experiments come in.
     expect(text.split('\n').filter(Boolean)).toHaveLength(3);
     expect(text.split('\n').filter(Boolean)[2]).toBe('The experiments below are in the order they ran, #0 first.');
@@ -51,7 +52,8 @@ describe('buildNotebook summary', () => {
       record(1, { status: 'keep', metric: 0.99, cost_usd: 0.5 }),
     ];
     expect(summaryOf(old)).toBe(
-      '## Run `t` on branch `autoresearch/t`\n\n2 experiments (2 keep) · best val_bpb 0.990000 (#1, `bbbbbbb`, from 1.000000 at the baseline; lower is better) · proposals cost \\$0.5000.\n\n' +
+      '## Run `t` on branch `autoresearch/t`\n\n2 experiments (2 keep) · best val_bpb 0.990000 (#1, `bbbbbbb`, from 1.000000 at the baseline; lower is better) · proposals cost ' +
+        `${LITERAL_DOLLAR}0.5000.\n\n` +
         'The experiments below are in the order they ran, #0 first.\n',
     );
   });

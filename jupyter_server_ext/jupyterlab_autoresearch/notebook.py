@@ -18,6 +18,7 @@ from .confine import open_inside
 from .engine_info import is_engine_process, read_engine_info
 from .errors import DomainError
 from .journal import read_journal
+from .markdown_text import markdown_plain
 from .node import engine_path, find_node
 from .run_state import load_state
 from .transfer import study_of
@@ -188,7 +189,7 @@ def notebook_outputs(path: str | Path, tag: str | None = None) -> list[dict[str,
     # The export's summary cell is markdown; program.md, its first cell, is left out: it is the
     # researcher's own text and already open beside the notebook.
     summary = [
-        {"text/markdown": text, "text/plain": text}
+        {"text/markdown": text, "text/plain": markdown_plain(text)}
         for cell in notebook["cells"]
         if cell["cell_type"] == "markdown" and cell.get("id") == "summary"
         for text in ["".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # IPython is imported when watch() is called, as the package promises
     from IPython.display import DisplayHandle
 
+from .markdown_text import markdown_literal, markdown_plain
 from .notebook import engine_on, joined, locate_workspace, run_notebook
 from .run_state import load_state
 
@@ -26,7 +27,8 @@ def _plural(n: int, word: str) -> str:
 
 
 def state_words(tag: str, state: dict, watching: str | None = None) -> str:
-    """The run's state as one markdown paragraph: status, counts, best, what is in flight or awaits review."""
+    """The run's state as one markdown paragraph: status, counts, best, what is in flight or awaits review.
+    A description or an end's message is a model's or a run's text: shown literally (no maths from a `$`)."""
     status = state["status"]
     pending = state.get("pending")
     if status == "running" and pending:
@@ -42,21 +44,23 @@ def state_words(tag: str, state: dict, watching: str | None = None) -> str:
         parts.append(f"σ {state['sigma']:.4f}")
     if state["status"] == "running":
         for flight in state.get("in_flight", []):
-            parts.append(f"in flight: #{flight['n']} {flight['description']}")
+            parts.append(f"in flight: #{flight['n']} {markdown_literal(flight['description'])}")
         if pending:
             parts.append(
-                f"#{pending['n']} {pending['description']} awaits review (the panel, or `autoresearch review`)"
+                f"#{pending['n']} {markdown_literal(pending['description'])} awaits review"
+                " (the panel, or `autoresearch review`)"
             )
     end = state.get("end")
     if state["status"] == "stopped" and end:
-        parts.append(f"ended: {end['reason']}" + (f" ({end['message']})" if end.get("message") else ""))
+        message = f" ({markdown_literal(end['message'])})" if end.get("message") else ""
+        parts.append(f"ended: {end['reason']}{message}")
     if watching:
         parts.append(watching)
     return " · ".join(parts)
 
 
 def _text(markdown: str) -> dict[str, str]:
-    return {"text/markdown": markdown, "text/plain": markdown.replace("**", "").replace("`", "")}
+    return {"text/markdown": markdown, "text/plain": markdown_plain(markdown)}
 
 
 class _View:

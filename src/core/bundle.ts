@@ -58,6 +58,9 @@ export interface BundleOptions {
   log?: string | null;
 }
 
+/** The classes that keep MathJax (2: tex2jax_ignore; 3 and 4: mathjax_ignore) out of an element. */
+export const NO_MATH_CLASSES = 'tex2jax_ignore mathjax_ignore';
+
 /** Escapes text for HTML element content and attribute values. */
 export function escapeHtml(text: string): string {
   return text
@@ -235,7 +238,10 @@ function experimentHtml(r: ExperimentRecord, metric: string, logTail: string | n
       '</details>',
     );
   }
-  return `<div>\n${parts.join('\n')}\n</div>`;
+  // The description, rationale and reasoning are a model's text, and a renderer of this fallback
+  // (JupyterLab without this extension, nbconvert's page) typesets `$…$` in HTML outputs too: these
+  // classes tell MathJax 3 and 4 (mathjax_ignore) and MathJax 2 (tex2jax_ignore) to leave it as text.
+  return `<div class="${NO_MATH_CLASSES}">\n${parts.join('\n')}\n</div>`;
 }
 
 function experimentText(r: ExperimentRecord, metric: string, logTail: string | null): string {

@@ -9,6 +9,7 @@ import { experimentBundle } from './bundle';
 import { progressChart, VEGALITE_MIME } from './chart';
 import { progressChartSvg } from './chart-svg';
 import { experimentsOf, type ExperimentRecord, type JournalRecord } from './journal';
+import { literalDollars, markdownLiteral } from './markdown-text';
 import type { TransferSummary } from './transfer';
 import { transferChartBundle, transferTableBundle } from './transfer-view';
 import type { Direction } from './keep';
@@ -113,9 +114,9 @@ function summaryMarkdown(tag: string, records: JournalRecord[], metric: string, 
   // A notebook reads top to bottom, so the experiments run oldest first (the panel, a live
   // view, puts the newest on top); the summary says so, since the two orders differ.
   const order = exps.length > 1 ? `\n\nThe experiments below are in the order they ran, #${exps[0].n} first.\n` : '\n';
-  // `$` escaped: two of them in one cell (a cost and a trust figure) are a formula to JupyterLab's
-  // markdown, which set the words between them as maths; `\$` is a dollar there and on GitHub.
-  const text = parts.join(' · ').replace(/\$/g, '\\$');
+  // Two dollar amounts in one cell (a cost and a trust figure) would be a formula to every
+  // notebook renderer, and `\$` is no escape in JupyterLab: see ./markdown-text.
+  const text = literalDollars(parts.join(' · '));
   return `## Run \`${tag.replace(/`/g, '')}\` on branch \`autoresearch/${tag.replace(/`/g, '')}\`\n\n${text}.${order}`;
 }
 
@@ -135,11 +136,18 @@ function outputCell(id: string, ...data: Record<string, unknown>[]): Cell {
 function transferCells(study: TransferSummary | string): Cell[] {
   if (typeof study === 'string') {
     return [
-      { cell_type: 'markdown', id: 'transfer', metadata: {}, source: toLines(`## Transfer study\n\n${study}\n`) },
+      // The problem in words quotes what it read (a path, a file's text): shown as text, never markup.
+      {
+        cell_type: 'markdown',
+        id: 'transfer',
+        metadata: {},
+        source: toLines(`## Transfer study\n\n${markdownLiteral(study)}\n`),
+      },
     ];
   }
   const env = Object.entries(study.env)
-    .map(([k, v]) => `\`${k}=${v}\``)
+    // In code, where `$` is no maths; a backtick would end the code early, so it goes (as in the tag).
+    .map(([k, v]) => `\`${`${k}=${v}`.replace(/`/g, '')}\``)
     .join(' ');
   const intro =
     `## Transfer study\n\nThe baseline and every kept commit replayed in order at ${study.scale}` +
@@ -147,7 +155,7 @@ function transferCells(study: TransferSummary | string): Cell[] {
     ` scale (${study.search_budget_s} s). A change *transferred* when its gain kept its direction and exceeded` +
     ` ${study.keep_sigma} standard errors at the new scale.${study.summary.complete ? '' : ' The study is not complete: some replays are still to run.'}\n`;
   return [
-    { cell_type: 'markdown', id: 'transfer', metadata: {}, source: toLines(intro) },
+    { cell_type: 'markdown', id: 'transfer', metadata: {}, source: toLines(literalDollars(intro)) },
     outputCell('transfer-results', mimeData(transferTableBundle(study)), mimeData(transferChartBundle(study))),
   ];
 }
@@ -185,6 +193,8 @@ export function buildNotebook(input: NotebookInput): Notebook {
   const { metric, direction } = runMetric(input.records);
   const exps = experimentsOf(input.records);
   const cells: Cell[] = [
+    // program.md is the researcher's own markdown, typed in the panel's markdown cell: it renders as
+    // it does there, maths included (docs/notebook-markdown.md); only generated text is kept literal.
     { cell_type: 'markdown', id: 'program', metadata: {}, source: toLines(programMarkdown(input.program)) },
     {
       cell_type: 'markdown',

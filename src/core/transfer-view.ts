@@ -8,7 +8,7 @@
 import * as z from 'zod/mini';
 import { VEGALITE_MIME } from './chart';
 import { niceTicks } from './chart-svg';
-import { escapeHtml } from './bundle';
+import { escapeHtml, NO_MATH_CLASSES } from './bundle';
 import { fmtDelta, type TransferSummary } from './transfer';
 import { englishMessages } from './zod-english';
 
@@ -292,12 +292,15 @@ export function transferTableHtml(s: TransferSummary): string {
     if (ablate) cells.push(e(row.ablation ?? '—'), e(row.ablate_verdict ?? '—'));
     return `<tr>${cells.map(c => `<td>${c}</td>`).join('')}</tr>`;
   });
+  // JupyterLab typesets `$…$` in an HTML output, and the descriptions are a model's text (./bundle).
   return [
+    `<div class="${NO_MATH_CLASSES}">`,
     `<p><b>${e(s.summary.line)}</b></p>`,
     '<table>',
     `<thead><tr>${head.map(h => `<th>${e(h)}</th>`).join('')}</tr></thead>`,
     `<tbody>${rows.join('')}</tbody>`,
     '</table>',
+    '</div>',
   ].join('\n');
 }
 

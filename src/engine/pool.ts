@@ -16,6 +16,7 @@ import * as fs from 'node:fs';
 import { budgetWarning } from '../core/budget-check';
 import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
 import { experimentsOf, ZERO_USAGE } from '../core/journal';
+import { reviewNotesOf, type ReviewNote } from '../core/knob-notes';
 import { noiseRuleOf } from '../core/noise';
 import { sandboxOf } from '../core/sandbox';
 import { readEngineInfo, setRunningGroup, setRunningKernel } from './engine-lock';
@@ -153,6 +154,8 @@ class Pool {
   private readonly resumed: Continuation[];
   /** Step mode's reviewer: every one-worker run has one, as step mode may be switched on while it goes on; null with several, mostly. */
   private readonly review: StepReview | null;
+  /** The notes of the review decisions journaled before this engine (a resumed run's). */
+  private readonly journalNotes: ReviewNote[];
 
   constructor(
     private readonly o: PoolOptions,
@@ -160,6 +163,7 @@ class Pool {
   ) {
     this.several = o.executors.length > 1;
     this.history = experimentsOf(records);
+    this.journalNotes = reviewNotesOf(records);
     this.proposed = experimentsMade(records);
     this.ledger = new Ledger(o.journal, records);
     this.best = this.currentBest();
@@ -187,6 +191,7 @@ class Pool {
             // A switch made once this engine held the workspace counts, even before the loop began.
             since: claim?.pid === process.pid ? Date.parse(claim.started) : Date.now(),
             switchable: !this.several,
+            notes: this.journalNotes,
           });
     // A proposal left awaiting review is reviewed even by an engine resumed without step mode.
     for (const c of left) this.review?.require(c.start.n);
@@ -412,6 +417,8 @@ class Pool {
         spentUsd: this.spent(),
         env: this.o.devices[lane.k - 1],
       }),
+      // The reviewer's rules (a knob a note names is left alone) hold for the rest of the run.
+      reviewNotes: [...(this.review?.notes ?? this.journalNotes)],
     };
     if (this.several && best) {
       ctx.inFlight = [...this.inFlight.values()].map(({ cost: _cost, ...e }) => e);

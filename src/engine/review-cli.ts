@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import type { Command } from 'commander';
 import type { RunStartRecord } from '../core/journal';
+import { knobRulesOfMeta, knobRuleWords } from '../core/knob-notes';
 import type { PendingReview, ReviewDecision, ReviewMode } from '../core/review';
 import { isEngineAlive, readEngineInfo } from './engine-lock';
 import { JournalStore } from './journal-store';
@@ -37,6 +38,7 @@ export function reviewText(dir: string, tag?: string): string {
     `description: ${p.description}`,
     `rationale:   ${p.rationale}`,
     ...(p.why ? [`why:         ${p.why}`] : []),
+    ...knobRulesOfMeta(p.meta).map(rule => `rule:        ${knobRuleWords(rule)}`),
     ...(p.refused ? [`refused:     ${p.refused.message} (${p.refused.ts})`] : []),
     '',
     p.diff.trimEnd(),
@@ -172,7 +174,8 @@ export function registerReviewCommands(program: Command, abs: (dir: string) => s
     .option('--tag <tag>', 'run (default: the latest)')
     .option('--n <n>', 'refuse unless this is the number awaiting review', numberOf)
     .option('--all', 'approve it and review nothing more in this run')
-    .action(async (dir: string, o: { tag?: string; n?: number; all?: boolean }) => {
+    .option('--note <text>', 'for the record and the next proposal (a knob it names may be left alone)')
+    .action(async (dir: string, o: { tag?: string; n?: number; all?: boolean; note?: string }) => {
       process.stdout.write((await decide(abs(dir), o, 'approve')) + '\n');
     });
   program

@@ -9,6 +9,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { ReviewNote } from '../core/knob-notes';
 import { REVIEW_DECISION_FILE, REVIEW_PENDING_FILE } from '../core/layout';
 import { PendingReview, ReviewDecision, type ReviewAction, type ReviewSource } from '../core/review';
 import { exec } from './exec';
@@ -62,6 +63,8 @@ export interface StepReviewOptions {
   since: number;
   /** Whether the mode file is followed (not with several workers, which are never reviewed one by one). */
   switchable: boolean;
+  /** The notes of the decisions journaled before this engine (reviewNotesOf the journal). */
+  notes?: ReviewNote[];
 }
 
 /** The pending and decision files of a run's folder. */
@@ -131,8 +134,11 @@ export class StepReview {
   /** Proposals reviewed whatever the mode: those a stopped engine left awaiting review. */
   private readonly required = new Set<number>();
   private readonly unwatch: () => void;
+  /** Every decision's note in this run, the journal's before this engine's and its own since, oldest first. */
+  readonly notes: ReviewNote[];
 
   constructor(private readonly o: StepReviewOptions) {
+    this.notes = [...(o.notes ?? [])];
     this.enabled = o.enabled;
     this.modeKnown = o.since;
     this.asked = o.firstN - 1;
@@ -228,6 +234,8 @@ export class StepReview {
         ...(edit_diff !== undefined ? { edit_diff } : {}),
         ...(d.all ? { all: true } : {}),
       });
+      // As reviewNotesOf reads it back from the journal on --resume.
+      if (note !== undefined) this.notes.push({ n: offer.n, note });
       fs.rmSync(pendingFile, { force: true });
       // "Approve all" leaves step mode, journaled as any switch is (a mode file written before it stays old news).
       if (d.all) {

@@ -167,7 +167,8 @@ function addReviewCommands(
         const p = panel(args);
         const n = proposalOf(p, args);
         const files = args.files && typeof args.files === 'object' ? (args.files as Record<string, string>) : undefined;
-        return n === null ? undefined : p?.review.approve(n, files);
+        const note = typeof args.note === 'string' ? args.note : undefined;
+        return n === null ? undefined : p?.review.approve(n, files, note);
       },
     }),
   );

@@ -149,6 +149,36 @@ describe('ReviewView', () => {
     );
   });
 
+  it('says which knobs the offline proposer leaves alone, and whose note said so', () => {
+    const plain = setUp();
+    plain.review.model.setProposal(PROPOSAL);
+    expect(plain.view.card.node.querySelector('.jp-AutoresearchReview-rule')).toBeNull();
+    const { review, view } = setUp();
+    const leave_alone = [
+      { name: 'HEAD_DIM', n: 7 },
+      { name: 'DEPTH', n: 9 },
+    ];
+    review.model.setProposal({ ...PROPOSAL, meta: { kind: 'offline', leave_alone } });
+    const lines = [...view.card.node.querySelectorAll('.jp-AutoresearchReview-rule')].map(l => l.textContent);
+    expect(lines).toEqual([
+      'Leaving HEAD_DIM alone (from your note on #7)',
+      'Leaving DEPTH alone (from your note on #9)',
+    ]);
+  });
+
+  it('sends the note with an approval too (a knob it names is left alone)', async () => {
+    const { review, view, calls } = setUp();
+    review.model.setProposal(PROPOSAL);
+    view.buttons.get(RunCommandIDs.approve)!.click();
+    view.note.value = "don't touch HEAD_DIM";
+    view.buttons.get(RunCommandIDs.approve)!.click();
+    await Promise.resolve();
+    expect(calls).toEqual([
+      [RunCommandIDs.approve, { path: 'ws', n: 1 }],
+      [RunCommandIDs.approve, { path: 'ws', n: 1, note: "don't touch HEAD_DIM" }],
+    ]);
+  });
+
   it('hides once nothing awaits review', () => {
     const { run, view } = setUp();
     run.handle({

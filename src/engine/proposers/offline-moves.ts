@@ -5,6 +5,7 @@
  * breaks ties. No search here; that lives in offline.ts.
  */
 import * as z from 'zod/mini';
+import { KnobRulesMeta } from '../../core/knob-notes';
 import type { ExperimentRecord } from '../../core/journal';
 import { englishMessages } from '../../core/zod-english';
 import { formatPythonNumber, parseConstants, type PyConstant } from './python-constants';
@@ -168,6 +169,8 @@ export const OfflineMeta = z
     constants: z.record(z.string(), z.record(z.string(), z.number())),
     change: z.optional(OfflineChange),
     changes: z.optional(z.array(OfflineChange).check(z.minLength(2))),
+    /** The knobs it left alone because a reviewer's note named them (src/core/knob-notes.ts), and whose note. */
+    leave_alone: z.optional(KnobRulesMeta),
   })
   .check(
     z.refine(m => (m.change === undefined) !== (m.changes === undefined), {

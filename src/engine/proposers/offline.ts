@@ -11,6 +11,7 @@
  * rebuilds everything from history.
  */
 import type { ExperimentRecord } from '../../core/journal';
+import { knobRules } from '../../core/knob-notes';
 import type { Proposal, ProposalContext, Proposer } from './types';
 import { rewriteConstant } from './python-constants';
 import {
@@ -131,9 +132,13 @@ export class OfflineProposer implements Proposer {
     const all = offlineRecords(ctx.history);
     // Where tuning began (the baseline, normally) fixes how each constant moves.
     const origin = all.length > 0 ? parentState(all[0].meta) : current;
+    // A knob a reviewer's note named stays as it is for the rest of the run (src/core/knob-notes.ts).
+    const names = [...parsed.values()].flatMap(constants => constants.map(c => c.name));
+    const rules = knobRules(ctx.reviewNotes ?? [], names);
+    const frozen = new Set(rules.map(r => r.name));
     const tunables: Tunable[] = [];
     for (const [file, constants] of parsed) {
-      for (const constant of constants) {
+      for (const constant of constants.filter(c => !frozen.has(c.name))) {
         const kind = kindOf(origin[file]?.[constant.name] ?? constant.value, constant.isInt);
         tunables.push({ file, constant, kind, order: tunables.length });
       }
@@ -194,11 +199,13 @@ export class OfflineProposer implements Proposer {
     const manyFiles = parsed.size > 1;
     const single = (r: Ranked): Proposal =>
       this.proposal(ctx, manyFiles, [r.move], r.state, `${r.move.t.constant.name} ${r.move.step.label}: ${r.why}.`);
-    if (first && !first.crashed && first.phase < 2) {
-      return single(first);
+    const pair = (): Proposal | null => this.pair(ctx, manyFiles, tunables, current, tried, stats, nearMisses, rng);
+    const chosen =
+      first && !first.crashed && first.phase < 2 ? single(first) : (pair() ?? (first ? single(first) : null));
+    if (chosen && rules.length > 0) {
+      chosen.meta = { ...(chosen.meta as OfflineMeta), leave_alone: rules.map(({ name, n }) => ({ name, n })) };
     }
-    const pair = this.pair(ctx, manyFiles, tunables, current, tried, stats, nearMisses, rng);
-    return pair ?? (first ? single(first) : null);
+    return chosen;
   }
 
   /** A jump (the coarse step twice) in each direction whose coarse step ever improved the metric. */

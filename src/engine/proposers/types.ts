@@ -3,6 +3,7 @@
  * commit and the history so far, return exactly one experiment to try.
  */
 import type { ExperimentRecord, Usage } from '../../core/journal';
+import type { ReviewNote } from '../../core/knob-notes';
 
 export interface ProposalContext {
   /** Absolute path of the workspace (the git work tree, checked out at the best commit). */
@@ -32,6 +33,11 @@ export interface ProposalContext {
   noise?: NoiseFacts;
   /** What the run is and what it has left (budget, machine, limits), for a proposer that tells its model. */
   run?: RunFacts;
+  /**
+   * Step mode: the notes reviewers gave with their decisions so far (the journal's review records,
+   * so a resumed run has them too). The offline proposer leaves a knob a note names alone.
+   */
+  reviewNotes?: ReviewNote[];
 }
 
 /** The run's facts as the loop knows them when proposing (src/engine/proposers/run-facts.ts builds them). */

@@ -105,10 +105,11 @@ export class ReviewController implements IDisposable {
     });
   }
 
-  /** Approves proposal n as proposed, or with the reviewer's version of its files. */
-  approve(n: number, files?: Record<string, string>): Promise<void> {
+  /** Approves proposal n as proposed, or with the reviewer's version of its files; a note goes with it. */
+  approve(n: number, files?: Record<string, string>, note?: string): Promise<void> {
     const edited = files && Object.keys(files).length ? { files } : {};
-    return this.decide({ n, decision: 'approve', ...edited });
+    const text = note?.trim();
+    return this.decide({ n, decision: 'approve', ...edited, ...(text ? { note: text } : {}) });
   }
 
   reject(n: number, note?: string): Promise<void> {

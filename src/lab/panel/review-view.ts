@@ -1,15 +1,17 @@
 /**
  * The proposal awaiting review, drawn as an experiment's output at the top of the list: number,
  * an "awaiting review" badge and the description; which proposer made it and why; the rationale;
- * the diff, highlighted as the experiment renderer does; the engine's refusal of an edit. Under it
- * Approve, Edit (the files in code editors, then Approve edited or Cancel), Reject with an
- * optional note, and Approve all. The buttons execute the panel's commands (../run-commands.ts)
- * with the proposal's number, and are labelled and enabled as the commands are.
+ * the diff, highlighted as the experiment renderer does; the engine's refusal of an edit; the knobs
+ * the offline proposer leaves alone because a reviewer's note named them. Under it Approve, Edit
+ * (the files in code editors, then Approve edited or Cancel), Reject, Approve all, and a note that
+ * goes with Reject or Approve. The buttons execute the panel's commands (../run-commands.ts) with
+ * the proposal's number, and are labelled and enabled as the commands are.
  */
 import type { IEditorServices } from '@jupyterlab/codeeditor';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { CommandRegistry } from '@lumino/commands';
 import type { ReadonlyJSONObject, ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import { knobRulesOfMeta } from '../../core/knob-notes';
 import { Panel, Widget } from '@lumino/widgets';
 import { parseDiff } from '../renderer/diff';
 import { el } from '../renderer/dom';
@@ -52,7 +54,7 @@ export class ReviewView extends Panel {
     this.actions.addClass('jp-AutoresearchReview-actions');
     this.note.className = 'jp-mod-styled jp-AutoresearchReview-note';
     this.note.placeholder = trans.__('note for the next proposal (optional)');
-    this.note.setAttribute('aria-label', trans.__('Why it is rejected (passed to the next proposal)'));
+    this.note.setAttribute('aria-label', trans.__('A note with Reject or Approve, passed to the next proposal'));
     for (const id of ACTIONS) {
       const b = document.createElement('button');
       const mod = id === RunCommandIDs.approve ? 'jp-mod-accept' : id === RunCommandIDs.reject ? 'jp-mod-warn' : '';
@@ -144,6 +146,12 @@ export class ReviewView extends Panel {
       const why = p.why?.endsWith(`; ${p.rationale}`) ? p.why.slice(0, -p.rationale.length - 2) : p.why;
       by.appendChild(document.createTextNode(why ? `${p.proposer} — ${why}` : p.proposer));
       out.push(by);
+      // The rules the offline proposer inferred from the reviewers' notes (src/core/knob-notes.ts).
+      for (const rule of knobRulesOfMeta(p.meta)) {
+        const line = el('div', 'jp-AutoresearchReview-rule', trans.__('Leaving %1 alone', rule.name));
+        line.append(` ${trans.__('(from your note on #%1)', rule.n)}`);
+        out.push(line);
+      }
       if (p.rationale) {
         const why = el('div', 'jp-AutoresearchExperiment-rationale');
         why.append(
@@ -178,10 +186,12 @@ export class ReviewView extends Panel {
     if (id === RunCommandIDs.reject) {
       return { ...base, note: this.note.value };
     }
+    // An approval's note reaches the proposer too (a knob it names is left alone: core/knob-notes.ts).
+    const note = id === RunCommandIDs.approve && this.note.value.trim() ? { note: this.note.value } : {};
     if (id === RunCommandIDs.approve && this.opts.review.model.editing) {
-      return { ...base, files: this.editor.changedFiles(), edited: true };
+      return { ...base, ...note, files: this.editor.changedFiles(), edited: true };
     }
-    return base;
+    return { ...base, ...note };
   }
 
   private renderButtons(): void {
