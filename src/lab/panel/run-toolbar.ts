@@ -16,7 +16,6 @@ import type { ReadonlyJSONObject, ReadonlyPartialJSONObject } from '@lumino/core
 import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { TAG_RULE_WORDS, validTag } from '../../core/layout';
-import { fmtNoise } from '../../core/noise';
 import {
   orList,
   PROPOSER_INFO,
@@ -33,7 +32,7 @@ import { control, item, keepCaretKeys, showItem } from './toolbar-items';
 import { RunCommandIDs } from '../run-commands';
 import type { IRunDefaults } from './panel';
 import type { RunModel } from './run-model';
-import { describeSandbox, describeState } from './run-state';
+import { describeSandbox, describeState, describeStripBest } from './run-state';
 
 export interface IRunToolbarOptions {
   trans: TranslationBundle;
@@ -304,13 +303,9 @@ export class RunToolbar {
     this.sandbox.title = sandbox?.title ?? '';
     this.sandbox.dataset.sandbox = sandbox ? (sandbox.on ? 'on' : 'off') : '';
     this.sandbox.dataset.settingsChanged = sandbox?.changed ? 'true' : '';
-    // The best as the engine estimates it: the mean of its runs ± its standard error, once measured.
-    const best = m.best;
-    this.best.textContent = !best
-      ? ''
-      : best.stderr !== null
-        ? trans.__('best %1 %2 ± %3 (#%4)', m.metric, best.metric.toFixed(6), fmtNoise(best.stderr), best.n)
-        : trans.__('best %1 %2 (#%3)', m.metric, best.metric.toFixed(6), best.n);
+    // The best as the run state says (the mean of its runs ± its standard error, once measured),
+    // in the words the best's header, the chart and the status bar use (./run-state.ts runFigures).
+    this.best.textContent = describeStripBest(m, trans);
     if (this.ticking() && this.clock.state.phase === 'constructed') {
       void this.clock.start();
     }
