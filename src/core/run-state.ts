@@ -9,11 +9,11 @@
 import * as z from 'zod/mini';
 import {
   RUN_PURPOSES,
+  RunPurpose,
   type ExperimentRecord,
   type ExperimentStartRecord,
   type JournalRecord,
   type RunEndRecord,
-  type RunPurpose,
   type RunStartRecord,
 } from './journal';
 import { bestPath, bestTimeline, Measurements } from './measurements';
@@ -49,6 +49,30 @@ const TrustReportSchema = z.extend(TrustCost, {
   extraRuns: count,
   byProposer: z.array(z.extend(TrustCost, { proposer: z.string() })),
 });
+
+/**
+ * What an experiment in flight is doing, as its engine says while it works (written into
+ * state.json beside the journal's figures, never journaled): `train` from the moment a training
+ * run starts (its purpose, its number among the experiment's runs, when it started and the
+ * budget it trains for, so a reader can count the budget down), `evaluate` once the run printed
+ * a line starting `evaluating` (the run itself says its training is over), then `judge` and
+ * `check`; `apply`, `review` and `commit` before its first run.
+ */
+export const LivePhase = z.object({
+  name: z.enum(['apply', 'review', 'commit', 'train', 'evaluate', 'judge', 'check']),
+  /** When this phase began. */
+  since: z.string(),
+  /** The training run of `train` and `evaluate`. */
+  run: z.optional(
+    z.object({
+      i: z.int().check(z.minimum(1)),
+      purpose: RunPurpose,
+      started: z.string(),
+      budget_s: z.number(),
+    }),
+  ),
+});
+export type LivePhase = z.infer<typeof LivePhase>;
 
 export const RunStateFile = z.object({
   version: z.literal(RUN_STATE_VERSION),
@@ -101,6 +125,11 @@ export const RunStateFile = z.object({
       parent_commit: z.string(),
       /** Run records journaled for it so far. */
       runs: z.int().check(z.nonnegative()),
+      /**
+       * What it is doing now, as its engine says (LivePhase); absent in a state rewritten from the
+       * journal alone, which does not hold it, and in files from before it.
+       */
+      phase: z.optional(LivePhase),
     }),
   ),
   cost_usd: z.nullable(z.number()),

@@ -4,7 +4,7 @@ import { fmtNoise } from '../../core/noise';
 import { changeWords } from '../../core/security-settings';
 import { perMilliWords, perProposerWords, trustRunsWords } from '../../core/noise-words';
 import type { IEstimateNow } from '../renderer/runs-view';
-import type { IRunStateFile } from './run-events';
+import type { IInFlight, IRunStateFile } from './run-events';
 import type { RunModel } from './run-model';
 
 /** `3 runs`. */
@@ -29,11 +29,15 @@ export function describeState(m: RunModel, trans: TranslationBundle): string {
       if (pending) {
         return trans.__('#%1 awaiting review', pending.n);
       }
-      const running = [...m.inFlight.keys()].sort((a, b) => a - b);
-      if (running.length > 1) {
-        return trans.__('%1 training', running.map(n => `#${n}`).join(', '));
+      const running = [...m.inFlight.values()].sort((a, b) => a.n - b.n);
+      if (running.length === 0) {
+        return trans.__('proposing #%1', m.experimentCount);
       }
-      return running.length ? trans.__('#%1 training', running[0]) : trans.__('proposing #%1', m.experimentCount);
+      // An engine from before phases says none: each is "training", as it said then.
+      if (running.length > 1 && running.every(f => !f.phase)) {
+        return trans.__('%1 training', running.map(f => `#${f.n}`).join(', '));
+      }
+      return running.map(f => trans.__('#%1 %2', f.n, phaseWords(f, trans))).join(', ');
     }
     case 'starting':
       return trans.__('starting');
@@ -91,6 +95,67 @@ export function bestHeaderFigures(m: RunModel): { n: number; now: IEstimateNow }
       now: { metric: f.best.metric, pm: f.best.pm, runs: f.best.runs, sigma: f.sigma, df: f.df },
     }
   );
+}
+
+/**
+ * What an experiment in flight does, as its engine last wrote it into state.json (LivePhase):
+ * `training`, `evaluating` (only once the run said so), `re-measuring the best`… An engine from
+ * before phases says nothing: `training`, as it always said.
+ */
+export function phaseWords(f: IInFlight, trans: TranslationBundle): string {
+  const phase = f.phase;
+  switch (phase?.name) {
+    case undefined:
+      return trans.__('training');
+    case 'apply':
+      return trans.__('applying the edit');
+    case 'review':
+      return trans.__('awaiting review');
+    case 'commit':
+      return trans.__('committing');
+    case 'judge':
+      return trans.__('judging');
+    case 'check':
+      return trans.__('checking');
+    case 'evaluate':
+      return trans.__('evaluating');
+    case 'train': {
+      const run = phase.run;
+      switch (run?.purpose) {
+        case 'noise':
+          return trans.__('training, noise run %1', run.i);
+        case 'confirm':
+          return trans.__('training, confirming run %1', run.i);
+        case 'best':
+          return trans.__('re-measuring the best');
+        default:
+          return run && run.i > 1 ? trans.__('training, run %1', run.i) : trans.__('training');
+      }
+    }
+  }
+}
+
+/**
+ * The countdown of a training run, from when that run started (not the experiment) and the
+ * budget it trains for: `{ used: 0.4, words: '37 s left' }`; null when the experiment is not
+ * training (evaluating, judging, an engine that does not say).
+ */
+export function countdown(
+  f: IInFlight | null,
+  now: number,
+  trans: TranslationBundle,
+): { used: number; words: string } | null {
+  const run = f?.phase?.name === 'train' ? f.phase.run : undefined;
+  if (!run || !(run.budget_s > 0)) {
+    return null;
+  }
+  const elapsed = Math.max(0, (now - Date.parse(run.started)) / 1000);
+  const left = run.budget_s - elapsed;
+  return {
+    used: Math.min(1, elapsed / run.budget_s),
+    // The script keeps training past the clock by its start-up time; it says when it evaluates.
+    words: left > 0 ? trans.__('%1 s left', Math.ceil(left)) : trans.__('%1 s past the budget', Math.floor(-left)),
+  };
 }
 
 /** `σ 0.0040 (4 df)`; null for a run that has not measured σ (or does not: from before repeats). */
