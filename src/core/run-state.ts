@@ -3,8 +3,9 @@
  * every append) so the server, `load()` and the panel read it instead of re-interpreting the
  * journal each in their own way. deriveRunState is the one interpreter: the best (bestEstimate's
  * rule and its estimate), the best line (bestTimeline), experiments in flight, counts, cost, σ,
- * the noise line `autoresearch status` prints and what trust cost (trustReport). Browser-safe:
- * the panel parses it and shows its figures as they are.
+ * the noise line `autoresearch status` prints and what trust cost (trustReport). Beside what the
+ * journal says, a live engine puts each experiment in flight's phase in (LivePhase, never
+ * journaled). Browser-safe: the panel parses it and shows its figures as they are.
  */
 import * as z from 'zod/mini';
 import {
