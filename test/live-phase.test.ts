@@ -96,5 +96,18 @@ describe('LogCapture’s evaluating line', () => {
     log.write(Buffer.from('evaluating again\n'));
     expect(calls).toEqual(['now']);
     log.close();
+    // Cut inside the word, in a chunk of its own, and after a long line: still found, once.
+    for (const pieces of [
+      ['x'.repeat(200), '\nevaluatin', 'g\n'],
+      ['step 9\nEVAL', 'UATING\n'],
+      ['a long line '.repeat(20), 'evaluating is no line start here\n', 'done\n'],
+    ]) {
+      const found: number[] = [];
+      const capture = new LogCapture(path.join(dir, 'b.log'));
+      capture.onEvaluating = () => found.push(1);
+      pieces.forEach(p => capture.write(Buffer.from(p)));
+      capture.close();
+      expect(found, JSON.stringify(pieces)).toEqual(pieces[0].startsWith('a long') ? [] : [1]);
+    }
   });
 });

@@ -102,15 +102,19 @@ export class LogCapture {
     if (this.evaluating) {
       return;
     }
-    const text = this.lineStart + chunk.toString('utf8');
-    if (EVALUATING.test(text)) {
+    // A flood must not cost a decode of every chunk: only one that holds the word (or a marker
+    // cut in two, the line's start carried over with the chunk's first bytes) is read as text.
+    const head = this.lineStart + chunk.subarray(0, LINE_START).toString('utf8');
+    const holds = chunk.includes('valuating') || chunk.includes('VALUATING');
+    if (EVALUATING.test(head) || (holds && EVALUATING.test(this.lineStart + chunk.toString('utf8')))) {
       this.evaluating = true;
       this.onEvaluating?.();
       return;
     }
     // Only a line's start can hold the marker: the rest of a long line is not kept.
-    const end = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'));
-    this.lineStart = text.slice(end + 1, end + 1 + LINE_START);
+    const end = Math.max(chunk.lastIndexOf(0x0a), chunk.lastIndexOf(0x0d));
+    this.lineStart =
+      end < 0 ? head.slice(0, LINE_START) : chunk.subarray(end + 1, end + 1 + LINE_START).toString('utf8');
   }
 
   private scanLoss(chunk: Buffer): void {
