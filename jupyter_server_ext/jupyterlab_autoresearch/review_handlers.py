@@ -9,23 +9,23 @@ import tornado
 
 from . import review_files, validate
 from .base_handler import BaseHandler
-from .errors import NotFound
 from .run_state import load_state
 from .web_errors import answers_domain_errors
 
 
 class ReviewHandler(BaseHandler):
-    """`GET ?path=&tag=`: the proposal awaiting review, as the engine wrote it;
-    `POST {path, tag?, n, decision, note?, all?, files?}`: the panel's decision on it."""
+    """`GET ?path=&tag=`: the proposal awaiting review, as the engine wrote it (`pending` null when
+    none does: a normal state, not an error); `POST {path, tag?, n, decision, note?, all?, files?}`:
+    the panel's decision on it."""
 
     @tornado.web.authenticated
     @answers_domain_errors
     async def get(self):
         ws = self.query_workspace()
         tag = self.pick_tag(ws, self.get_query_argument("tag", None))
+        # None: nothing awaits review (yet, or any more). The panel asks around a proposal's offer
+        # and decision, so this is an answer, not a 404 in the browser's console.
         pending = await asyncio.to_thread(review_files.read_pending, ws, tag)
-        if pending is None:
-            raise NotFound(f"no proposal awaits review in run {tag}")
         engine = self.sup.engine(ws)
         # live: an engine waits for the decision now (else it is taken on --resume).
         self.finish({"tag": tag, "live": engine is not None and engine.runs(tag), "pending": pending})

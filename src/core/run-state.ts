@@ -3,17 +3,18 @@
  * every append) so the server, `load()` and the panel read it instead of re-interpreting the
  * journal each in their own way. deriveRunState is the one interpreter: the best (bestEstimate's
  * rule and its estimate), the best line (bestTimeline), experiments in flight, counts, cost, σ,
- * the noise line `autoresearch status` prints and what trust cost (trustReport). Browser-safe:
- * the panel parses it and shows its figures as they are.
+ * the noise line `autoresearch status` prints and what trust cost (trustReport). Beside what the
+ * journal says, a live engine puts each experiment in flight's phase in (LivePhase, never
+ * journaled). Browser-safe: the panel parses it and shows its figures as they are.
  */
 import * as z from 'zod/mini';
 import {
   RUN_PURPOSES,
+  RunPurpose,
   type ExperimentRecord,
   type ExperimentStartRecord,
   type JournalRecord,
   type RunEndRecord,
-  type RunPurpose,
   type RunStartRecord,
 } from './journal';
 import { bestPath, bestTimeline, Measurements } from './measurements';
@@ -49,6 +50,30 @@ const TrustReportSchema = z.extend(TrustCost, {
   extraRuns: count,
   byProposer: z.array(z.extend(TrustCost, { proposer: z.string() })),
 });
+
+/**
+ * What an experiment in flight is doing, as its engine says while it works (written into
+ * state.json beside the journal's figures, never journaled): `train` from the moment a training
+ * run starts (its purpose, its number among the experiment's runs, when it started and the
+ * budget it trains for, so a reader can count the budget down), `evaluate` once the run printed
+ * a line starting `evaluating` (the run itself says its training is over), then `judge` and
+ * `check`; `apply`, `review` and `commit` before its first run.
+ */
+export const LivePhase = z.object({
+  name: z.enum(['apply', 'review', 'commit', 'train', 'evaluate', 'judge', 'check']),
+  /** When this phase began. */
+  since: z.string(),
+  /** The training run of `train` and `evaluate`. */
+  run: z.optional(
+    z.object({
+      i: z.int().check(z.minimum(1)),
+      purpose: RunPurpose,
+      started: z.string(),
+      budget_s: z.number(),
+    }),
+  ),
+});
+export type LivePhase = z.infer<typeof LivePhase>;
 
 export const RunStateFile = z.object({
   version: z.literal(RUN_STATE_VERSION),
@@ -101,6 +126,11 @@ export const RunStateFile = z.object({
       parent_commit: z.string(),
       /** Run records journaled for it so far. */
       runs: z.int().check(z.nonnegative()),
+      /**
+       * What it is doing now, as its engine says (LivePhase); absent in a state rewritten from the
+       * journal alone, which does not hold it, and in files from before it.
+       */
+      phase: z.optional(LivePhase),
     }),
   ),
   cost_usd: z.nullable(z.number()),

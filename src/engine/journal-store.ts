@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { JournalLineError, JournalRecord, parseJournal } from '../core/journal';
-import { deriveRunState } from '../core/run-state';
+import { deriveRunState, type LivePhase, type RunStateFile } from '../core/run-state';
 import { fileError } from './user-error';
 import { UserError } from './workspace';
 import { openAppend, readNoFollow, replaceFile } from './workspace-files';
@@ -20,6 +20,10 @@ export interface StateTarget {
 export class JournalStore {
   /** The records appended so far (read once, on the first append), for state.json without re-reading. */
   private kept: JournalRecord[] | null = null;
+  /** state.json as last derived from the journal, before the live phases are put in. */
+  private derived: RunStateFile | null = null;
+  /** What each experiment in flight is doing now (setPhase), by number. */
+  private readonly phases = new Map<number, LivePhase>();
 
   /** With `state`, every append rewrites state.json from the journal's records (src/core/run-state.ts). */
   constructor(
@@ -78,9 +82,41 @@ export class JournalStore {
     if (this.state && this.kept) {
       const state = this.state;
       this.kept.push(valid);
-      const kept = this.kept;
-      writing("the run's state", state.file, () => writeState(state, kept, bytes));
+      if (valid.type === 'experiment') this.phases.delete(valid.n);
+      this.derived = deriveRunState(this.kept, bytes, state.tag);
+      writing("the run's state", state.file, () => this.writeLive(state));
     }
+  }
+
+  /**
+   * What experiment n is doing now (null: nothing to say), put into its in-flight entry of
+   * state.json at once and at every append until its record is journaled. Only shown, never
+   * journaled: a state.json that cannot be written now is written whole at the next append.
+   */
+  setPhase(n: number, phase: LivePhase | null): void {
+    if (phase) this.phases.set(n, phase);
+    else this.phases.delete(n);
+    if (!this.state || !this.derived) return;
+    try {
+      this.writeLive(this.state);
+    } catch {
+      // The next append rewrites it, and says so if it still cannot.
+    }
+  }
+
+  /** state.json: the journal's state with each experiment in flight's phase. */
+  private writeLive(target: StateTarget): void {
+    const derived = this.derived as RunStateFile;
+    const state = this.phases.size
+      ? {
+          ...derived,
+          in_flight: derived.in_flight.map(f => {
+            const phase = this.phases.get(f.n);
+            return phase ? { ...f, phase } : f;
+          }),
+        }
+      : derived;
+    replaceFile(target.file, JSON.stringify(state) + '\n');
   }
 
   /** Appends `line` and fsyncs it; the journal's size after. A write cut short is taken back. */

@@ -9,6 +9,15 @@ import * as fs from 'node:fs';
 export const DEFAULT_HEAD_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_TAIL_BYTES = 1024 * 1024;
 
+/**
+ * The line a training script prints when its training is over and it evaluates (the tiny-cpu
+ * template's `evaluating val_bpb …`): the run says so itself, so the engine need not guess from
+ * the clock. A script that prints none stays `train` until it ends.
+ */
+const EVALUATING = /(?:^|[\r\n])[ \t]*evaluating\b/i;
+/** How much of a line's start is kept across chunks to find the marker. */
+const LINE_START = 64;
+
 const LOSS = /\bloss\b[\s:=|]*([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)/gi;
 
 export class LogCapture {
@@ -20,6 +29,11 @@ export class LogCapture {
   private closed = false;
   /** The last `loss <number>` the script printed, for the live line. */
   lastLoss: number | null = null;
+  /** Called once, when the script prints its `evaluating` line (EVALUATING). */
+  onEvaluating: (() => void) | null = null;
+  private evaluating = false;
+  /** The start of the line being printed, while the marker may still come on it. */
+  private lineStart = '';
 
   constructor(
     readonly file: string,
@@ -39,6 +53,7 @@ export class LogCapture {
       return;
     }
     this.scanLoss(chunk);
+    this.scanEvaluating(chunk);
     const room = this.headBytes - this.total;
     if (room > 0) {
       fs.writeSync(this.fd, chunk, 0, Math.min(room, chunk.length));
@@ -81,6 +96,25 @@ export class LogCapture {
   private lastBytes(n: number): Buffer {
     const all = Buffer.concat(this.recent);
     return all.subarray(Math.max(0, all.length - n));
+  }
+
+  private scanEvaluating(chunk: Buffer): void {
+    if (this.evaluating) {
+      return;
+    }
+    // A flood must not cost a decode of every chunk: only one that holds the word (or a marker
+    // cut in two, the line's start carried over with the chunk's first bytes) is read as text.
+    const head = this.lineStart + chunk.subarray(0, LINE_START).toString('utf8');
+    const holds = chunk.includes('valuating') || chunk.includes('VALUATING');
+    if (EVALUATING.test(head) || (holds && EVALUATING.test(this.lineStart + chunk.toString('utf8')))) {
+      this.evaluating = true;
+      this.onEvaluating?.();
+      return;
+    }
+    // Only a line's start can hold the marker: the rest of a long line is not kept.
+    const end = Math.max(chunk.lastIndexOf(0x0a), chunk.lastIndexOf(0x0d));
+    this.lineStart =
+      end < 0 ? head.slice(0, LINE_START) : chunk.subarray(end + 1, end + 1 + LINE_START).toString('utf8');
   }
 
   private scanLoss(chunk: Buffer): void {

@@ -14,7 +14,7 @@
  */
 import * as fs from 'node:fs';
 import { budgetWarning } from '../core/budget-check';
-import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord } from '../core/journal';
+import type { ExperimentRecord, JournalRecord, RunConfig, RunEndRecord, RunPurpose } from '../core/journal';
 import { experimentsOf, ZERO_USAGE } from '../core/journal';
 import { reviewNotesOf, type ReviewNote } from '../core/knob-notes';
 import { noiseRuleOf } from '../core/noise';
@@ -25,7 +25,8 @@ import { rejudge, runExperiment } from './experiment';
 import { MISSING_MODULE } from './measure';
 import { Repo } from './git';
 import type { JournalStore } from './journal-store';
-import type { EmitLoopEvent, LaneEvents, LoopEvents } from './loop-events';
+import type { EmitLoopEvent, LaneEvents, LoopEvents, Phase } from './loop-events';
+import type { LogCapture } from './log-capture';
 import { Ledger, noiseFacts } from './ledger';
 import {
   abandonedRecord,
@@ -553,6 +554,29 @@ class Pool {
   }
 
   /** Events name the worker only when there are several. */
+  /**
+   * What experiment n does now, for state.json (LivePhase): the steps before and after its runs.
+   * A run's own phases come from noteRunStart, when it has started, not when it is about to.
+   */
+  private notePhase(n: number, phase: Phase): void {
+    if (phase === 'apply' || phase === 'review' || phase === 'commit' || phase === 'judge' || phase === 'check') {
+      this.o.journal.setPhase(n, { name: phase, since: new Date().toISOString() });
+    }
+  }
+
+  /** A training run of experiment n started: `train`, counted down from now, then `evaluate` once it says so. */
+  private noteRunStart(n: number, log: LogCapture, startedAt: number, purpose: RunPurpose): void {
+    const run = {
+      // Its runs journaled so far, this one not yet: the same count runOnce numbers its log by.
+      i: this.ledger.runsFor(n).length + 1,
+      purpose,
+      started: new Date(startedAt).toISOString(),
+      budget_s: this.o.config.budget_s,
+    };
+    this.o.journal.setPhase(n, { name: 'train', since: run.started, run });
+    log.onEvaluating = () => this.o.journal.setPhase(n, { name: 'evaluate', since: new Date().toISOString(), run });
+  }
+
   private emitFor<K extends keyof LaneEvents>(lane: Lane, event: K, ...args: LaneEvents[K]): void {
     const full = [...args, ...(this.several ? [lane.k] : [])] as unknown as LoopEvents[K];
     this.o.emit(event, ...full);
@@ -626,12 +650,16 @@ class Pool {
           ledger: this.ledger,
           currentBest: () => this.currentBest(),
           worker,
-          onPhase: phase => this.emitFor(lane, 'phase', n, phase, description),
+          onPhase: phase => {
+            this.emitFor(lane, 'phase', n, phase, description);
+            this.notePhase(n, phase);
+          },
           onSpawn: (pgids, cgroups) => setRunningGroup(o.dir, pgids, worker, cgroups),
           onKernel: kernel => setRunningKernel(o.dir, kernel, lane.k),
-          onRunStart: (log, startedAt, diff) => {
+          onRunStart: (log, startedAt, diff, purpose) => {
             const mine = this.inFlight.get(n);
             if (mine) mine.diff = diff;
+            this.noteRunStart(n, log, startedAt, purpose);
             this.emitFor(lane, 'run-start', n, log, startedAt, o.config.budget_s);
             if (runStartedAt === null) this.draft(lane, job, description, diff);
             runStartedAt ??= startedAt;

@@ -121,6 +121,14 @@ export class NewWorkspaceBody extends Widget implements Dialog.IBodyWidget<INewW
       const repo = this.repository.checked;
       this.from.disabled = !repo;
       this.ref.disabled = !repo;
+      // Disabled fields say why, and how to use them.
+      const why = repo
+        ? ''
+        : trans.__(
+            'Unavailable: the workspace comes from the bundled template. Choose “From a repository” to clone one.',
+          );
+      this.from.title = why;
+      this.ref.title = why;
       repoFields.classList.toggle('jp-mod-disabled', !repo);
     };
     this.template.addEventListener('change', sync);

@@ -11,7 +11,8 @@ import { post, query, requestAPI } from './api';
 
 englishMessages();
 
-const ReviewAnswer = z.object({ tag: z.string(), pending: PendingReview });
+/** `pending` null: nothing awaits review (a normal state, answered 200). */
+const ReviewAnswer = z.object({ tag: z.string(), pending: z.nullable(PendingReview) });
 const DecisionAnswer = z.object({ tag: z.string(), n: z.int(), decision: z.enum(['approve', 'reject']) });
 const StepAnswer = z.object({ tag: z.string(), step: z.boolean() });
 
@@ -36,7 +37,7 @@ function checked<T>(schema: z.ZodMiniType<T>, data: unknown, route: string): T {
   return parsed.data;
 }
 
-/** The proposal awaiting review in run `tag`, or null when none does (404). */
+/** The proposal awaiting review in run `tag`, or null when none does (or the run is gone: 404). */
 export async function fetchReview(
   settings: ServerConnection.ISettings,
   path: string,

@@ -52,6 +52,14 @@ export function panelOf(
   return (args.isContextMenu ? contextPanel() : null) ?? tracker.currentWidget;
 }
 
+/**
+ * A command's caption with why it is unavailable, when it is: a disabled button's tooltip (and
+ * the palette's and menus' caption) says why, not only what it would do.
+ */
+function unavailableWords(trans: TranslationBundle): (caption: string, why: string | null | undefined) => string {
+  return (caption, why) => (why ? trans.__('%1. Unavailable now: %2.', caption, why) : caption);
+}
+
 export function addRunCommands(
   commands: CommandRegistry,
   tracker: IWidgetTracker<AutoresearchPanel>,
@@ -60,11 +68,13 @@ export function addRunCommands(
 ): IDisposable {
   const panel = (args: ReadonlyPartialJSONObject) => panelOf(tracker, args, contextPanel);
   const hasPanel = (args: ReadonlyPartialJSONObject) => panel(args) !== null;
+  const unavailable = unavailableWords(trans);
   const set = new DisposableSet();
   set.add(
     commands.addCommand(RunCommandIDs.start, {
       label: trans.__('Start'),
-      caption: trans.__('Start a new run with these settings'),
+      caption: args =>
+        unavailable(trans.__('Start a new run with these settings'), panel(args)?.controller.whyNot('start')),
       isVisible: hasPanel,
       isEnabled: args => !!panel(args)?.controller.canStart,
       execute: async args => {
@@ -76,7 +86,11 @@ export function addRunCommands(
   set.add(
     commands.addCommand(RunCommandIDs.stop, {
       label: trans.__('Stop'),
-      caption: trans.__('Stop the run after interrupting the experiment in flight'),
+      caption: args =>
+        unavailable(
+          trans.__('Stop the run after interrupting the experiment in flight'),
+          panel(args)?.controller.whyNot('stop'),
+        ),
       isVisible: hasPanel,
       isEnabled: args => !!panel(args)?.controller.canStop,
       execute: async args => panel(args)?.controller.stop(),
@@ -85,7 +99,8 @@ export function addRunCommands(
   set.add(
     commands.addCommand(RunCommandIDs.resume, {
       label: trans.__('Resume'),
-      caption: trans.__('Continue the run shown where it left off'),
+      caption: args =>
+        unavailable(trans.__('Continue the run shown where it left off'), panel(args)?.controller.whyNot('resume')),
       isVisible: hasPanel,
       isEnabled: args => !!panel(args)?.controller.canResume,
       execute: async args => {
@@ -97,7 +112,11 @@ export function addRunCommands(
   set.add(
     commands.addCommand(RunCommandIDs.export, {
       label: args => (args.toolbar ? trans.__('Export') : trans.__('Export as notebook')),
-      caption: trans.__('Write the run as <tag>.ipynb in the workspace'),
+      caption: args =>
+        unavailable(
+          trans.__('Write the run as <tag>.ipynb in the workspace'),
+          panel(args)?.controller.whyNot('export'),
+        ),
       isVisible: hasPanel,
       isEnabled: args => !!panel(args)?.controller.canExport,
       execute: async args => panel(args)?.controller.exportNotebook(),
@@ -139,14 +158,19 @@ function addReviewCommands(
   trans: TranslationBundle,
 ): IDisposable {
   const hasPanel = (args: ReadonlyPartialJSONObject) => panel(args) !== null;
+  const unavailable = unavailableWords(trans);
   const canDecide = (args: ReadonlyPartialJSONObject) => !!panel(args)?.review.canDecide;
   const set = new DisposableSet();
   set.add(
     commands.addCommand(RunCommandIDs.reviewEach, {
       label: trans.__('Review each proposal'),
-      caption: trans.__(
-        'Step mode: each proposal waits for your Approve, Edit or Reject before it trains (a running engine switches from its next proposal)',
-      ),
+      caption: args =>
+        unavailable(
+          trans.__(
+            'Step mode: each proposal waits for your Approve, Edit or Reject before it trains (a running engine switches from its next proposal)',
+          ),
+          panel(args)?.review.whyNotToggleStep(),
+        ),
       isVisible: hasPanel,
       isToggleable: true,
       isToggled: args => !!panel(args)?.review.step,
@@ -158,9 +182,12 @@ function addReviewCommands(
     commands.addCommand(RunCommandIDs.approve, {
       label: args => (args.edited ? trans.__('Approve edited') : trans.__('Approve')),
       caption: args =>
-        args.edited
-          ? trans.__('Train your version of the files (recorded as edited)')
-          : trans.__('Commit the proposal and train it'),
+        unavailable(
+          args.edited
+            ? trans.__('Train your version of the files (recorded as edited)')
+            : trans.__('Commit the proposal and train it'),
+          panel(args)?.review.whyNotDecide(),
+        ),
       isVisible: hasPanel,
       isEnabled: canDecide,
       execute: async args => {
@@ -178,7 +205,10 @@ function addReviewCommands(
       caption: args =>
         panel(args)?.review.model.editing
           ? trans.__('Close the editors; the proposal stays as proposed')
-          : trans.__('Open the proposed files in editors, then approve your version'),
+          : unavailable(
+              trans.__('Open the proposed files in editors, then approve your version'),
+              panel(args)?.review.whyNotDecide(),
+            ),
       isVisible: hasPanel,
       isToggleable: true,
       isToggled: args => !!panel(args)?.review.model.editing,
@@ -192,7 +222,11 @@ function addReviewCommands(
   set.add(
     commands.addCommand(RunCommandIDs.reject, {
       label: trans.__('Reject'),
-      caption: trans.__('Discard the proposal untrained; the note goes to the next proposal'),
+      caption: args =>
+        unavailable(
+          trans.__('Discard the proposal untrained; the note goes to the next proposal'),
+          panel(args)?.review.whyNotDecide(),
+        ),
       isVisible: hasPanel,
       isEnabled: canDecide,
       execute: async args => {
@@ -205,7 +239,11 @@ function addReviewCommands(
   set.add(
     commands.addCommand(RunCommandIDs.approveAll, {
       label: trans.__('Approve all'),
-      caption: trans.__('Approve this proposal and leave step mode: the next ones train unreviewed'),
+      caption: args =>
+        unavailable(
+          trans.__('Approve this proposal and leave step mode: the next ones train unreviewed'),
+          panel(args)?.review.whyNotDecide(),
+        ),
       isVisible: hasPanel,
       isEnabled: canDecide,
       execute: async args => {
@@ -218,7 +256,11 @@ function addReviewCommands(
   set.add(
     commands.addCommand(RunCommandIDs.transfer, {
       label: trans.__('Transfer Study…'),
-      caption: trans.__('Replay the baseline and each kept commit at a larger scale: did the changes carry over?'),
+      caption: args =>
+        unavailable(
+          trans.__('Replay the baseline and each kept commit at a larger scale: did the changes carry over?'),
+          panel(args)?.transfer.whyNot(),
+        ),
       isVisible: hasPanel,
       isEnabled: args => !!panel(args)?.transfer.canStart,
       execute: async args => panel(args)?.askTransfer(),

@@ -41,7 +41,12 @@ export function addViewCommands(
   set.add(
     commands.addCommand(ViewCommandIDs.jumpToBest, {
       label: trans.__('Jump to best experiment'),
-      caption: trans.__('Scroll to the best experiment so far, expanded, with the focus on its header'),
+      caption: args =>
+        panel(args)?.canJumpToBest === false
+          ? trans.__(
+              'Scroll to the best experiment so far, expanded, with the focus on its header. Unavailable now: no best experiment is listed yet.',
+            )
+          : trans.__('Scroll to the best experiment so far, expanded, with the focus on its header'),
       isVisible: hasPanel,
       isEnabled: args => !!panel(args)?.canJumpToBest,
       execute: args => void panel(args)?.jumpToBest(),
@@ -50,7 +55,10 @@ export function addViewCommands(
   set.add(
     commands.addCommand(ViewCommandIDs.expandAll, {
       label: trans.__('Expand all experiments'),
-      caption: trans.__('Show every finished experiment in full'),
+      caption: args =>
+        panel(args) && !hasExperiments(args)
+          ? trans.__('Show every finished experiment in full. Unavailable now: no experiment has finished yet.')
+          : trans.__('Show every finished experiment in full'),
       isVisible: hasPanel,
       isEnabled: hasExperiments,
       execute: args => panel(args)?.list.setAllExpanded(true),
@@ -59,7 +67,12 @@ export function addViewCommands(
   set.add(
     commands.addCommand(ViewCommandIDs.collapseAll, {
       label: trans.__('Collapse all experiments'),
-      caption: trans.__('Show every finished experiment as its header line'),
+      caption: args =>
+        panel(args) && !hasExperiments(args)
+          ? trans.__(
+              'Show every finished experiment as its header line. Unavailable now: no experiment has finished yet.',
+            )
+          : trans.__('Show every finished experiment as its header line'),
       isVisible: hasPanel,
       isEnabled: hasExperiments,
       execute: args => panel(args)?.list.setAllExpanded(false),

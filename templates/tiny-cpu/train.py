@@ -191,6 +191,8 @@ while train_time < TIME_BUDGET:
         print(f"step {step} | loss {loss_value:.4f} | lr {lr:.2e} | elapsed {train_time:.1f}s", flush=True)
 
 print(f"step {step} | loss {loss_value:.4f} | lr {lr:.2e} | elapsed {train_time:.1f}s", flush=True)
+# Tells the engine training is over: the panel says "evaluating" from this line, not from the clock.
+print("evaluating val_bpb", flush=True)
 val_bpb = evaluate_bpb(model, device)
 
 if USE_CUDA:

@@ -182,6 +182,24 @@ describe('CompareView', () => {
     expect(summaryRows(record(1, { summary: {} }), record(2, { summary: {} }), 'val_bpb')).toEqual([]);
   });
 
+  it('says which metric is one run’s and which the mean of the runs', () => {
+    const run = (k: number, metric: number) => ({ k, seed: k, metric, run_s: 1, log_path: null });
+    const b = record(3, {
+      status: 'keep',
+      metric: 6.260721,
+      summary: { val_bpb: 6.21979, training_seconds: 0.3 },
+      runs: [run(1, 6.3), run(2, 6.262373), run(3, 6.21979)],
+    });
+    const view = shown(answer({ b }));
+    expect(cellTexts(view, 'metric')).toEqual(['1.130000', '6.260721 (mean of 3 runs)']);
+    const cells = [...view.node.querySelectorAll('.jp-AutoresearchCompare-summary tr[data-key="val_bpb"] td')];
+    // #1 ran once: its summary's metric is its metric; #3's is its last run's, beside the mean.
+    expect(cells.map(c => c.textContent)).toEqual(['1.13', 'this run: 6.219790 · mean of 3 runs: 6.260721']);
+    expect(view.node.querySelector('.jp-AutoresearchCompare-summary caption')!.textContent).toBe(
+      'Summary keys of each one’s last run (2 differ)',
+    );
+  });
+
   it('draws the diff between the two with its counts, and says when it was cut', () => {
     const view = shown(answer({ truncated: true }));
     expect(view.node.querySelector('summary')!.textContent).toBe('diff from #1 to #3 (+1 −1)');

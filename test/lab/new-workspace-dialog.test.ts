@@ -28,6 +28,9 @@ describe('NewWorkspaceBody', () => {
     expect(body.template.checked).toBe(true);
     expect(body.from.disabled).toBe(true);
     expect(body.ref.disabled).toBe(true);
+    // Disabled, each says why and what turns it on.
+    expect(body.from.title).toMatch(/^Unavailable: .*Choose “From a repository”/);
+    expect(body.ref.title).toBe(body.from.title);
     expect(body.getValue()).toEqual(EMPTY);
     // One choice of the two: the radios share a group, a body's own.
     expect(body.template.name).toBe(body.repository.name);
@@ -36,6 +39,7 @@ describe('NewWorkspaceBody', () => {
     choose(body.repository);
     expect(body.from.disabled).toBe(false);
     expect(body.ref.disabled).toBe(false);
+    expect([body.from.title, body.ref.title]).toEqual(['', '']);
     body.folder.value = 'gpu-run';
     body.from.value = 'https://github.com/karpathy/autoresearch';
     body.ref.value = 'master';

@@ -296,7 +296,7 @@ describe('RunModel with run records (the noise-aware engine)', () => {
     expect(model.best).toMatchObject({ n: 2, runs: 3 });
     expect(model.best!.metric).toBeCloseTo(0.982333, 6);
     expect(model.trust).toEqual(trustReport(records, 'lower'));
-    expect(describeBest(model, trans)).toMatch(/^best 0\.9823 ± 0\.00\d\d · σ 0\.00\d\d \(6 df\)$/);
+    expect(describeBest(model, trans)).toMatch(/^best 0\.9823\d\d ± 0\.00\d\d · σ 0\.00\d\d \(6 df\)$/);
     const [head, trust] = describeNoise(model, trans);
     expect(head).toMatch(/^σ 0\.00\d\d \(6 df\) · best val_bpb 0\.982333 ± 0\.00\d\d \(3 runs\) \(#2\)$/);
     // 11 runs of 60 s (5 first runs, the crash's included, 2 noise, 3 confirmation, 1 re-measure
@@ -331,7 +331,7 @@ describe('RunModel with run records (the noise-aware engine)', () => {
     expect(model.sigma).toBeNull();
     expect(model.trust).toBeNull();
     expect(model.best).toEqual({ n: 0, metric: 0.99, runs: 1, stderr: null });
-    expect(describeBest(model, trans)).toBe('best 0.9900');
+    expect(describeBest(model, trans)).toBe('best 0.990000');
     expect(describeNoise(model, trans)).toEqual([]);
   });
 });

@@ -129,6 +129,9 @@ export class ChartView extends Widget {
       void this.draw();
       return;
     }
+    // The noise line is a few words from the run state: it follows the state at once, so it never
+    // shows an older σ than the strip and the status bar beside it while the chart waits its turn.
+    this.refreshNoise();
     if (this.timer !== null) {
       return;
     }
@@ -168,7 +171,7 @@ export class ChartView extends Widget {
     if (this.isDisposed) {
       return;
     }
-    const { experiments, metric, direction, model, shown } = this.source();
+    const { experiments, metric, direction, shown } = this.source();
     if (!this.plottable()) {
       this.showMessage(this.trans.__('The chart appears after the first experiment.'));
       return;
@@ -176,7 +179,7 @@ export class ChartView extends Widget {
     // Only a chart drawn holds the next one back: the placeholder shown while a long run's journal
     // is replayed must not make its first chart wait out the interval.
     this.last = Date.now();
-    this.showNoise(model ? describeNoise(model, this.trans) : []);
+    this.refreshNoise();
     if (this.isAttached && !this.isVisible) {
       // Hidden (a panel behind another, or JupyterLab hiding its shell while it swaps themes):
       // there is no width to fit, so draw once shown rather than at a width of nothing.
@@ -230,6 +233,12 @@ export class ChartView extends Widget {
       clearTimeout(this.timer);
       this.timer = null;
     }
+  }
+
+  /** The noise line from the run state as it is now. */
+  private refreshNoise(): void {
+    const model = this.source().model;
+    this.showNoise(model ? describeNoise(model, this.trans) : []);
   }
 
   private showNoise(lines: string[]): void {

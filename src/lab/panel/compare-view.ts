@@ -16,6 +16,7 @@ import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 import { fmtDelta, fmtMetric } from '../../core/bundle';
 import type { ExperimentRecord } from '../../core/journal';
+import { measuredRuns } from '../../core/noise-words';
 import type { CompareAnswer } from '../compare-api';
 import { parseDiff } from '../renderer/diff';
 import { el } from '../renderer/dom';
@@ -50,6 +51,11 @@ export function summaryRows(
     b: shown(b.summary[key]),
     differs: a.summary[key] !== b.summary[key],
   }));
+}
+
+/** How many runs an experiment's metric is the mean of (1 for a record from before repeats). */
+export function meanOf(r: ExperimentRecord): number {
+  return r.runs ? measuredRuns(r).length : 1;
 }
 
 /** Lines added and removed in a unified diff (its file headers are not counted). */
@@ -195,7 +201,12 @@ export class CompareView extends Widget {
       badge.dataset.status = r.status;
       return badge;
     });
-    row('metric', data.metric ?? trans.__('metric'), r => fmtMetric(r.metric));
+    // The mean of its runs, said as such: the summary below is one run's.
+    row('metric', data.metric ?? trans.__('metric'), r =>
+      r.metric !== null && meanOf(r) > 1
+        ? trans.__('%1 (mean of %2 runs)', fmtMetric(r.metric), meanOf(r))
+        : fmtMetric(r.metric),
+    );
     row('delta', trans.__('delta vs the best before'), r => {
       const quality = deltaQuality(r.delta, direction);
       return quality === null
@@ -249,8 +260,21 @@ export class CompareView extends Widget {
     }
     const table = el('table', 'jp-AutoresearchCompare-summary');
     const differ = rows.filter(r => r.differs).length;
+    // An experiment's summary is its last measured run's, so its metric is one run's, not the mean above.
+    const many = meanOf(data.a) > 1 || meanOf(data.b) > 1;
     table.appendChild(
-      el('caption', '', trans._n('Summary keys (%1 differs)', 'Summary keys (%1 differ)', differ, differ)),
+      el(
+        'caption',
+        '',
+        many
+          ? trans._n(
+              'Summary keys of each one’s last run (%1 differs)',
+              'Summary keys of each one’s last run (%1 differ)',
+              differ,
+              differ,
+            )
+          : trans._n('Summary keys (%1 differs)', 'Summary keys (%1 differ)', differ, differ),
+      ),
     );
     const head = el('tr', '');
     head.append(
@@ -270,10 +294,21 @@ export class CompareView extends Widget {
         mark.setAttribute('aria-hidden', 'true');
         key.append(' ', mark, el('span', 'jp-AutoresearchCompare-srOnly', trans.__('(differs)')));
       }
-      tr.append(key, el('td', 'jp-AutoresearchCompare-a', r.a), el('td', 'jp-AutoresearchCompare-b', r.b));
+      const cell = (side: Side) => el('td', `jp-AutoresearchCompare-${side}`, this.summaryCell(data, side, r));
+      tr.append(key, cell('a'), cell('b'));
       body.appendChild(tr);
     }
     return table;
+  }
+
+  /** A summary cell; the metric's, where the experiment ran more than once: `this run: 6.219790 · mean of 3 runs: 6.260721`. */
+  private summaryCell(data: CompareAnswer, side: Side, row: { key: string; a: string; b: string }): string {
+    const r = data[side];
+    const value = r.summary[row.key];
+    if (row.key !== data.metric || typeof value !== 'number' || r.metric === null || meanOf(r) < 2) {
+      return row[side];
+    }
+    return this.trans.__('this run: %1 · mean of %2 runs: %3', fmtMetric(value), meanOf(r), fmtMetric(r.metric));
   }
 
   private diffSection(data: CompareAnswer): HTMLElement {

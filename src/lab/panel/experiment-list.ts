@@ -26,6 +26,7 @@ import { EXPERIMENT_MIME, experimentData } from '../../core/bundle';
 import type { ExperimentRecord } from '../../core/journal';
 import { isLight } from '../../core/light-record';
 import { headerAsToggle } from '../renderer/experiment-view';
+import { type IEstimateNow, showEstimateNow } from '../renderer/runs-view';
 import { Expansion, type IExpansionState } from './expansion';
 
 /** Heights a placeholder takes before its output is rendered, by whether it starts expanded. */
@@ -93,6 +94,8 @@ export class ExperimentList extends Widget {
   private observer: IntersectionObserver | null = null;
   private readonly empty: HTMLElement;
   private readonly _expansionChanged = new Signal<this, void>(this);
+  /** The best's number and its estimate now (setBestNow), shown in its header. */
+  private bestNow: { n: number; now: IEstimateNow } | null = null;
   /** How many outputs have been rendered (for the benchmark and tests). */
   renderedCount = 0;
 
@@ -140,6 +143,21 @@ export class ExperimentList extends Widget {
     nodes.forEach(node => observer?.observe(node));
   }
 
+  /**
+   * The best as the run state says now: its header shows this estimate rather than what it
+   * measured when it was judged (the header of a best no longer the best shows its own again).
+   */
+  setBestNow(best: { n: number; now: IEstimateNow } | null): void {
+    const before = this.bestNow;
+    this.bestNow = best;
+    if (before && before.n !== best?.n) {
+      this.applyBestNow(this.byNumber.get(before.n));
+    }
+    if (best) {
+      this.applyBestNow(this.byNumber.get(best.n));
+    }
+  }
+
   /** Removes every output (the panel follows another run); the next run starts with the default expansion. */
   clear(): void {
     this.observer?.disconnect();
@@ -149,6 +167,7 @@ export class ExperimentList extends Widget {
     }
     this.blocks.forEach(block => block.node.remove());
     this.items.clear();
+    this.bestNow = null;
     this.byNumber.clear();
     this.records.clear();
     this.blocks.clear();
@@ -391,6 +410,7 @@ export class ExperimentList extends Widget {
     item.node.style.minHeight = '';
     item.node.classList.add('jp-mod-rendered');
     item.header = headerAsToggle(renderer.node);
+    this.applyBestNow(item);
     this.opts.decorateItem?.(item.node, item.record);
     this.applyExpansion(item);
     this.renderedCount += 1;
@@ -398,6 +418,17 @@ export class ExperimentList extends Widget {
       this.focusWhenRendered = null;
       item.header?.focus();
     }
+  }
+
+  /** Shows the best's estimate now in an item's header if it is the best's, else what it measured. */
+  private applyBestNow(item: IItem | undefined): void {
+    if (!item?.header) {
+      return;
+    }
+    const best = this.bestNow;
+    showEstimateNow(item.header, best && best.n === item.record.n ? best.now : null, this.opts.trans);
+    // Its accessible name is read off its texts, which changed.
+    headerAsToggle(item.node);
   }
 
   /** Focuses an item's header, rendering the item first when it is not yet; `align` scrolls it there. */

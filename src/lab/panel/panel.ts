@@ -33,7 +33,7 @@ import { LiveView } from './live-view';
 import { ProgramCell } from './program-cell';
 import { RunController } from './run-controller';
 import type { RunModel } from './run-model';
-import { describeBest, describeState } from './run-state';
+import { bestHeaderFigures, describeBest, describeState } from './run-state';
 import { RunToolbar } from './run-toolbar';
 import { confirmChangedSettings } from './settings-dialog';
 import { ReviewController } from './review-controller';
@@ -360,6 +360,8 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     if (this.model.caughtUp) {
       this.chart.schedule();
     }
+    // The best's header says what the strip, the chart and the status bar say, from the same state.
+    this.list.setBestNow(bestHeaderFigures(this.model));
     this.bar.setRuns([...this.controller.tags], this.model.tag);
     this.node.dataset.state = this.model.state;
     this.node.dataset.review = this.model.pending ? String(this.model.pending.n) : '';

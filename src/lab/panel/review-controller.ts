@@ -76,13 +76,42 @@ export class ReviewController implements IDisposable {
     return this.live ? (this.model.stepWanted ?? this.opts.run.step) : this.model.stepChoice;
   }
   get canToggleStep(): boolean {
-    const run = this.opts.run;
-    return !this.model.busy && !run.study && run.state !== 'starting' && !run.stopping;
+    return this.whyNotToggleStep() === null;
   }
   /** A proposal is read, awaits its decision, and none is on its way. */
   get canDecide(): boolean {
+    return this.whyNotDecide() === null;
+  }
+
+  /** Why *Review each proposal* cannot be switched now, in words; null when it can. */
+  whyNotToggleStep(): string | null {
+    const { trans, run } = this.opts;
+    if (this.model.busy) {
+      return trans.__('waiting for the server to answer the last request');
+    }
+    if (run.study) {
+      return trans.__('a transfer study is running');
+    }
+    if (run.state === 'starting') {
+      return trans.__('the run is starting: switch once it runs');
+    }
+    return run.stopping ? trans.__('the run is stopping') : null;
+  }
+
+  /** Why Approve, Edit, Reject and Approve all are unavailable now, in words; null when they are available. */
+  whyNotDecide(): string | null {
+    const { trans } = this.opts;
     const p = this.model.proposal;
-    return p !== null && !this.model.busy && this.model.sent === null && this.opts.run.pending?.n === p.n;
+    if (p === null) {
+      return trans.__('no proposal awaits review');
+    }
+    if (this.model.busy) {
+      return trans.__('waiting for the server to answer the last request');
+    }
+    if (this.model.sent !== null) {
+      return trans.__('your decision on #%1 is on its way to the engine', this.model.sent);
+    }
+    return this.opts.run.pending?.n === p.n ? null : trans.__('the engine no longer waits on #%1', p.n);
   }
 
   /** The run option a Start or Resume adds: step mode when the toggle is on. */

@@ -205,6 +205,9 @@ export class ReviewView extends Panel {
         b.setAttribute('aria-pressed', String(this.opts.commands.isToggled(id, args)));
       }
     }
-    this.note.disabled = this.buttons.get(RunCommandIDs.reject)!.disabled;
+    const reject = this.buttons.get(RunCommandIDs.reject)!;
+    this.note.disabled = reject.disabled;
+    // A disabled field says why, as the buttons beside it do.
+    this.note.title = reject.disabled ? reject.title : '';
   }
 }

@@ -131,17 +131,47 @@ export class RunController implements IDisposable {
   }
 
   get canStart(): boolean {
-    return !this._busy && !this.running && !this.model.study;
+    return this.whyNot('start') === null;
   }
   get canStop(): boolean {
-    // Stop ends a transfer study too (POST runs/stop stops whatever engine works on the workspace).
-    return !this._busy && (this.model.state === 'running' || this.model.study) && !this.model.stopping;
+    return this.whyNot('stop') === null;
   }
   get canResume(): boolean {
-    return !this._busy && !this.running && !this.model.study && this.model.tag !== null;
+    return this.whyNot('resume') === null;
   }
   get canExport(): boolean {
-    return !this._busy && this.model.tag !== null && this.model.experiments.length > 0;
+    return this.whyNot('export') === null;
+  }
+
+  /** Why Start, Stop, Resume or Export is unavailable now, in words (its tooltip says it); null when it is available. */
+  whyNot(action: 'start' | 'stop' | 'resume' | 'export'): string | null {
+    const { trans } = this.opts;
+    const m = this.model;
+    if (this._busy) {
+      return trans.__('waiting for the server to answer the last request');
+    }
+    switch (action) {
+      case 'start':
+      case 'resume':
+        if (m.study) {
+          return trans.__('a transfer study is running: stop it first');
+        }
+        if (this.running) {
+          return trans.__('a run is going on: stop it first');
+        }
+        return action === 'resume' && m.tag === null ? trans.__('there is no run to resume yet') : null;
+      case 'stop':
+        // Stop ends a transfer study too (POST runs/stop stops whatever engine works on the workspace).
+        if (m.state !== 'running' && !m.study) {
+          return trans.__('no run is going on');
+        }
+        return m.stopping ? trans.__('the run is already stopping') : null;
+      case 'export':
+        if (m.tag === null) {
+          return trans.__('there is no run to export yet');
+        }
+        return m.experiments.length === 0 ? trans.__('no experiment of this run has finished yet') : null;
+    }
   }
 
   /** Says up front when the server host cannot run the engine (no Node.js ≥ 20, say). */

@@ -45,7 +45,7 @@ const SentRunState = z.extend(RunStateFile, {
 export type IRunStateFile = z.infer<typeof SentRunState>;
 
 /** An experiment in flight: the state file's entry for it. */
-export type IInFlight = Pick<RunStateFile['in_flight'][number], 'n' | 'description' | 'ts'> & {
+export type IInFlight = Pick<RunStateFile['in_flight'][number], 'n' | 'description' | 'ts' | 'phase'> & {
   /** null (or absent) with one worker. */
   worker?: number | null;
 };

@@ -2,8 +2,15 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { fmtNoise } from '../../core/noise';
 import { changeWords } from '../../core/security-settings';
-import { bestWords, perMilliWords, perProposerWords, trustRunsWords } from '../../core/noise-words';
+import { perMilliWords, perProposerWords, trustRunsWords } from '../../core/noise-words';
+import type { IEstimateNow } from '../renderer/runs-view';
+import type { IInFlight, IRunStateFile } from './run-events';
 import type { RunModel } from './run-model';
+
+/** `3 runs`. */
+export function runsWords(runs: number, trans: TranslationBundle): string {
+  return trans._n('%1 run', '%1 runs', runs, runs);
+}
 
 /** The run's state in a few words: "#12 training", "#13 awaiting review", "proposing #13", "stopped (stop)". */
 export function describeState(m: RunModel, trans: TranslationBundle): string {
@@ -22,11 +29,15 @@ export function describeState(m: RunModel, trans: TranslationBundle): string {
       if (pending) {
         return trans.__('#%1 awaiting review', pending.n);
       }
-      const running = [...m.inFlight.keys()].sort((a, b) => a - b);
-      if (running.length > 1) {
-        return trans.__('%1 training', running.map(n => `#${n}`).join(', '));
+      const running = [...m.inFlight.values()].sort((a, b) => a.n - b.n);
+      if (running.length === 0) {
+        return trans.__('proposing #%1', m.experimentCount);
       }
-      return running.length ? trans.__('#%1 training', running[0]) : trans.__('proposing #%1', m.experimentCount);
+      // An engine from before phases says none: each is "training", as it said then.
+      if (running.length > 1 && running.every(f => !f.phase)) {
+        return trans.__('%1 training', running.map(f => `#${f.n}`).join(', '));
+      }
+      return running.map(f => trans.__('#%1 %2', f.n, phaseWords(f, trans))).join(', ');
     }
     case 'starting':
       return trans.__('starting');
@@ -39,27 +50,143 @@ export function describeState(m: RunModel, trans: TranslationBundle): string {
   }
 }
 
-/** `σ 0.0040 (4 df)`; null for a run that has not measured σ (or does not: from before repeats). */
-export function describeSigma(m: RunModel, trans: TranslationBundle): string | null {
-  const s = m.sigma;
-  return s === null ? null : trans.__('σ %1 (%2 df)', fmtNoise(s), m.sigmaDf);
+/**
+ * The run's figures as text, every one from the same run state (state.json as the engine last
+ * wrote it): the best's estimate (the mean over every run of its code), its ± (σ/√runs), how
+ * many runs, and σ with its degrees of freedom. The strip, the best's header, the chart's noise
+ * line and the status bar all format these and nothing else, so at one moment they agree.
+ */
+export interface IRunFigures {
+  best: {
+    n: number;
+    /** The estimate, 6 decimals. */
+    metric: string;
+    /** Its standard error (`0.1005`), null before σ is measured. */
+    pm: string | null;
+    runs: number;
+  } | null;
+  /** `0.1728`, null before any code ran twice. */
+  sigma: string | null;
+  df: number;
+}
+
+/** The figures of a run state (the panel's RunModel.runState); empty ones for none. */
+export function runFigures(state: Pick<IRunStateFile, 'best' | 'sigma' | 'sigma_df'> | null): IRunFigures {
+  const b = state?.best ?? null;
+  const sigma = state?.sigma ?? null;
+  return {
+    best: b && {
+      n: b.n,
+      metric: b.metric.toFixed(6),
+      pm: b.stderr !== null ? fmtNoise(b.stderr) : null,
+      runs: b.runs,
+    },
+    sigma: sigma === null ? null : fmtNoise(sigma),
+    df: state?.sigma_df ?? 0,
+  };
+}
+
+/** The best's number and its figures for its own header (ExperimentList.setBestNow); null before a best. */
+export function bestHeaderFigures(m: RunModel): { n: number; now: IEstimateNow } | null {
+  const f = runFigures(m.runState);
+  return (
+    f.best && {
+      n: f.best.n,
+      now: { metric: f.best.metric, pm: f.best.pm, runs: f.best.runs, sigma: f.sigma, df: f.df },
+    }
+  );
 }
 
 /**
- * The best and the noise for the status bar: `best 0.9823 ± 0.0023 · σ 0.0040 (4 df)`; a run
- * from before repeats keeps its `best 0.9900`. Empty before a best exists.
+ * What an experiment in flight does, as its engine last wrote it into state.json (LivePhase):
+ * `training`, `evaluating` (only once the run said so), `re-measuring the best`… An engine from
+ * before phases says nothing: `training`, as it always said.
+ */
+export function phaseWords(f: IInFlight, trans: TranslationBundle): string {
+  const phase = f.phase;
+  switch (phase?.name) {
+    case undefined:
+      return trans.__('training');
+    case 'apply':
+      return trans.__('applying the edit');
+    case 'review':
+      return trans.__('awaiting review');
+    case 'commit':
+      return trans.__('committing');
+    case 'judge':
+      return trans.__('judging');
+    case 'check':
+      return trans.__('checking');
+    case 'evaluate':
+      return trans.__('evaluating');
+    case 'train': {
+      const run = phase.run;
+      switch (run?.purpose) {
+        case 'noise':
+          return trans.__('training, noise run %1', run.i);
+        case 'confirm':
+          return trans.__('training, confirming run %1', run.i);
+        case 'best':
+          return trans.__('re-measuring the best');
+        default:
+          return run && run.i > 1 ? trans.__('training, run %1', run.i) : trans.__('training');
+      }
+    }
+  }
+}
+
+/**
+ * The countdown of a training run, from when that run started (not the experiment) and the
+ * budget it trains for: `{ used: 0.4, words: '37 s left' }`; null when the experiment is not
+ * training (evaluating, judging, an engine that does not say).
+ */
+export function countdown(
+  f: IInFlight | null,
+  now: number,
+  trans: TranslationBundle,
+): { used: number; words: string } | null {
+  const run = f?.phase?.name === 'train' ? f.phase.run : undefined;
+  if (!run || !(run.budget_s > 0)) {
+    return null;
+  }
+  const elapsed = Math.max(0, (now - Date.parse(run.started)) / 1000);
+  const left = run.budget_s - elapsed;
+  return {
+    used: Math.min(1, elapsed / run.budget_s),
+    // The script keeps training past the clock by its start-up time; it says when it evaluates.
+    words: left > 0 ? trans.__('%1 s left', Math.ceil(left)) : trans.__('%1 s past the budget', Math.floor(-left)),
+  };
+}
+
+/** `σ 0.0040 (4 df)`; null for a run that has not measured σ (or does not: from before repeats). */
+export function describeSigma(m: RunModel, trans: TranslationBundle): string | null {
+  const f = runFigures(m.runState);
+  return f.sigma === null ? null : trans.__('σ %1 (%2 df)', f.sigma, f.df);
+}
+
+/** `0.982300 ± 0.0023`, the best's estimate and its ± as the strip, the header and the status bar write them. */
+export function bestValueWords(best: NonNullable<IRunFigures['best']>): string {
+  return best.pm !== null ? `${best.metric} ± ${best.pm}` : best.metric;
+}
+
+/**
+ * The best and the noise for the status bar: `best 0.982300 ± 0.0023 · σ 0.0040 (4 df)`; a run
+ * from before repeats keeps its `best 0.990000`. Empty before a best exists.
  */
 export function describeBest(m: RunModel, trans: TranslationBundle): string {
-  const b = m.best;
+  const b = runFigures(m.runState).best;
   if (!b) {
     return '';
   }
-  const best =
-    b.stderr !== null
-      ? trans.__('best %1 ± %2', b.metric.toFixed(4), fmtNoise(b.stderr))
-      : trans.__('best %1', b.metric.toFixed(4));
+  const best = trans.__('best %1', bestValueWords(b));
   const sigma = describeSigma(m, trans);
   return sigma ? `${best} · ${sigma}` : best;
+}
+
+/** The strip's best: `best val_bpb 0.982300 ± 0.0023 (#4)`; empty before a best exists. */
+export function describeStripBest(m: RunModel, trans: TranslationBundle): string {
+  const b = runFigures(m.runState).best;
+  return b ? trans.__('best %1 %2 (#%3)', m.metric, bestValueWords(b), b.n) : '';
 }
 
 /**
@@ -80,9 +207,9 @@ export function describeNoise(m: RunModel, trans: TranslationBundle): string[] {
       ? trans.__('strict rule (noise_runs 1): any improvement counts, σ is not measured')
       : (describeSigma(m, trans) ?? trans.__('σ not measured yet')),
   ];
-  const b = m.best;
+  const b = runFigures(m.runState).best;
   if (b) {
-    head.push(trans.__('best %1 %2 (#%3)', m.metric, bestWords({ ...b, se: b.stderr }), b.n));
+    head.push(trans.__('best %1 %2 (%3) (#%4)', m.metric, bestValueWords(b), runsWords(b.runs, trans), b.n));
   }
   if (strict) {
     return [head.join(' · ')];

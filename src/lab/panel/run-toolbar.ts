@@ -16,7 +16,6 @@ import type { ReadonlyJSONObject, ReadonlyPartialJSONObject } from '@lumino/core
 import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { TAG_RULE_WORDS, validTag } from '../../core/layout';
-import { fmtNoise } from '../../core/noise';
 import {
   orList,
   PROPOSER_INFO,
@@ -33,7 +32,7 @@ import { control, item, keepCaretKeys, showItem } from './toolbar-items';
 import { RunCommandIDs } from '../run-commands';
 import type { IRunDefaults } from './panel';
 import type { RunModel } from './run-model';
-import { describeSandbox, describeState } from './run-state';
+import { countdown, describeSandbox, describeState, describeStripBest } from './run-state';
 
 export interface IRunToolbarOptions {
   trans: TranslationBundle;
@@ -283,14 +282,12 @@ export class RunToolbar {
     const { trans, run: m } = this;
     const running = m.state === 'running' || m.state === 'starting';
     let words = describeState(m, trans);
-    const current = m.current;
-    const budget = m.budgetS;
-    // A proposal awaiting review has not started training: no countdown for it.
-    if (running && current && budget && m.pending === null) {
-      const elapsed = (Date.now() - Date.parse(current.ts)) / 1000;
-      this.progress.value = Math.min(1, Math.max(0, elapsed / budget));
-      const left = budget - elapsed;
-      words += left > 0 ? ` · ${trans.__('%1 s left', Math.ceil(left))}` : ` · ${trans.__('evaluating')}`;
+    // The countdown of the run training now, from its own start, as the engine's state says;
+    // nothing (no guess from the clock) while it proposes, awaits review, evaluates or judges.
+    const clock = running && m.pending === null ? countdown(m.current, Date.now(), trans) : null;
+    if (clock) {
+      this.progress.value = clock.used;
+      words += ` · ${clock.words}`;
       this.progress.hidden = false;
     } else {
       this.progress.hidden = true;
@@ -304,13 +301,9 @@ export class RunToolbar {
     this.sandbox.title = sandbox?.title ?? '';
     this.sandbox.dataset.sandbox = sandbox ? (sandbox.on ? 'on' : 'off') : '';
     this.sandbox.dataset.settingsChanged = sandbox?.changed ? 'true' : '';
-    // The best as the engine estimates it: the mean of its runs ± its standard error, once measured.
-    const best = m.best;
-    this.best.textContent = !best
-      ? ''
-      : best.stderr !== null
-        ? trans.__('best %1 %2 ± %3 (#%4)', m.metric, best.metric.toFixed(6), fmtNoise(best.stderr), best.n)
-        : trans.__('best %1 %2 (#%3)', m.metric, best.metric.toFixed(6), best.n);
+    // The best as the run state says (the mean of its runs ± its standard error, once measured),
+    // in the words the best's header, the chart and the status bar use (./run-state.ts runFigures).
+    this.best.textContent = describeStripBest(m, trans);
     if (this.ticking() && this.clock.state.phase === 'constructed') {
       void this.clock.start();
     }
@@ -340,7 +333,7 @@ export class RunToolbar {
   /** Whether the strip shows a countdown (an experiment in flight with a budget). */
   private ticking(): boolean {
     const m = this.run;
-    const training = m.current !== null && m.budgetS !== null && m.pending === null;
+    const training = m.current?.phase?.name === 'train' && m.pending === null;
     return (m.state === 'running' || m.state === 'starting') && training;
   }
 

@@ -61,9 +61,26 @@ export class TransferController implements IDisposable {
   }
   /** A study may start: a run with experiments is shown, and no engine works on the workspace's run. */
   get canStart(): boolean {
-    const run = this.opts.run;
-    const engineBusy = run.state === 'running' || run.state === 'starting' || run.study;
-    return !this._busy && !engineBusy && run.tag !== null && run.experiments.length > 0;
+    return this.whyNot() === null;
+  }
+
+  /** Why a study cannot be started now, in words (the button's tooltip says it); null when it can. */
+  whyNot(): string | null {
+    const { run, trans } = this.opts;
+    if (this._busy) {
+      return trans.__('waiting for the server to answer the last request');
+    }
+    if (run.study) {
+      return trans.__('a transfer study of this run is running');
+    }
+    if (run.state === 'running' || run.state === 'starting') {
+      // One engine per workspace: the study replays commits in the folder the run trains in.
+      return trans.__('the run is going on: a study replays its commits once it has stopped');
+    }
+    if (run.tag === null) {
+      return trans.__('there is no run to study yet');
+    }
+    return run.experiments.length === 0 ? trans.__('no experiment of this run has finished yet') : null;
   }
 
   /** Reads the study's state now; resolves once read (or once reading failed). */

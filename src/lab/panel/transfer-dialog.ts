@@ -10,12 +10,17 @@ import { Widget } from '@lumino/widgets';
 import type { ITransferRequest } from '../transfer-api';
 import { envLines, parseTransferFields, type ITransferFields } from './transfer-fields';
 
+/** Numbers the dialogs' ids (a field points at its problem's line). */
+let dialogs = 0;
+
 /** The dialog's body: its fields, and a line for what was wrong with the last try. */
 export class TransferDialogBody extends Widget implements Dialog.IBodyWidget<ITransferFields> {
   readonly env = document.createElement('textarea');
   readonly budget = document.createElement('input');
   readonly runs = document.createElement('input');
   readonly ablate = document.createElement('input');
+  /** What makes Start study unavailable now, if anything. */
+  readonly invalid = document.createElement('p');
 
   constructor(trans: TranslationBundle, fields: ITransferFields, error: string | null, budgetHint: string) {
     super();
@@ -66,11 +71,45 @@ export class TransferDialogBody extends Widget implements Dialog.IBodyWidget<ITr
         trans.__('remove each kept change from the best alone, at the search scale'),
       ),
     );
+    // The dialog disables Start study while a field is invalid (a number out of range): say
+    // which and why, beside the fields and on the button, as the user types.
+    this.invalid.className = 'jp-AutoresearchTransferDialog-invalid';
+    this.invalid.setAttribute('role', 'status');
+    this.invalid.hidden = true;
+    this.invalid.id = `jp-AutoresearchTransferDialog-invalid-${++dialogs}`;
+    this.node.appendChild(this.invalid);
+    const limits: Array<[HTMLInputElement, string]> = [
+      [this.budget, trans.__('Training budget: a number of seconds above 0.')],
+      [this.runs, trans.__('Runs of each replay: a whole number of 2 or more (a standard error needs two runs).')],
+    ];
+    this.node.addEventListener('input', () => this.checkFields(limits, trans));
     if (error) {
       const problem = document.createElement('p');
       problem.className = 'jp-AutoresearchTransferDialog-error';
       problem.textContent = error;
       this.node.appendChild(problem);
+    }
+  }
+
+  /** Says what makes Start study unavailable (an invalid field), next to the fields and as the button's tooltip. */
+  checkFields(limits: Array<[HTMLInputElement, string]>, trans: TranslationBundle): void {
+    const problems: string[] = [];
+    for (const [field, words] of limits) {
+      const bad = !field.validity.valid;
+      field.setAttribute('aria-invalid', String(bad));
+      field.title = bad ? words : '';
+      if (bad) {
+        field.setAttribute('aria-describedby', this.invalid.id);
+        problems.push(words);
+      } else {
+        field.removeAttribute('aria-describedby');
+      }
+    }
+    this.invalid.textContent = problems.join(' ');
+    this.invalid.hidden = problems.length === 0;
+    const accept = this.node.closest('.jp-Dialog-content')?.querySelector<HTMLButtonElement>('.jp-mod-accept');
+    if (accept) {
+      accept.title = problems.length ? trans.__('Unavailable until the fields are valid: %1', problems.join(' ')) : '';
     }
   }
 

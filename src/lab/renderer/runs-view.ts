@@ -91,3 +91,66 @@ function runsList(d: ExperimentBundleData, trans: TranslationBundle): HTMLElemen
   }
   return box;
 }
+
+/** The best's figures now, as the panel's run state gives them (src/lab/panel/run-state.ts runFigures). */
+export interface IEstimateNow {
+  /** The estimate, 6 decimals: the mean over every run of its code. */
+  metric: string;
+  /** Its ± (σ/√runs), null before σ is measured. */
+  pm: string | null;
+  runs: number;
+  /** σ and its degrees of freedom, null before measured. */
+  sigma: string | null;
+  df: number;
+}
+
+/** What a header showed as rendered, kept so that the best's estimate can be taken off again. */
+const asRendered = new WeakMap<HTMLElement, { metric: string; spread: string | null; title: string }>();
+
+/**
+ * Shows the current best's estimate in its own header (`now`), or what the header said when it
+ * was rendered (null). A record says what the experiment measured when it was judged; the best's
+ * code is run again while later candidates are judged and σ is pooled over every repeat, so the
+ * header of the best would otherwise show another mean and ± than the strip, the chart and the
+ * status bar beside it. The tooltip says both: now, and when it was kept.
+ */
+export function showEstimateNow(head: HTMLElement, now: IEstimateNow | null, trans: TranslationBundle): void {
+  const value = head.querySelector<HTMLElement>('.jp-AutoresearchExperiment-metricValue');
+  if (!value) {
+    return;
+  }
+  let spread = head.querySelector<HTMLElement>('.jp-AutoresearchExperiment-spread');
+  let kept = asRendered.get(head);
+  if (!kept) {
+    kept = { metric: value.textContent ?? '', spread: spread?.textContent ?? null, title: spread?.title ?? '' };
+    asRendered.set(head, kept);
+  }
+  if (now === null) {
+    value.textContent = kept.metric;
+    if (spread && kept.spread === null) {
+      spread.remove();
+    } else if (spread) {
+      spread.textContent = kept.spread;
+      spread.title = kept.title;
+      delete spread.dataset.estimate;
+    }
+    head.classList.remove('jp-mod-bestNow');
+    return;
+  }
+  value.textContent = now.metric;
+  if (!spread) {
+    spread = el('span', 'jp-AutoresearchExperiment-spread');
+    value.after(spread);
+  }
+  spread.textContent = `${now.pm !== null ? `± ${now.pm} ` : ''}${trans._n('(%1 run)', '(%1 runs)', now.runs, now.runs)}`;
+  spread.dataset.estimate = 'now';
+  const sigma = now.sigma !== null ? trans.__(' (σ %1, %2 df)', now.sigma, now.df) : '';
+  const then = `${kept.metric}${kept.spread ? ` ${kept.spread}` : ''}`;
+  spread.title = trans.__(
+    'The best’s estimate now, as the run’s state says: the mean of its %1 runs ± σ/√%1%2. When it was kept: %3.',
+    now.runs,
+    sigma,
+    then,
+  );
+  head.classList.add('jp-mod-bestNow');
+}
