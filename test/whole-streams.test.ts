@@ -65,6 +65,17 @@ function engineThroughSlowPipes(args: string[]): { code: number; stdout: string;
   return { code: r.code, stdout: text(r.stdout), stderr: text(r.stderr) };
 }
 
+/** A reader that takes a few bytes of stdout and goes away (as `| head` does); prints the exit code and stderr as JSON. */
+const READER_GONE = `
+import json, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+time.sleep(0.3)
+p.stdout.read(10)
+p.stdout.close()
+err = p.stderr.read().decode()
+print(json.dumps({"code": p.wait(timeout=60), "stderr": err}))
+`;
+
 describe('the engine flushes its output before it exits', () => {
   let dir: string;
 
@@ -103,5 +114,14 @@ describe('the engine flushes its output before it exits', () => {
     expect(r.stdout).toBe('');
     expect(Buffer.byteLength(r.stderr)).toBeGreaterThan(100_000);
     expect(r.stderr).toMatch(/^autoresearch: no runs in \/.*a\/a yet; start one with: autoresearch run \/.*\n$/s);
+  });
+
+  it('a reader that goes away mid-stream ends the wait: the engine exits with its code, no EPIPE trace', () => {
+    const out = execFileSync(
+      python(),
+      ['-c', READER_GONE, process.execPath, ENGINE, 'export', dir, '--tag', 't1', '--out', '-'],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
+    expect(JSON.parse(out)).toEqual({ code: 0, stderr: '' });
   });
 });

@@ -13,16 +13,12 @@ export function flushed(
 ): Promise<void> {
   if (stream.destroyed || !stream.writableLength) return Promise.resolve();
   return new Promise(resolve => {
-    // A reader that went away (EPIPE) ends the wait instead of crashing the engine with an unhandled 'error'.
-    const done = () => {
-      stream.off('error', done);
-      stream.off('close', done);
-      resolve();
-    };
-    stream.once('error', done);
-    stream.once('close', done);
+    // A reader that went away (EPIPE) ends the wait. The error comes once per queued write, and the
+    // engine is exiting: none of them may crash it with an unhandled 'error', so this listener stays.
+    stream.on('error', () => resolve());
+    stream.once('close', () => resolve());
     // Writes complete in order: the callback of an empty write runs once all before it have.
-    stream.write('', () => done());
+    stream.write('', () => resolve());
   });
 }
 
