@@ -13,8 +13,8 @@ export function flushed(
 ): Promise<void> {
   if (stream.destroyed || !stream.writableLength) return Promise.resolve();
   return new Promise(resolve => {
-    // A reader that went away (EPIPE) ends the wait. The error comes once per queued write, and the
-    // engine is exiting: none of them may crash it with an unhandled 'error', so this listener stays.
+    // A reader that went away (EPIPE) ends the wait. Node calls the queued writes' callbacks before
+    // it emits the 'error', so this listener stays on: unhandled, that error would crash the engine.
     stream.on('error', () => resolve());
     stream.once('close', () => resolve());
     // Writes complete in order: the callback of an empty write runs once all before it have.
