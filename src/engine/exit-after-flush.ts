@@ -24,8 +24,6 @@ export function flushed(
 
 /** Ends the engine with `code` once stdout and stderr are flushed: every exit of the CLI goes through here. */
 export async function exitAfterFlush(code: number): Promise<never> {
-  // Should anything still be queued when the wait ends some other way, Node's own exit keeps this code.
-  process.exitCode = code;
   await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   // process.exit, not a natural end: a kernel's websocket or a timer must not keep a finished engine alive.
   process.exit(code);
