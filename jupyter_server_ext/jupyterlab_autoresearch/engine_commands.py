@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 from .errors import BadRequest, EngineFailed, Unavailable
@@ -78,3 +79,14 @@ def engine_command(args: list[str], cwd: Path, timeout_s: float = 120, where: st
         )
         raise (BadRequest if done.returncode == 1 else EngineFailed)(message)
     return done.stdout.decode(errors="replace").strip()
+
+
+def export_notebook_text(ws: Path, tag: str, where: str = SERVER_HOST) -> str:
+    """Run `tag` of `ws` as the engine exports it: the notebook's JSON text. The engine writes it into
+    a private temp folder (0700, this process's own, where no training run can plant anything) and
+    it is read back from there: a file is whole once the engine has exited, whatever its size,
+    where a pipe gives only what the engine flushed. Blocking."""
+    with tempfile.TemporaryDirectory(prefix="autoresearch-export-") as private:
+        file = Path(private) / "run.ipynb"
+        engine_command(["export", str(ws), "--tag", tag, "--out", str(file)], Path(private), where=where)
+        return file.read_bytes().decode("utf-8")

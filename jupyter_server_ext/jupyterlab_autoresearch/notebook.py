@@ -1,7 +1,7 @@
 """A run in any notebook: `load(path)` for the journal as data, `show(path)` for the outputs.
 
 `show` does not rebuild the HTML in Python: it asks the bundled engine for the run's exported
-notebook (`autoresearch export DIR --out -`) and displays that notebook's outputs, so the
+notebook (`autoresearch export DIR --out FILE`, into a private temp folder) and displays that notebook's outputs, so the
 panel, the exported `.ipynb` and `show` render one and the same bundles. Without Node.js it
 falls back to a `<tag>.ipynb` already exported into the workspace.
 """
@@ -9,12 +9,12 @@ falls back to a `<tag>.ipynb` already exported into the workspace.
 from __future__ import annotations
 
 import json
-import subprocess
 import warnings
 from pathlib import Path
 from typing import Any
 
 from .confine import open_inside
+from .engine_commands import export_notebook_text
 from .engine_info import is_engine_process, read_engine_info
 from .errors import DomainError
 from .journal import read_journal
@@ -141,19 +141,14 @@ def joined(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _notebook_from_engine(workspace: Path, tag: str) -> dict[str, Any] | None:
-    node = find_node(where="this machine")
-    engine = engine_path()
-    if not node.ok or not engine.is_file():
+    """The run's notebook as the engine exports it now; None without a usable Node.js or bundle."""
+    if not find_node(where="this machine").ok or not engine_path().is_file():
         return None
-    result = subprocess.run(
-        [node.path, str(engine), "export", str(workspace), "--tag", tag, "--out", "-"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(result.stderr.strip() or f"autoresearch export exited with {result.returncode}")
-    return json.loads(result.stdout)
+    try:
+        text = export_notebook_text(workspace, tag, where="this machine")
+    except DomainError as err:
+        raise RuntimeError(err.message) from None
+    return json.loads(text)
 
 
 def locate_workspace(path: str | Path, tag: str | None, caller: str) -> tuple[Path, str, Path]:

@@ -14,7 +14,7 @@ from tornado.ioloop import IOLoop, PeriodicCallback
 
 from . import procid
 from .confine import write_inside
-from .engine_commands import engine_command, usable_engine
+from .engine_commands import engine_command, export_notebook_text, usable_engine
 from .engine_info import EngineInfo, is_engine_process, read_engine_info
 from .engine_output import failure_message, run_started
 from .errors import BadRequest, EngineFailed, EngineRunning, NoEngine, Unavailable
@@ -311,9 +311,8 @@ class Supervisor:
             raise BadRequest(err.message, field) from None
 
     async def export_text(self, ws: Path, tag: str) -> str:
-        """The run as the engine exports it (`export --out -`): the notebook's JSON text, written by the caller."""
-        out = await asyncio.to_thread(engine_command, ["export", str(ws), "--tag", tag, "--out", "-"], self.root)
-        return out + "\n"  # engine_command strips the newline the engine's file ends with
+        """The run as the engine exports it: the notebook's JSON text, written by the caller."""
+        return await asyncio.to_thread(export_notebook_text, ws, tag)
 
     def _rel(self, path: Path) -> str:
         try:

@@ -93,7 +93,7 @@ export const RunStartRecord = z.object({
   settings_from: z.optional(SettingsFrom),
   /** Security settings that differ from the run compared with (src/core/security-settings.ts); absent when none do. */
   settings_changed: z.optional(SettingsChanged),
-  /** --max-experiments (or the journal's count plus --more-experiments): the run's experiments in all, the baseline not counted. */
+  /** --max-experiments (or the journal's count plus --more-experiments): the run's experiments in all (the baseline and interrupted ones not counted). */
   max_experiments: z.optional(z.int().check(z.nonnegative())),
 });
 export type RunStartRecord = z.infer<typeof RunStartRecord>;

@@ -198,7 +198,7 @@ export const RUN_OPTIONS = {
     flag: '--max-experiments <n>',
     kind: 'count',
     server: 'body',
-    help: 'stop once the run has n experiments in all, counted over every --resume (the baseline not counted)',
+    help: 'stop once the run has n experiments in all, counted over every --resume (the baseline and experiments cut short by a stop or kill not counted)',
   },
   more_experiments: {
     flag: '--more-experiments <n>',

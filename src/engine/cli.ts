@@ -1,7 +1,7 @@
 /** The `autoresearch` command: init, run, status, state, results, stop, export. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { RunConfig } from '../core/journal';
 import { STOP_FILE } from '../core/layout';
 import {
@@ -16,6 +16,7 @@ import { isEngineAlive, readEngineInfo } from './engine-lock';
 import { KernelExecutor } from './executor/kernel';
 import { SubprocessExecutor } from './executor/subprocess';
 import type { Executor } from './executor/types';
+import { exitAfterFlush } from './exit-after-flush';
 import { exportNotebook } from './export';
 import { initWorkspace, TEMPLATE_NEEDS } from './init';
 import { initFromRepository } from './init-from';
@@ -217,7 +218,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description(
       'Autoresearch: an agent edits train.py, each experiment trains for a fixed budget, the branch keeps what improves the metric.',
     )
-    .version(ENGINE_VERSION);
+    .version(ENGINE_VERSION)
+    // Commander's own exits (--help, --version, a bad flag) come back to main() as errors, so
+    // that they too end through exitAfterFlush; every command declared below inherits this.
+    .exitOverride();
 
   program
     .command('init')
@@ -324,14 +328,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
   return program;
 }
 
-/** Runs the CLI; user errors print one line and exit 1. */
+/** Runs the CLI; user errors print one line and exit 1. It exits once its output is flushed. */
 export async function main(argv: string[]): Promise<void> {
   let code = 0;
   const program = buildProgram(c => (code = c));
   try {
     await program.parseAsync(argv);
   } catch (e) {
-    if (e instanceof UserError) {
+    if (e instanceof CommanderError) {
+      // Commander has printed its help, version or error already.
+      code = e.exitCode;
+    } else if (e instanceof UserError) {
       process.stderr.write(`autoresearch: ${e.message}\n`);
       code = 1;
     } else {
@@ -339,5 +346,5 @@ export async function main(argv: string[]): Promise<void> {
       code = 2;
     }
   }
-  process.exit(code);
+  await exitAfterFlush(code);
 }

@@ -168,7 +168,9 @@ export function stopReason(signal: AbortSignal): RunEndRecord['reason'] {
 
 /**
  * The experiments a run has made over all its sessions, as --max-experiments counts them: every
- * experiment record (kept, discarded, crashed, interrupted, rejected) but the baseline's.
+ * experiment that ran (kept, discarded or crashed) or was rejected, but the baseline. One the run
+ * cut short (interrupted: stopped, or its engine killed) is not counted: a resume measures it on
+ * or proposes again, and that one counts, so one idea never takes two of the run's experiments.
  */
 export function experimentsMade(records: JournalRecord[]): number {
   const baselines = new Set(
@@ -176,5 +178,7 @@ export function experimentsMade(records: JournalRecord[]): number {
       r.type === 'experiment_start' && r.proposal === undefined && r.description === 'baseline' ? [r.n] : [],
     ),
   );
-  return records.filter(r => r.type === 'experiment' && r.proposer !== 'baseline' && !baselines.has(r.n)).length;
+  return records.filter(
+    r => r.type === 'experiment' && r.status !== 'interrupted' && r.proposer !== 'baseline' && !baselines.has(r.n),
+  ).length;
 }

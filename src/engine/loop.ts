@@ -55,7 +55,7 @@ export interface LoopOptions {
   executor: Executor;
   python: string;
   seed?: number;
-  /** Stop once the run has this many experiments in all, over every resume (the baseline not counted). */
+  /** Stop once the run has this many experiments in all, over every resume (as experimentsMade counts them). */
   maxExperiments?: number;
   /** Stop after this many experiments more than the journal has (the baseline not counted). */
   moreExperiments?: number;

@@ -1,19 +1,25 @@
 /** Entry point of the bundled engine (`autoresearch …`). */
 import { main } from './cli';
 import { SECRET_NAMES } from './executor/guard';
+import { exitAfterFlush } from './exit-after-flush';
 import { guardServicesCancellations } from './executor/services-guard';
 import { guardOutput } from './output-guard';
 import { SecretsError, takeSecrets } from './secrets';
 
-// First of all: the secrets out of the environment (and /proc/self/environ) before anything can read it.
-try {
-  takeSecrets(SECRET_NAMES);
-} catch (e) {
-  if (!(e instanceof SecretsError)) throw e;
-  process.stderr.write(`autoresearch: ${e.message}\n`);
-  process.exit(2);
+function start(): void {
+  // First of all: the secrets out of the environment (and /proc/self/environ) before anything can read it.
+  try {
+    takeSecrets(SECRET_NAMES);
+  } catch (e) {
+    if (!(e instanceof SecretsError)) throw e;
+    process.stderr.write(`autoresearch: ${e.message}\n`);
+    void exitAfterFlush(2);
+    return;
+  }
+  guardServicesCancellations();
+  // Before anything is printed: nothing a run, a journal or a model wrote reaches the terminal raw.
+  guardOutput();
+  void main(process.argv);
 }
-guardServicesCancellations();
-// Before anything is printed: nothing a run, a journal or a model wrote reaches the terminal raw.
-guardOutput();
-void main(process.argv);
+
+start();

@@ -72,7 +72,7 @@ export interface PoolOptions {
   executors: Executor[];
   devices: Array<Record<string, string>>;
   signal: AbortSignal;
-  /** The run's experiments in all, those of earlier sessions included (the baseline not counted). */
+  /** The run's experiments in all, those of earlier sessions included (as experimentsMade counts them). */
   maxExperiments?: number;
   /** Epoch ms after which no experiment starts. */
   deadline: number;
@@ -270,7 +270,7 @@ class Pool {
     if (!billed(spent)) return;
     const record = unrunRecord(this.next++, parentCommit, this.best, spent, this.o.proposer.name, proposeS, reason);
     if (this.several) record.worker = lane.k;
-    this.proposed++;
+    // Interrupted, never run: not one of the run's experiments (experimentsMade).
     this.record(record);
   }
 

@@ -190,3 +190,94 @@ def server_log(jp_serverapp):
     yield lines
     for logger in loggers:
         logger.removeHandler(keep)
+
+
+# --- A long run's journal, past many pipe buffers -----------------------------------------------
+
+
+def long_run_records(count: int, tag: str = "t1") -> list[dict]:
+    """A finished run of `count` experiments (#0 the baseline, every tenth kept, every thirteenth a
+    crash), as the engine's journal holds it: over 1 MB of notebook once exported at 2,000."""
+    ts = "2026-11-30T00:00:00Z"
+    experiments = []
+    best = None
+    for n in range(count):
+        status = "keep" if n % 10 == 0 else "crash" if n % 13 == 0 else "discard"
+        metric = None if status == "crash" else round(1 - n * 0.0001, 6)
+        lr = f"{0.001 * (1 + n % 7):.4f}"
+        experiments.append(
+            {
+                "type": "experiment",
+                "ts": ts,
+                "n": n,
+                "parent_commit": "a" * 40,
+                "commit": f"{n:x}".rjust(40, "b"),
+                "description": f"experiment {n}: change LEARNING_RATE to {lr}",
+                "rationale": f"because experiment {n - 1} suggested it",
+                "diff": f"--- a/train.py\n+++ b/train.py\n@@ -1,3 +1,3 @@\n-LEARNING_RATE = 0.001\n+LEARNING_RATE = {lr}\n N_LAYER = 4\n",
+                "lines_added": 1,
+                "lines_removed": 1,
+                "summary": {} if metric is None else {"val_bpb": metric},
+                "metric": metric,
+                "best_before": best,
+                "delta": None if metric is None or best is None else metric - best,
+                "status": status,
+                "reason": "exited with code 1: RuntimeError: boom" if status == "crash" else None,
+                "memory_gb": 2.0,
+                "timings": {"propose_s": 1, "run_s": 300, "total_s": 301},
+                "exit_code": 1 if status == "crash" else 0,
+                "signal": None,
+                "log_path": None,
+                "log_truncated": False,
+                "proposer": "baseline" if n == 0 else "offline",
+                "usage": {
+                    "input_tokens": 0,
+                    "output_tokens": 0,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                },
+                "cost_usd": 0.0,
+            }
+        )
+        if status == "keep":
+            best = metric
+    start = {
+        "type": "run_start",
+        "ts": ts,
+        "tag": tag,
+        "branch": f"autoresearch/{tag}",
+        "resume": False,
+        "base_commit": "a" * 40,
+        "proposer": "offline",
+        "seed": 0,
+        "readonly_hashes": {},
+        "engine_version": "0.1.0",
+        "pid": 1,
+        "config": {
+            "metric": "val_bpb",
+            "direction": "lower",
+            "budget_s": 300,
+            "timeout_s": 600,
+            "run": "python train.py",
+            "editable": ["train.py"],
+            "readonly": [],
+        },
+    }
+    kept = [e for e in experiments if e["status"] == "keep"]
+    end = {
+        "type": "run_end",
+        "ts": ts,
+        "reason": "stop",
+        "message": None,
+        "best_commit": kept[-1]["commit"],
+        "best_metric": kept[-1]["metric"],
+    }
+    return [start, *experiments, end]
+
+
+def write_long_run(ws: Path, count: int, tag: str = "t1") -> Path:
+    """Writes run `tag` of workspace `ws` as a journal of `count` experiments; returns the journal."""
+    journal_file = ws / ".autoresearch" / tag / "journal.jsonl"
+    journal_file.parent.mkdir(parents=True, exist_ok=True)
+    journal_file.write_text("".join(json.dumps(r) + "\n" for r in long_run_records(count, tag)))
+    return journal_file

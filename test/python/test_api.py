@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GIT, alive, git_status, journal, make_workspace, wait_for
+from conftest import GIT, alive, git_status, journal, make_workspace, wait_for, write_long_run
 from jupyterlab_autoresearch.workspaces import default_tag, engine_log_path
 
 BAD_RUN_BODIES = [
@@ -481,3 +481,20 @@ async def test_a_light_replay_leaves_out_what_only_an_output_shows_and_the_route
     for bad in ("", "1,,2", "-1", "x", ",".join(["1"] * 201)):
         code, reply = await api("experiments", path="ws", tag="t", n=bad)
         assert code == 400 and "n must be up to 200 whole numbers" in reply["message"], (bad, reply)
+
+
+async def test_a_run_of_2000_experiments_exports_and_reads_whole(workspace, supervisor, api):
+    """What the server has of the engine at a size past many pipe buffers: the export (a notebook
+    over 1 MB, which the engine writes to a file) and the run's state (which `autoresearch state` writes)."""
+    write_long_run(workspace, 2000)
+    code, runs = await api("runs", path="ws")
+    assert code == 200, runs
+    (run,) = runs["runs"]
+    assert run["experiments"] == 2000 and run["best"]["n"] == 1990
+    code, exported = await api("export", "POST", {"path": "ws", "tag": "t1"})
+    assert code == 201, exported
+    assert exported["message"].endswith("(run t1, 2000 experiments)")
+    text = (workspace / "t1.ipynb").read_text()
+    assert len(text.encode()) > 1024 * 1024
+    cells = json.loads(text)["cells"]
+    assert [c["id"] for c in cells if c["id"].startswith("experiment-")] == [f"experiment-{n}" for n in range(2000)]

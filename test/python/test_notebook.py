@@ -1,12 +1,14 @@
 """`from jupyterlab_autoresearch import load, show` on a real run of the bundled engine."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
 
 import pytest
 
+from conftest import ROOT, make_workspace, write_long_run
 from jupyterlab_autoresearch import load, show
 from jupyterlab_autoresearch.node import engine_path
 
@@ -183,3 +185,45 @@ def test_load_gives_the_engine_s_best_and_state_in_attrs(workspace):
     state = json.loads((workspace / ".autoresearch" / "t1" / "state.json").read_text())
     assert df.attrs["run_state"] == state and state["status"] == "stopped"
     assert df.attrs["best"] == state["best"] and df.attrs["best"]["n"] in set(df["n"])
+
+
+def test_attrs_best_has_the_keys_the_readme_names(workspace):
+    """The README's `df.attrs["best"]` line names its keys; they are state.json's best's, no more, no fewer."""
+    pytest.importorskip("pandas")
+    readme = (ROOT / "README.md").read_text()
+    (named,) = re.findall(r'^df\.attrs\["best"\]\s+# the engine\'s best \(([^)]*)\)', readme, re.MULTILINE)
+    best = load(workspace).attrs["best"]
+    assert set(best) == {k.strip() for k in named.split(",")} == {"n", "commit", "metric", "runs", "stderr"}
+    assert best["metric"] == min(e["metric"] for e in journal_experiments(workspace) if e["status"] == "keep")
+
+
+LONG = 2000
+
+
+@pytest.fixture(scope="module")
+def long_run(tmp_path_factory, engine_bundle):
+    """A workspace whose run t1 has 2,000 experiments: its exported notebook is over 1 MB."""
+    ws = make_workspace(tmp_path_factory.mktemp("long") / "ws")
+    write_long_run(ws, LONG)
+    return ws
+
+
+def test_show_and_load_take_a_run_past_many_pipe_buffers(long_run, monkeypatch, tmp_path):
+    exported = tmp_path / "t1.ipynb"
+    subprocess.run(
+        [shutil.which("node"), str(engine_path()), "export", str(long_run), "--out", str(exported)],
+        check=True,
+        capture_output=True,
+    )
+    assert exported.stat().st_size > 1024 * 1024
+    shown = capture_display(monkeypatch)
+    show(long_run)
+    summary, chart, *experiments = [obj for obj, _ in shown]
+    assert summary["text/markdown"].startswith("## Run `t1`") and VEGALITE_MIME in chart
+    assert [b[EXPERIMENT_MIME]["n"] for b in experiments] == list(range(LONG))
+    # Nothing of the export is left behind: it went to a private temp folder, not the workspace.
+    assert not (long_run / "t1.ipynb").exists()
+    pytest.importorskip("pandas")
+    df = load(long_run)
+    assert len(df) == LONG and list(df["n"]) == list(range(LONG))
+    assert df.attrs["best"]["n"] == 1990 and df.attrs["run_state"]["experiments"] == LONG

@@ -9,7 +9,7 @@ import time
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from conftest import STAND_IN, kill_engine, make_workspace
+from conftest import STAND_IN, kill_engine, make_workspace, write_long_run
 from jupyterlab_autoresearch.node import engine_path
 
 EXPERIMENT_MIME = "application/vnd.autoresearch.experiment+json"
@@ -92,6 +92,20 @@ def test_watch_follows_a_run_to_its_end(engine_bundle, tmp_path, kernel):
     assert [e[EXPERIMENT_MIME]["n"] for e in experiments] == [3, 2]
     assert all("text/html" in e for e in experiments)
     assert not [m for m in messages if m["msg_type"] == "error"]
+
+
+def test_watch_shows_a_run_of_2000_experiments(engine_bundle, tmp_path, kernel):
+    """Past many pipe buffers (the export is over 1 MB): the state, the chart and the newest, whole."""
+    _, kc = kernel
+    ws = make_workspace(tmp_path / "ws")
+    write_long_run(ws, 2000, tag="w1")
+    status, messages = run_cell(kc, f"from jupyterlab_autoresearch import watch\nwatch({str(ws)!r}, latest=3)")
+    assert status == "ok", [m["content"] for m in messages if m["msg_type"] == "error"]
+    state, chart, *experiments = outputs(messages)
+    assert "Run `w1`: stopped" in state["text/markdown"] and "2000 experiments" in state["text/markdown"]
+    assert "best val_bpb 0.801000" in state["text/markdown"] and "(#1990)" in state["text/markdown"]
+    assert VEGALITE_MIME in chart and "image/svg+xml" in chart
+    assert [e[EXPERIMENT_MIME]["n"] for e in experiments] == [1999, 1998, 1997]
 
 
 def test_watch_ends_cleanly_when_interrupted_and_leaves_the_run_going(engine_bundle, tmp_path, kernel):

@@ -173,9 +173,9 @@ describe('a run cannot switch its sandbox off for later runs (program.md written
   });
 });
 
-/** Non-baseline experiment records: what --max-experiments counts. */
+/** What --max-experiments counts: the experiments that ran or were rejected, not the baseline nor one cut short (interrupted). */
 function made(dir: string): number {
-  return experiments(dir, 't1').filter(e => e.description !== 'baseline').length;
+  return experiments(dir, 't1').filter(e => e.description !== 'baseline' && e.status !== 'interrupted').length;
 }
 
 function experimentStarts(dir: string): number {
