@@ -311,8 +311,16 @@ export class RunToolbar {
       : best.stderr !== null
         ? trans.__('best %1 %2 ± %3 (#%4)', m.metric, best.metric.toFixed(6), fmtNoise(best.stderr), best.n)
         : trans.__('best %1 %2 (#%3)', m.metric, best.metric.toFixed(6), best.n);
+    this.titleStrip();
     if (this.ticking() && this.clock.state.phase === 'constructed') {
       void this.clock.start();
+    }
+  }
+
+  /** A strip item too long for a narrow panel is cut with an ellipsis (style/panel.css): its tooltip has it whole. */
+  private titleStrip(): void {
+    for (const item of [this.state, this.best, this.cost]) {
+      item.title = item.textContent ?? '';
     }
   }
 
