@@ -389,7 +389,7 @@ describe('progressChart (Vega-Lite)', () => {
     expect(placeLabels([row(15, 50, 'late')], [], frame)[0]).toMatchObject({ label_dx: -7, label_dy: -11 });
     expect(placeLabels([row(5, 8, 'top')], [], frame)[0]).toMatchObject({ label_dx: 7, label_dy: 11 });
     // The estimate holds a label at its limit, so a long one is boxed as drawn (cut to the limit).
-    expect(labelBox('x'.repeat(40), 0, 50, { dx: 7, dy: 0 }, 90).x2).toBe(7 + 90 + 2);
+    expect(labelBox('x'.repeat(40), 0, 50, { dx: 7, dy: 0 }, 90).x2).toBe(7 + 90 + 1);
     expect(LABEL_CHAR_PX).toBeGreaterThanOrEqual(8);
   });
 

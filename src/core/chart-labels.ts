@@ -35,11 +35,11 @@ export interface LabelPlace {
  * measure text (headless), and more than a browser draws even in capitals, so a label fits its box.
  */
 export const LABEL_CHAR_PX = 8;
-/** A label's line height at 10 px, and the room kept clear around it. */
-const LABEL_H = 12;
-const LABEL_GAP = 2;
-/** Half the size of each mark's box: keeps (size 90), rings (70) and crosses (80), and a run's dot (14). */
-const POINT_HALF = 6;
+/** A label's height at 10 px (Vega's text bounds), and the room kept clear around it. */
+const LABEL_H = 11;
+const LABEL_GAP = 1;
+/** Half the size of each mark's box: keeps (size 90: radius 5.4), rings (70) and crosses (80), and a run's dot (14). */
+const POINT_HALF = 5;
 const RUN_HALF = 3;
 
 /**
