@@ -1,15 +1,16 @@
 /**
  * The panel at a real size, in a real JupyterLab and Debian's Chromium: a tiny-cpu run of 21
  * experiments (the baseline and 20, the real engine and the offline proposer, a 1-second budget),
- * then one more proposal in step mode waiting for its reviewer. Viewed at 760 px (the file browser
- * open beside it, which leaves the panel about 430 px) and at 1,400 px wide, in the light and the
- * dark theme:
+ * then two more proposals in step mode, each waiting for its reviewer. Viewed at 760 px (the file
+ * browser open beside it, which leaves the panel about 430 px) and at 1,400 px wide, in the light
+ * and the dark theme:
  * - nothing scrolls sideways: the panel, its toolbar and each of its rows (the next run's fields
  *   and kernel picker, the run strip, program.md, the chart, the review card, the filter, a
  *   comparison, the experiments) are no wider than they are shown;
- * - the proposal's notification is a toast only while the panel is out of view, and the card's
- *   Reject and Approve all stay clickable (Playwright's actionability check) while a notification
- *   shows: the proposal's own, in the notification center, and another's toast;
+ * - a proposal's notification is a toast only while the panel is out of view (one per proposal,
+ *   gone once decided), and the card's Reject and Approve all stay clickable (Playwright's
+ *   actionability check) while a notification shows: the proposal's own, in the notification
+ *   center, and another's toast;
  * - no console error and no failed request (status 400 or more) from the first page load on.
  * Screenshots of the panel's top (toolbar, next run, strip, program.md, chart) at each width and
  * theme are snapshots (ui-tests/real-size.spec.ts-snapshots/); what a wall-clock budget makes
@@ -165,7 +166,7 @@ test('a real run of 21 experiments at 760 and 1,400 px, light and dark: no sidew
   // One more proposal, in step mode, while the panel is out of view: a toast says so.
   await execute(page, 'launcher:create', {});
   await expect(panel).toBeHidden();
-  const engine = startCli(['run', dir, ...RUN, '--resume', '--step', '--more-experiments', '1']);
+  const engine = startCli(['run', dir, ...RUN, '--resume', '--step', '--more-experiments', '2']);
   try {
     const toast = page.locator('.Toastify__toast', { hasText: '#21 awaits review' });
     await expect(toast).toHaveCount(1, { timeout: 120_000 });
@@ -175,8 +176,9 @@ test('a real run of 21 experiments at 760 and 1,400 px, light and dark: no sidew
     const review = panel.locator('.jp-AutoresearchReview');
     await expect(review).toHaveAttribute('data-n', '21');
     await expect(toast).toHaveCount(0);
-    // The notification is still there, in the notification center the status bar's bell opens.
-    expect(await notificationCenter(page)).toContainEqual(expect.stringContaining('#21 awaits review'));
+    // The notification is still there, once, in the notification center the status bar's bell opens.
+    const pending = async () => (await notificationCenter(page)).filter(m => m.includes('awaits review'));
+    expect(await pending()).toEqual([expect.stringContaining('#21 awaits review')]);
     const reject = review.locator('button[data-command="autoresearch:reject"]');
     const approveAll = review.locator('button[data-command="autoresearch:approve-all"]');
     await expect(reject).toBeEnabled({ timeout: 30_000 });
@@ -228,14 +230,19 @@ test('a real run of 21 experiments at 760 and 1,400 px, light and dark: no sidew
       }
     }
 
-    // Decided from the panel: the notification goes with the proposal.
+    // Decided from the panel: the notification goes with the proposal. The next one comes while
+    // the panel is in view: no toast over the card, one quiet entry, the buttons reachable at once.
     await page.setViewportSize({ width: 760, height: 900 });
     await review.locator('.jp-AutoresearchReview-note').fill('Galata: not this one');
     await reject.click();
-    await expect(panel.locator('.jp-AutoresearchExperimentList-item[data-n="21"]')).toBeAttached({ timeout: 60_000 });
-    await expect
-      .poll(async () => (await notificationCenter(page)).filter(m => m.includes('awaits review')))
-      .toEqual([]);
+    await expect(review).toHaveAttribute('data-n', '22', { timeout: 120_000 });
+    await expect(reject).toBeEnabled({ timeout: 30_000 });
+    await expect(page.locator('.Toastify__toast', { hasText: 'awaits review' })).toHaveCount(0);
+    expect(await pending()).toEqual([expect.stringContaining('#22 awaits review')]);
+    await approveAll.click({ trial: true });
+    await reject.click();
+    await expect(panel.locator('.jp-AutoresearchExperimentList-item[data-n="22"]')).toBeAttached({ timeout: 60_000 });
+    await expect.poll(pending).toEqual([]);
   } finally {
     engine.kill('SIGTERM');
   }
