@@ -24,7 +24,8 @@ import {
   type ChartTheme,
 } from '../src/core/chart';
 import { niceTicks, progressChartSvg } from '../src/core/chart-svg';
-import type { ChartOptions } from '../src/core/chart';
+import { LABEL_CHAR_PX, labelBox, placeLabels } from '../src/core/chart-labels';
+import type { ChartOptions, ChartRow } from '../src/core/chart';
 import type { ExperimentRecord } from '../src/core/journal';
 import { noisyExperiments } from './helpers/noisy-journal';
 import { record } from './helpers/records';
@@ -163,6 +164,17 @@ function longLabels(count = 12): ExperimentRecord[] {
   );
 }
 
+/**
+ * Six keeps, each with a discard one step later and a little worse: the ring sits just above and
+ * right of the keep, where a label placed above and right of its point lands.
+ */
+function clustered(): ExperimentRecord[] {
+  return Array.from({ length: 6 }, (_, i) => [
+    record(2 * i, { status: 'keep', metric: 1 - i * 0.01, description: `keep ${i} lowers it` }),
+    record(2 * i + 1, { status: 'discard', metric: 1 - i * 0.01 + 0.002, description: `discard ${i}` }),
+  ]).flat();
+}
+
 /** WCAG's contrast ratio of two #rrggbb colours. */
 function contrast(a: string, b: string): number {
   const lum = (hex: string) => {
@@ -195,12 +207,20 @@ describe('progressChart (Vega-Lite)', () => {
       range: ['circle', RING, 'cross'],
     });
     expect(keeps.encoding.color.scale).toMatchObject({ domain: ['keep', 'discard', 'crash'] });
-    // Rows 0…7: labels left of the middle (3.5) run right, the rest run left.
-    expect(left.transform?.[0].filter).toBe('datum.label != null && !datum.hidden && datum.n <= 3.5');
-    expect(left.mark).toMatchObject({ type: 'text', align: 'left', dx: 6 });
-    expect(right.transform?.[0].filter).toBe('datum.label != null && !datum.hidden && datum.n > 3.5');
-    expect(right.mark).toMatchObject({ type: 'text', align: 'right', dx: -6 });
+    // Each label where placeLabels put it: those it placed right of their point run rightwards,
+    // the others leftwards; the offsets are the rows'.
+    expect(left.transform?.[0].filter).toBe('datum.label != null && !datum.hidden && datum.label_dx > 0');
+    expect(left.mark).toMatchObject({ type: 'text', align: 'left', dx: { expr: 'datum.label_dx' } });
+    expect(right.transform?.[0].filter).toBe('datum.label != null && !datum.hidden && datum.label_dx < 0');
+    expect(right.mark).toMatchObject({ type: 'text', align: 'right', dy: { expr: 'datum.label_dy' } });
     expect(left.encoding.text.field).toBe('label');
+    const values = (spec.data as { values: ChartRow[] }).values;
+    // #0 and #2 (left half) run rightwards; #6, the newest keep (right half), leftwards.
+    expect(values.filter(r => r.label !== null).map(r => [r.n, Math.sign(r.label_dx!)])).toEqual([
+      [0, 1],
+      [2, 1],
+      [6, -1],
+    ]);
     expect(crashes.encoding.shape.field).toBe('status');
     // Lower is better: worse results lie at the top, so crashes sit just inside it.
     expect(crashes.encoding.y).toEqual({ value: 8 });
@@ -290,6 +310,107 @@ describe('progressChart (Vega-Lite)', () => {
         expect(root.bounds.x2 - root.bounds.x1).toBeLessThanOrEqual(opts.width);
       }
       view.finalize();
+    }
+  });
+
+  it('labels avoid the marks: clustered rings where a label above and right of its point would land', async () => {
+    type Box = SceneItem['bounds'];
+    const overlap = (a: Box, b: Box) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+    /** Each drawn label that overlaps a keep's dot or a ring other than its own point. */
+    const collisions = (marks: SceneMark[]) => {
+      const labels = [...layerItems(marks, 'labels left'), ...layerItems(marks, 'labels right')];
+      const points = [...layerItems(marks, 'keeps'), ...layerItems(marks, 'discards')];
+      return labels.flatMap(label =>
+        points
+          .filter(p => overlap(label.bounds, p.bounds))
+          .filter(p => Math.abs(p.x! - (label.x ?? 0)) > 0.5) // a label's own point is at its x
+          .map(p => `${label.text} over the point at ${p.x},${p.y}`),
+      );
+    };
+    for (const opts of [{}, { theme: THEME, width: 356 }, { theme: THEME, width: 900 }]) {
+      const spec = progressChart(clustered(), { metric: 'val_bpb', direction: 'lower', ...opts });
+      const { view, marks } = await render(spec);
+      const what = JSON.stringify(opts);
+      expect(collisions(marks), what).toEqual([]);
+      // Labels are still drawn (the newest keep's first), and one dropped keeps its text in the tooltip.
+      const drawn = [...layerItems(marks, 'labels left'), ...layerItems(marks, 'labels right')].map(l => l.text);
+      expect(drawn, what).toContain('keep 5 lowers it');
+      const rows = (spec.data as { values: ChartRow[] }).values;
+      for (const row of rows.filter(r => r.status === 'keep')) {
+        expect(row.description, what).toBe(`keep ${row.n / 2} lowers it`);
+      }
+      view.finalize();
+
+      // The check can fail: every label above and right of its point, as labels were drawn before.
+      const naive = {
+        ...spec,
+        layer: (spec.layer as Layer[]).map(l =>
+          l.name?.startsWith('labels')
+            ? {
+                ...l,
+                transform: [{ filter: 'datum.label != null' }],
+                mark: { ...l.mark, align: 'left', baseline: 'bottom', dx: 6, dy: -4 },
+              }
+            : l,
+        ),
+        data: { values: chartRows(clustered()) },
+      };
+      const before = await render(naive);
+      expect(collisions(before.marks).length, what).toBeGreaterThan(0);
+      before.view.finalize();
+    }
+  });
+
+  it('placeLabels is deterministic, and drops a label that fits nowhere', () => {
+    const frame = { width: 200, height: 100, x: (n: number) => n * 10, y: (v: number) => v, crashY: 8, limit: 90 };
+    const row = (n: number, value: number, label: string | null): ChartRow => ({
+      n,
+      status: label === null ? 'discard' : 'keep',
+      value,
+      best: null,
+      description: `#${n} tried something`,
+      label,
+    });
+    // #5's label has a ring above, below and beside it on both sides: no room anywhere.
+    const boxedIn = [
+      row(5, 50, 'boxed in'),
+      row(4, 50, null),
+      row(6, 50, null),
+      row(5.1, 39, null),
+      row(5.1, 61, null),
+    ];
+    const placed = placeLabels(boxedIn, [], frame);
+    expect(placed[0]).toMatchObject({ label: null, description: '#5 tried something' });
+    // In the open, it goes above and to the right, the first place tried, and the same each time.
+    const open = placeLabels([row(5, 50, 'in the open')], [], frame);
+    expect(open[0]).toMatchObject({ label: 'in the open', label_dx: 7, label_dy: -11 });
+    expect(placeLabels([row(5, 50, 'in the open')], [], frame)).toEqual(open);
+    // Right of the middle, it runs leftwards; against the top, it goes below.
+    expect(placeLabels([row(15, 50, 'late')], [], frame)[0]).toMatchObject({ label_dx: -7, label_dy: -11 });
+    expect(placeLabels([row(5, 8, 'top')], [], frame)[0]).toMatchObject({ label_dx: 7, label_dy: 11 });
+    // The estimate holds a label at its limit, so a long one is boxed as drawn (cut to the limit).
+    expect(labelBox('x'.repeat(40), 0, 50, { dx: 7, dy: 0 }, 90).x2).toBe(7 + 90 + 1);
+    expect(LABEL_CHAR_PX).toBeGreaterThanOrEqual(8);
+  });
+
+  it('the SVG export places its labels clear of the rings too', () => {
+    const svg = progressChartSvg(clustered(), { metric: 'val_bpb', direction: 'lower' });
+    const rings = [...svg.matchAll(/<circle cx="([\d.]+)" cy="([\d.]+)" r="4" [^>]*><title>#/g)].map(m => [
+      Number(m[1]),
+      Number(m[2]),
+    ]);
+    const labels = [
+      ...svg.matchAll(/<text x="([\d.]+)" y="([\d.]+)" [^>]*font-size="10"[^>]*?( text-anchor="end")?>([^<]*)</g),
+    ];
+    expect(rings).toHaveLength(6); // the legend's ring has no title
+    expect(labels.map(m => m[4])).toContain('keep 5 lowers it');
+    for (const [, x, y, end, text] of labels) {
+      const width = text.length * LABEL_CHAR_PX;
+      const x1 = end ? Number(x) - width : Number(x);
+      for (const [cx, cy] of rings) {
+        const clear = cx + 5 <= x1 || cx - 5 >= x1 + width || cy + 5 <= Number(y) - 6 || cy - 5 >= Number(y) + 6;
+        expect(clear, `${text} over the ring at ${cx},${cy}`).toBe(true);
+      }
     }
   });
 

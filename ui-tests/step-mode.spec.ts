@@ -73,10 +73,19 @@ test('step mode from the panel: reject with a note, edit and approve, approve al
   const tag = ((await runs.json()) as { engine: { tag: string } | null }).engine?.tag ?? '';
   expect(tag).toMatch(/\S/);
 
-  // #0, the baseline, trains unreviewed; #1 waits for its reviewer.
+  // #0, the baseline, trains unreviewed; #1 waits for its reviewer. The reviewer is elsewhere
+  // meanwhile (the launcher), so a notification says so, once, with its way back to the panel.
+  await execute(page, 'launcher:create', {});
+  await expect(panel).toBeHidden();
+  const toast = page.locator('.Toastify__toast', { hasText: '#1 awaits review' });
+  await expect(toast).toHaveCount(1, { timeout: 180_000 });
+  await toast.getByRole('button', { name: 'Review' }).click();
+  await expect(panel).toBeVisible();
+  // In view, the card is the notice: the toast gives way to it rather than cover its buttons.
+  await expect(toast).toHaveCount(0);
   const review = panel.locator('.jp-AutoresearchReview');
   const strip = panel.locator('.jp-AutoresearchRunStrip-state');
-  await expect(review).toHaveAttribute('data-n', '1', { timeout: 180_000 });
+  await expect(review).toHaveAttribute('data-n', '1');
   await expect(review).toBeVisible();
   await expect(strip).toHaveText('#1 awaiting review');
   await expect(panel).toHaveAttribute('data-review', '1');
@@ -87,13 +96,6 @@ test('step mode from the panel: reject with a note, edit and approve, approve al
   await expect(review.locator('.jp-AutoresearchReview-proposer')).toContainText('offline — offline move:');
   await expect(review.locator('.jp-AutoresearchExperiment-rationale')).toContainText(/\S/);
   await expect(review.locator('.jp-AutoresearchExperiment-diffLine.jp-mod-add').first()).toBeAttached();
-  // The notification, once, with its way back to the panel.
-  const toast = page.locator('.Toastify__toast', { hasText: '#1 awaits review' });
-  await expect(toast).toHaveCount(1);
-  await execute(page, 'launcher:create', {});
-  await expect(panel).toBeHidden();
-  await toast.getByRole('button', { name: 'Review' }).click();
-  await expect(panel).toBeVisible();
   await page.screenshot({ path: testInfo.outputPath('step-pending.png') });
 
   // Reject #1 with a note.
@@ -101,10 +103,11 @@ test('step mode from the panel: reject with a note, edit and approve, approve al
   await review.locator('button[data-command="autoresearch:reject"]').click();
   const item = (n: number) => panel.locator(`.jp-AutoresearchExperimentList-item[data-n="${n}"]`);
   await expect(item(1).locator('.jp-AutoresearchExperiment-status')).toHaveText('rejected', { timeout: 60_000 });
-  await expect(toast).toHaveCount(0);
 
   // Edit #2 in the code editor and approve the edited version.
   await expect(review).toHaveAttribute('data-n', '2', { timeout: 60_000 });
+  // #2 came while the panel was in view: no toast over the card for it.
+  await expect(page.locator('.Toastify__toast', { hasText: 'awaits review' })).toHaveCount(0);
   await expect(review.locator('.jp-AutoresearchReview-proposer')).toBeVisible();
   const edit = review.locator('button[data-command="autoresearch:edit-proposal"]');
   await expect(edit).toHaveText('Edit');

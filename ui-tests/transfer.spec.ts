@@ -62,6 +62,18 @@ test('a transfer study from the panel: the dialog, the table and the chart', asy
   await expect(env).toHaveValue('AUTORESEARCH_SCALE=2\nnot a pair');
   await env.fill('AUTORESEARCH_SCALE=2');
   await dialog.locator('.jp-AutoresearchTransferDialog-runs').fill('2');
+  // Ablate: the box right beside its word, in one label (a click on the word ticks it).
+  const ablate = dialog.getByRole('checkbox', { name: 'Ablate' });
+  const word = dialog.locator('.jp-AutoresearchTransferDialog-check span', { hasText: 'Ablate' });
+  const [box, text] = await Promise.all([ablate.boundingBox(), word.boundingBox()]);
+  expect(text!.x - (box!.x + box!.width)).toBeGreaterThanOrEqual(0);
+  expect(text!.x - (box!.x + box!.width)).toBeLessThan(12);
+  expect(Math.abs(text!.y + text!.height / 2 - (box!.y + box!.height / 2))).toBeLessThan(4);
+  await expect(ablate).toHaveAccessibleDescription(/remove each kept change/);
+  await word.click();
+  await expect(ablate).toBeChecked();
+  await word.click();
+  await expect(ablate).not.toBeChecked();
   await dialog.getByRole('button', { name: 'Start study' }).click();
   await expect(dialog).toHaveCount(0);
 
@@ -91,4 +103,16 @@ test('a transfer study from the panel: the dialog, the table and the chart', asy
   }
   await section.scrollIntoViewIfNeeded();
   await page.screenshot({ path: testInfo.outputPath('transfer.png') });
+
+  // At 760 px (the file browser open beside the panel) the study's section, its table and chart
+  // included, does not scroll the panel sideways.
+  await page.setViewportSize({ width: 760, height: 900 });
+  const content = panel.locator('.jp-AutoresearchPanel-content');
+  const sideways = () =>
+    content.evaluate(c =>
+      [c, ...c.children]
+        .filter(el => el.scrollWidth > el.clientWidth)
+        .map(el => `${el.className}: ${el.scrollWidth} > ${el.clientWidth}`),
+    );
+  await expect.poll(sideways, { timeout: 15_000 }).toEqual([]);
 });

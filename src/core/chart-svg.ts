@@ -7,6 +7,7 @@
  * same colours). Pure string building: no DOM, no Node APIs.
  */
 import { chartRows, chartRuns, COLORS, valueDomain, type ChartOptions, type ChartRow } from './chart';
+import { placeLabels } from './chart-labels';
 import type { ExperimentRecord } from './journal';
 
 const W = 720;
@@ -46,17 +47,28 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
 
 /** The progress chart as an SVG document (a string), matching `progressChart`. */
 export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions): string {
-  const rows = chartRows(records);
+  const unplaced = chartRows(records);
   const runs = chartRuns(records);
-  const ns = rows.map(r => r.n);
+  const ns = unplaced.map(r => r.n);
   const nLo = ns.length ? Math.min(...ns) : 0;
   const nHi = ns.length ? Math.max(...ns, nLo + 1) : 1;
   // A little room on both sides so the first and last points sit off the frame.
   const xPad = Math.max(0.5, (nHi - nLo) * 0.02);
   const [xLo, xHi] = [nLo - xPad, nHi + xPad];
-  const [yLo, yHi] = valueDomain(rows, runs);
+  const [yLo, yHi] = valueDomain(unplaced, runs);
   const sx = (n: number) => M.left + ((n - xLo) / (xHi - xLo)) * PLOT_W;
   const sy = (v: number) => M.top + (1 - (v - yLo) / (yHi - yLo)) * PLOT_H;
+  // Crashes have no metric: crosses along the edge where worse results lie.
+  const crashY = opts.direction === 'lower' ? M.top + 6 : M.top + PLOT_H - 6;
+  // Labels clear of the marks, as the panel's chart places them (whole: an SVG cannot cut them).
+  const rows = placeLabels(unplaced, runs, {
+    width: PLOT_W,
+    height: PLOT_H,
+    x: n => sx(n) - M.left,
+    y: v => sy(v) - M.top,
+    crashY: crashY - M.top,
+    limit: Infinity,
+  });
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">`,
     `<title>${esc(`${opts.metric} by experiment (${opts.direction} is better)`)}</title>`,
@@ -119,16 +131,16 @@ export function progressChartSvg(records: ExperimentRecord[], opts: ChartOptions
   for (const r of rows.filter(r => r.status === 'keep')) {
     const x = sx(r.n);
     const y = sy(r.value as number);
-    const label = r.label ?? '';
-    // Without a way to measure text, estimate it (about 0.6 em a character) and flip labels that would run off the right.
-    const flip = x + 7 + label.length * 6 > W;
     out.push(
       `<circle cx="${r1(x)}" cy="${r1(y)}" r="5" fill="${COLORS.keep}"><title>${esc(`#${r.n} keep ${r.value}: ${r.description}`)}</title></circle>`,
-      `<text x="${r1(flip ? x - 7 : x + 7)}" y="${r1(y - 6)}" ${FONT} font-size="10" fill="#212121"${flip ? ' text-anchor="end"' : ''}>${esc(label)}</text>`,
     );
+    if (r.label !== null && r.label_dx !== undefined && r.label_dy !== undefined) {
+      const anchor = r.label_dx < 0 ? ' text-anchor="end"' : '';
+      out.push(
+        `<text x="${r1(x + r.label_dx)}" y="${r1(y + r.label_dy)}" ${FONT} font-size="10" fill="#212121" dominant-baseline="middle"${anchor}>${esc(r.label)}</text>`,
+      );
+    }
   }
-  // Crashes have no metric: crosses along the edge where worse results lie.
-  const crashY = opts.direction === 'lower' ? M.top + 6 : M.top + PLOT_H - 6;
   for (const r of rows.filter(r => r.status === 'crash')) {
     const x = sx(r.n);
     out.push(

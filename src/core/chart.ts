@@ -15,6 +15,7 @@ import type { ExperimentRecord, JournalRecord } from './journal';
 import type { Direction } from './keep';
 import { bestTimeline } from './measurements';
 import { filterChartRows } from './chart-filter';
+import { placeLabels } from './chart-labels';
 
 export const VEGALITE_MIME = 'application/vnd.vegalite.v5+json';
 
@@ -82,6 +83,9 @@ export interface ChartRow {
   description: string;
   /** A short label for kept experiments, null for the rest. */
   label: string | null;
+  /** Where the label sits from its point, in pixels (placeLabels, ./chart-labels.ts); set in the spec's rows only. */
+  label_dx?: number;
+  label_dy?: number;
   /** The best's noise band, best ± 2·σ/√(its runs); only when a verdict measured σ. */
   best_lo?: number;
   best_hi?: number;
@@ -368,8 +372,15 @@ const EXPORT_TEXT = "contrast('#ffffff', background) > contrast('#212121', backg
 
 /** The export's plot width; the panel fits the chart to its own width instead. */
 const EXPORT_WIDTH = 640;
-/** The narrowest the panel's chart gets: below it, the panel scrolls rather than squeezing the axes. */
-export const MIN_WIDTH = 360;
+/**
+ * The narrowest the panel's chart gets: below it, the chart scrolls in its own box rather than
+ * squeezing the axes. A 760 px wide JupyterLab with its file browser open leaves it about 350.
+ */
+export const MIN_WIDTH = 280;
+/** The plot's height, in pixels. */
+const PLOT_HEIGHT = 320;
+/** What the y axis (its extent, fixed below, and its title) and the padding take of the panel chart’s width, as Vega lays it out. */
+const Y_AXIS_PX = 83;
 
 /**
  * The Vega-Lite v5 spec of a run's progress.
@@ -404,12 +415,24 @@ export function chartSpec(
   const allRows = chartRowsIn.map(r => (shown && !shown.has(r.n) ? { ...r, hidden: true as const } : r));
   // A long run: discards and crashes in bins, and only the keeps' own runs as dots (thinRows).
   const thinned = allRows.length > MAX_POINTS;
-  const rows = thinned ? thinRows(allRows, opts.direction) : allRows;
   const runs = filterChartRows(thinned ? allRuns.filter(r => r.status === 'keep') : allRuns, shown);
   const { theme } = opts;
   const colors = theme ?? COLORS;
   const width = opts.width === undefined ? EXPORT_WIDTH : Math.max(MIN_WIDTH, Math.floor(opts.width));
   const [nLo, nHi] = numberDomain(allRows);
+  const [vLo, vHi] = valueDomain(allRows, allRuns);
+  // The panel's width includes the y axis; the export's is the plot's own.
+  const plotWidth = opts.width === undefined ? width : width - Y_AXIS_PX;
+  // Half the plot, less the gap to the point: a label never needs more room than that.
+  const labelLimit = Math.round(plotWidth / 2) - 12;
+  const rows = placeLabels(thinned ? thinRows(allRows, opts.direction) : allRows, runs, {
+    width: plotWidth,
+    height: PLOT_HEIGHT,
+    x: n => ((n - nLo) / (nHi - nLo)) * plotWidth,
+    y: v => ((vHi - v) / (vHi - vLo)) * PLOT_HEIGHT,
+    crashY: opts.direction === 'lower' ? CRASH_INSET : PLOT_HEIGHT - CRASH_INSET,
+    limit: labelLimit,
+  });
   const x = {
     field: 'n',
     type: 'quantitative',
@@ -421,9 +444,9 @@ export function chartSpec(
     field: 'value',
     type: 'quantitative',
     title: `${opts.metric} (${opts.direction} is better)`,
-    scale: { domain: valueDomain(allRows, allRuns), nice: false, zero: false },
+    scale: { domain: [vLo, vHi], nice: false, zero: false },
     // Room between the rotated title and the tick labels (at the default 4 px they touched).
-    axis: { titlePadding: 10 },
+    axis: { titlePadding: 10, minExtent: 52, maxExtent: 52 },
   };
   const statuses = ['keep', 'discard', 'crash'];
   const color = {
@@ -450,20 +473,17 @@ export function chartSpec(
   const any = (test: (r: ChartRow) => boolean) => rows.some(test);
   // The point and label layers draw what the filter shows; `datum.hidden` marks the rest.
   const anyShown = (test: (r: ChartRow) => boolean) => rows.some(r => !r.hidden && test(r));
-  const middle = (nLo + nHi) / 2;
-  // Half the plot (the width less the y axis, about 80 px), less the gap to the point.
-  const labelLimit = Math.round((width - (opts.width === undefined ? 0 : 80)) / 2) - 12;
+  // Labels where placeLabels put them, clear of the marks: `labels left` are aligned left (they
+  // run rightwards from their point), `labels right` run leftwards.
   const label = (side: 'left' | 'right'): Record<string, unknown> => ({
     name: `labels ${side}`,
-    transform: [
-      { filter: `datum.label != null && !datum.hidden && datum.n ${side === 'left' ? '<=' : '>'} ${middle}` },
-    ],
+    transform: [{ filter: `datum.label != null && !datum.hidden && datum.label_dx ${side === 'left' ? '>' : '<'} 0` }],
     mark: {
       type: 'text',
       align: side,
-      baseline: 'bottom',
-      dx: side === 'left' ? 6 : -6,
-      dy: -4,
+      baseline: 'middle',
+      dx: { expr: 'datum.label_dx' },
+      dy: { expr: 'datum.label_dy' },
       fontSize: 10,
       limit: labelLimit,
       ...(theme ? { color: theme.text, font: theme.font } : { color: { expr: EXPORT_TEXT } }),
@@ -517,8 +537,8 @@ export function chartSpec(
           },
         ]
       : []),
-    ...(anyShown(r => r.label !== null && r.n <= middle) ? [label('left')] : []),
-    ...(anyShown(r => r.label !== null && r.n > middle) ? [label('right')] : []),
+    ...(anyShown(r => r.label !== null && (r.label_dx ?? 0) > 0) ? [label('left')] : []),
+    ...(anyShown(r => r.label !== null && (r.label_dx ?? 0) < 0) ? [label('right')] : []),
     ...(anyShown(r => r.status === 'crash')
       ? [
           {
@@ -541,7 +561,7 @@ export function chartSpec(
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     description: `Progress of ${opts.metric} over the experiments of an autoresearch run`,
     width,
-    height: 320,
+    height: PLOT_HEIGHT,
     // The panel's chart fits its width whole (axes, legend and labels inside it); the export's
     // plot keeps its size and the rest pads it.
     ...(opts.width === undefined ? {} : { autosize: { type: 'fit-x', contains: 'padding' } }),
@@ -613,9 +633,15 @@ export function warmUpSpec(opts: Omit<ChartOptions, 'shown'>): Record<string, un
   const rows: ChartRow[] = [];
   const runs: RunPoint[] = [];
   let best: number | null = null;
-  for (let n = 0; n < MAX_POINTS + 100; n++) {
+  const count = MAX_POINTS + 100;
+  const lastKeep = Math.floor((count - 1) / 23) * 23;
+  for (let n = 0; n < count; n++) {
     const status = n % 97 === 5 ? 'crash' : n % 23 === 0 ? 'keep' : 'discard';
-    const value = status === 'crash' ? null : 1 - n / 1e4 + (n % 7) / 100;
+    // The labelled two (the first keep and the last) lie apart from the cloud, so placeLabels finds
+    // room for both: the first's label runs rightwards, the last's leftwards.
+    const labelled = n === 0 || n === lastKeep;
+    const apart = n === 0 ? 1.2 : 0.7;
+    const value = status === 'crash' ? null : labelled ? apart : 1 - n / 1e4 + (n % 7) / 100;
     if (status === 'keep' && value !== null) {
       best = best === null ? value : Math.min(best, value);
       runs.push(
@@ -629,7 +655,7 @@ export function warmUpSpec(opts: Omit<ChartOptions, 'shown'>): Record<string, un
       value,
       best,
       description: `experiment ${n}`,
-      label: status === 'keep' ? `#${n}` : null,
+      label: labelled ? `#${n}` : null,
     };
     rows.push(best === null ? row : { ...row, best_lo: best - 0.01, best_hi: best + 0.01 });
   }

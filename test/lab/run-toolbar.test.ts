@@ -3,11 +3,14 @@
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it, vi } from 'vitest';
 import { CommandRegistry } from '@lumino/commands';
+import type { JournalRecord } from '../../src/core/journal';
 import { PROPOSER_INFO, PROPOSER_NAMES, runSettingDefaults } from '../../src/core/run-options';
+import { deriveRunState } from '../../src/core/run-state';
 import type { IRunDefaults } from '../../src/lab/panel/panel';
 import { RunModel } from '../../src/lab/panel/run-model';
 import { RunToolbar } from '../../src/lab/panel/run-toolbar';
 import { RunCommandIDs } from '../../src/lab/run-commands';
+import { record, runStartRecord } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.
 vi.hoisted(() => {
@@ -55,6 +58,25 @@ describe('RunToolbar.runOptions', () => {
 });
 
 describe('RunToolbar', () => {
+  it('gives each strip item its whole text as its tooltip, for a narrow panel that cuts it short', () => {
+    const records: JournalRecord[] = [
+      runStartRecord({}),
+      { type: 'experiment_start', ts: '2026-11-30T00:00:01Z', n: 0, parent_commit: 'a'.repeat(40), description: 'b' },
+      record(0, { status: 'keep', metric: 1.25 }),
+    ];
+    const model = new RunModel();
+    model.reset('t1');
+    model.handle({ type: 'records', start: 0, records });
+    model.handle({ type: 'run_state', run_state: { ...deriveRunState(records, 0, 't1'), status: 'stopped' } });
+    const bar = new RunToolbar({ trans, model, commands: new CommandRegistry(), args: () => ({ path: 'ws' }) });
+    expect(bar.best.textContent).toMatch(/1\.25/);
+    expect(bar.state.textContent).not.toBe('');
+    for (const item of [bar.state, bar.best, bar.cost]) {
+      expect(item.title).toBe(item.textContent);
+    }
+    bar.dispose();
+  });
+
   it('labels the proposers and shows the model field as their declaration says', () => {
     const bar = toolbar('offline');
     const options = Array.from(bar.proposer.options);

@@ -24,8 +24,12 @@ import { describeNoise } from './run-state';
 import { noteVegaUsed, warmUpWhenIdle } from './warm-up';
 
 const REDRAW_MS = 2000;
-/** What vega-embed adds right of the chart for its actions menu (`.vega-embed.has-actions`'s padding) and a margin. */
-const ACTIONS_PX = 38 + 4;
+/**
+ * What the chart's host holds beside the chart: vega-embed's actions menu at its right
+ * (`.vega-embed.has-actions`'s padding), JupyterLab's Vega renderer's 8 px margin at its left,
+ * and 4 px to spare. Without the margin the chart ran 4 px past a narrow panel and scrolled it.
+ */
+const ACTIONS_PX = 38 + 8 + 4;
 /** A change of the panel's width smaller than this does not redraw the chart. */
 const RESIZE_PX = 8;
 /** The widest the chart gets: a wider panel leaves room beside it rather than stretching a few points apart. */

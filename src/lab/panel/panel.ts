@@ -18,6 +18,7 @@ import type { ServiceManager } from '@jupyterlab/services';
 import type { IStateDB } from '@jupyterlab/statedb';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { CommandRegistry } from '@lumino/commands';
+import type { Message } from '@lumino/messaging';
 import { Debouncer } from '@lumino/polling';
 import { Panel, Widget } from '@lumino/widgets';
 import type { RunSettings } from '../../core/run-options';
@@ -134,6 +135,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
         void opts.commands
           .execute('autoresearch:open', { path: this.path })
           .then(() => this.reviewView?.node.scrollIntoView({ block: 'start' })),
+      visible: () => this.isVisible,
     });
     this.transfer = new TransferController({ path: opts.path, settings, trans, run: model, notify: Notification });
     const args = () => ({ path: this.path });
@@ -289,6 +291,11 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       const kernel = this.bar.kernels.kernelSpec();
       await this.transfer.start(kernel ? { ...request, kernel } : request);
     }
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this.review.panelShown();
   }
 
   dispose(): void {

@@ -4,6 +4,13 @@
  * mode on the running engine (POST runs/step), and says once per proposal, as a notification
  * with a way to the panel, that one awaits review. After an edit it watches for the engine's
  * refusal, which changes no journal record and so reaches the panel only through GET review.
+ *
+ * The notification never covers the card's buttons: JupyterLab shows toasts at the bottom right,
+ * over the panel, where Reject and Approve all often lie. So while the panel is in view its card
+ * is the notice and the notification goes to the notification center alone (the status bar's bell
+ * counts it) with no toast; a toast (with *Review*) is raised only while the panel is out of
+ * view, and it gives way to that quiet entry as soon as the panel is shown. One notification per
+ * pending proposal, dismissed once it is decided.
  */
 import { PathExt } from '@jupyterlab/coreutils';
 import type { ServerConnection } from '@jupyterlab/services';
@@ -21,6 +28,7 @@ const WATCH_MS = 1000;
 
 /** The part of @jupyterlab/apputils' Notification the review uses, besides success and error. */
 export interface IReviewNotifier extends INotifier {
+  /** autoClose 0: listed in the notification center, no toast (JupyterLab's Notification). */
   warning(
     message: string,
     options?: { autoClose?: number | false; actions?: Array<{ label: string; callback: () => void }> },
@@ -37,6 +45,15 @@ export interface IReviewControllerOptions {
   notify?: IReviewNotifier;
   /** Brings the panel to the front (the notification's action). */
   reveal?: () => void;
+  /** Whether the panel is in view now, its card with it (then no toast: see above). Default: not. */
+  visible?: () => boolean;
+}
+
+/** The notification of the pending proposal: its id, words, and whether it shows as a toast. */
+interface INotice {
+  id: string;
+  message: string;
+  toast: boolean;
 }
 
 export class ReviewController implements IDisposable {
@@ -44,7 +61,7 @@ export class ReviewController implements IDisposable {
   /** `tag#n` of the pending proposal read (or being read). */
   private loadedFor: string | null = null;
   private readonly notified = new Set<string>();
-  private toast: string | null = null;
+  private notice: INotice | null = null;
   private watch: Poll | null = null;
   private actionsKey = '';
   private _isDisposed = false;
@@ -162,7 +179,7 @@ export class ReviewController implements IDisposable {
     }
     this._isDisposed = true;
     this.stopWatch();
-    this.dismissToast();
+    this.dismissNotice();
     this.opts.run.changed.disconnect(this.sync, this);
     Signal.clearData(this);
     Signal.clearData(this.model);
@@ -237,7 +254,7 @@ export class ReviewController implements IDisposable {
     if (key !== this.loadedFor) {
       this.loadedFor = key;
       this.stopWatch();
-      this.dismissToast();
+      this.dismissNotice();
       this.model.setProposal(null);
       if (pending && run.tag !== null) {
         void this.load(key!, run.tag, pending.n);
@@ -267,22 +284,41 @@ export class ReviewController implements IDisposable {
     }
   }
 
+  /**
+   * The panel came into view (its onAfterShow): a toast of its pending proposal gives way to a
+   * quiet entry in the notification center, so it does not cover the card it points to.
+   */
+  panelShown(): void {
+    if (this.notice?.toast) {
+      const { message } = this.notice;
+      this.dismissNotice();
+      this.post(message, false);
+    }
+  }
+
   private announce(n: number, description: string): void {
+    const { trans, path } = this.opts;
+    const message = trans.__('Autoresearch %1: #%2 awaits review — %3', PathExt.basename(path), n, description);
+    this.post(message, !(this.opts.visible?.() ?? false));
+  }
+
+  /** The notification, as a toast or (autoClose 0) in the notification center alone. */
+  private post(message: string, toast: boolean): void {
     const { trans, notify } = this.opts;
     if (!notify) {
       return;
     }
-    const id = notify.warning(
-      trans.__('Autoresearch %1: #%2 awaits review — %3', PathExt.basename(this.opts.path), n, description),
-      { autoClose: false, actions: [{ label: trans.__('Review'), callback: () => this.opts.reveal?.() }] },
-    );
-    this.toast = typeof id === 'string' ? id : null;
+    const id = notify.warning(message, {
+      autoClose: toast ? false : 0,
+      actions: [{ label: trans.__('Review'), callback: () => this.opts.reveal?.() }],
+    });
+    this.notice = typeof id === 'string' ? { id, message, toast } : null;
   }
 
-  private dismissToast(): void {
-    if (this.toast !== null) {
-      this.opts.notify?.dismiss?.(this.toast);
-      this.toast = null;
+  private dismissNotice(): void {
+    if (this.notice !== null) {
+      this.opts.notify?.dismiss?.(this.notice.id);
+      this.notice = null;
     }
   }
 

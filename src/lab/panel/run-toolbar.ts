@@ -304,8 +304,16 @@ export class RunToolbar {
     // The best as the run state says (the mean of its runs ± its standard error, once measured),
     // in the words the best's header, the chart and the status bar use (./run-state.ts runFigures).
     this.best.textContent = describeStripBest(m, trans);
+    this.titleStrip();
     if (this.ticking() && this.clock.state.phase === 'constructed') {
       void this.clock.start();
+    }
+  }
+
+  /** A strip item too long for a narrow panel is cut with an ellipsis (style/panel.css): its tooltip has it whole. */
+  private titleStrip(): void {
+    for (const item of [this.state, this.best, this.cost]) {
+      item.title = item.textContent ?? '';
     }
   }
 

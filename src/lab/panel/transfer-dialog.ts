@@ -4,7 +4,7 @@
  * check additivity by removing each kept change from the best. What the fields mean is
  * ./transfer-fields.ts's, asked again with the problem shown until they make sense.
  */
-import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { Dialog, DOMUtils, showDialog } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import type { ITransferRequest } from '../transfer-api';
@@ -38,6 +38,23 @@ export class TransferDialogBody extends Widget implements Dialog.IBodyWidget<ITr
       }
       return wrap;
     };
+    // A checkbox before its word on one line, both in the label (a click on the word ticks it),
+    // the hint under them and named as the box's description.
+    const check = (label: string, box: HTMLInputElement, hint: string) => {
+      const wrap = document.createElement('div');
+      wrap.className = 'jp-AutoresearchTransferDialog-row';
+      const line = document.createElement('label');
+      line.className = 'jp-AutoresearchTransferDialog-check';
+      const text = document.createElement('span');
+      text.textContent = label;
+      line.append(box, text);
+      const small = document.createElement('small');
+      small.id = DOMUtils.createDomID();
+      small.textContent = hint;
+      box.setAttribute('aria-describedby', small.id);
+      wrap.append(line, small);
+      return wrap;
+    };
     this.env.className = 'jp-mod-styled jp-AutoresearchTransferDialog-env';
     this.env.rows = 4;
     this.env.value = fields.env;
@@ -65,7 +82,7 @@ export class TransferDialogBody extends Widget implements Dialog.IBodyWidget<ITr
       row(trans.__('Environment of the larger scale (KEY=VALUE a line)'), this.env),
       row(trans.__('Training budget (s)'), this.budget),
       row(trans.__('Runs of each replay'), this.runs),
-      row(
+      check(
         trans.__('Ablate'),
         this.ablate,
         trans.__('remove each kept change from the best alone, at the search scale'),
