@@ -25,6 +25,9 @@
  */
 import * as z from 'zod/mini';
 import type { JournalRecord } from './journal';
+import { englishMessages } from './zod-english';
+
+englishMessages();
 
 /** A reviewer's decision that carried a note (a review record of the journal). */
 export interface ReviewNote {

@@ -31,7 +31,11 @@ vi.hoisted(() => {
 
 vi.mock('@jupyterlab/rendermime', () => ({ MimeModel: class {} }));
 // JupyterLab's dialogs need a browser build; the dialog's body is built here without one.
-vi.mock('@jupyterlab/apputils', () => ({ Dialog: {}, showDialog: () => Promise.reject(new Error('no dialogs here')) }));
+vi.mock('@jupyterlab/apputils', () => ({
+  Dialog: {},
+  DOMUtils: { createDomID: () => `id-${Math.random().toString(36).slice(2)}` },
+  showDialog: () => Promise.reject(new Error('no dialogs here')),
+}));
 
 const trans = nullTranslator.load('jupyterlab_autoresearch');
 
