@@ -12,6 +12,7 @@
 import * as path from 'node:path';
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator, Page } from '@playwright/test';
+import { expectOneValue, panelFigures } from './panel-figures';
 import { finished, makeWorkspace, STAND_IN_PROGRAM, standInTrain, startCli } from '../test/helpers/workspace';
 
 test.use({ autoGoto: true, viewport: { width: 1400, height: 1000 } });
@@ -96,15 +97,6 @@ async function disabledControls(panel: Locator): Promise<Array<{ what: string; w
   });
 }
 
-/** `± 0.0123` and `σ 0.0123 (4 df)` as a text writes them. */
-function figures(text: string): { value: string | undefined; pm: string | undefined; sigma: string | undefined } {
-  return {
-    value: /(\d+\.\d{6})/.exec(text)?.[1],
-    pm: /± (\d+\.\d+)/.exec(text)?.[1],
-    sigma: /σ (\d+\.\d+ \(\d+ df\))/.exec(text)?.[1],
-  };
-}
-
 test('the strip’s phase, disabled controls’ reasons, and one value for each figure', async ({ page, tmpPath }) => {
   const ws = `${tmpPath}/figures`;
   const panel = await workspace(page, ws, noisyTrain(2, 1.5));
@@ -156,36 +148,8 @@ test('the strip’s phase, disabled controls’ reasons, and one value for each 
     expect(control.why, control.what).toMatch(/\S/);
   }
 
-  // The best's header, brought into view.
-  await execute(page, 'autoresearch:jump-to-best', {});
-  const bestN = await panel.evaluate(() => {
-    const text = document.querySelector('.jp-AutoresearchRunStrip-best')?.textContent ?? '';
-    return /\(#(\d+)\)$/.exec(text)?.[1] ?? '';
-  });
-  expect(bestN).toMatch(/^\d+$/);
-  const header = panel.locator(
-    `.jp-AutoresearchExperimentList-item[data-n="${bestN}"] .jp-AutoresearchExperiment-header`,
-  );
-  await expect(header.locator('.jp-AutoresearchExperiment-spread')).toHaveAttribute('data-estimate', 'now');
-  const noise = panel.locator('.jp-AutoresearchChart-noise');
-  await expect(noise).toBeVisible();
-  const status = page.locator('.jp-AutoresearchStatus');
-
-  const read = async () => ({
-    strip: figures((await panel.locator('.jp-AutoresearchRunStrip-best').textContent()) ?? ''),
-    header: figures((await header.locator('.jp-AutoresearchExperiment-metric').textContent()) ?? ''),
-    chart: figures((await noise.textContent()) ?? ''),
-    status: figures((await status.textContent()) ?? ''),
-  });
-  const seen = await read();
-  const { strip: s } = seen;
-  expect(s.value).toMatch(/^\d\.\d{6}$/);
-  expect(s.pm).toMatch(/^\d/);
-  for (const [place, f] of Object.entries(seen)) {
-    expect({ place, value: f.value, pm: f.pm }).toEqual({ place, value: s.value, pm: s.pm });
-  }
-  expect(seen.chart.sigma).toMatch(/\d \(\d+ df\)$/);
-  expect(seen.status.sigma).toBe(seen.chart.sigma);
+  // The strip, the best's own header, the chart's noise line and the status bar: one value each.
+  expectOneValue(await panelFigures(page, panel));
 });
 
 test('step mode on and a proposal arriving: no console error, no failed request', async ({ page, tmpPath }) => {

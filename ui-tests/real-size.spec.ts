@@ -11,6 +11,8 @@
  *   gone once decided), and the card's Reject and Approve all stay clickable (Playwright's
  *   actionability check) while a notification shows: the proposal's own, in the notification
  *   center, and another's toast;
+ * - the strip, the best's own header, the chart's noise line and the status bar show the same
+ *   best, ± and σ (ui-tests/panel-figures.ts);
  * - no console error and no failed request (status 400 or more) from the first page load on.
  * Screenshots of the panel's top (toolbar, next run, strip, program.md, chart) at each width and
  * theme are snapshots (ui-tests/real-size.spec.ts-snapshots/); what a wall-clock budget makes
@@ -20,6 +22,7 @@ import * as path from 'node:path';
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator, Page } from '@playwright/test';
 import { cli, startCli } from '../test/helpers/workspace';
+import { expectOneValue, panelFigures } from './panel-figures';
 
 test.use({ autoGoto: true, viewport: { width: 1400, height: 900 } });
 // The 21 experiments (22 runs) take 3 to 7 minutes on two cores (each run is a Python start with
@@ -198,6 +201,9 @@ test('a real run of 21 experiments at 760 and 1,400 px, light and dark: no sidew
         }
         // Once the chart has been redrawn for this width (it redraws on a resize, not at once).
         await expect.poll(() => sidewaysScrolls(panel), { message: where, timeout: 15_000 }).toEqual([]);
+
+        // One figure, one value at this size too: the strip, the best's header, the chart, the status bar.
+        expectOneValue(await panelFigures(page, panel), where);
 
         // Reachable with the proposal's notification up (in the center), and with another's toast over the page.
         await reject.click({ trial: true });
