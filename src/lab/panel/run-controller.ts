@@ -174,7 +174,7 @@ export class RunController implements IDisposable {
     }
   }
 
-  /** Says up front when the server host cannot run the engine (no Node.js ≥ 20, say). */
+  /** Says up front when the server host cannot run the engine (no Node.js ≥ 20.19, say). */
   async checkServer(): Promise<void> {
     try {
       const status = await api.fetchStatus(this.opts.settings);
