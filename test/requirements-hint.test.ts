@@ -74,6 +74,16 @@ describe('a run whose Python lacks torch', () => {
     );
   });
 
+  it('takes no index path from a planted build label that is not one (+rocm.., +cu128/..)', () => {
+    for (const label of ['rocm..', 'rocm6..4', 'rocm.']) {
+      const words = missingModuleWords(noTorch, by, workspaceWith(`torch==2.9.1+${label}\n`)) ?? '';
+      expect(words, label).not.toContain(`/whl/${label}`);
+      expect(words, label).toContain(`--index-url ${CPU_INDEX};`);
+    }
+    const words = missingModuleWords(noTorch, by, workspaceWith('torch==2.9.1+rocm6.4\n')) ?? '';
+    expect(words).toContain('--index-url https://download.pytorch.org/whl/rocm6.4;');
+  });
+
   it('without a requirements.txt still names the CPU index, never a bare pip install torch', () => {
     const words = missingModuleWords(noTorch, by, workspaceWith(null)) ?? '';
     expect(words).toContain(`${by.python} -m pip install torch --index-url ${CPU_INDEX};`);

@@ -70,7 +70,8 @@ export function installAdvice(dir: string, name: string): { spec: string; note: 
   const pinned = declared?.includes('==') ?? false;
   if (TORCH_BUILT.has(name)) {
     // A pin with a build label (2.5.1+cu121) names its own index; the rest get the CPU build.
-    const build = /\+(cpu|cu\d+|rocm[\d.]+)$/.exec(spec)?.[1];
+    // Digits and single dots only: a planted `+rocm..` must not turn the index URL into another path.
+    const build = /\+(cpu|cu\d+|rocm\d+(?:\.\d+)*)$/.exec(spec)?.[1];
     if (build && build !== 'cpu') {
       return {
         spec: `${spec} --index-url ${TORCH_INDEXES}/${build}`,
