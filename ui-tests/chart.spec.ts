@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator, Page } from '@playwright/test';
 import { cli, crashingThirdRun, makeWorkspace, STAND_IN_PROGRAM } from '../test/helpers/workspace';
+import { execute } from './commands';
 
 test.use({ autoGoto: true, viewport: { width: 1400, height: 1200 } });
 test.setTimeout(180_000);
@@ -44,17 +45,6 @@ function trainPy(counter: string, slow: string): string {
       'LEARNING_RATE = 0.001\nN_LAYER = 4\n',
       `LEARNING_RATE = 0.0005\nN_LAYER = 3\nwhile os.path.exists(${JSON.stringify(slow)}): time.sleep(0.2)\n`,
     );
-}
-
-async function execute(page: Page, command: string, args: Record<string, unknown>): Promise<void> {
-  await page.evaluate(
-    async ([id, a]) => {
-      await (
-        window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }
-      ).jupyterapp.commands.execute(id, a);
-    },
-    [command, args] as const,
-  );
 }
 
 /** A JupyterLab CSS variable's value in the theme now applied, as the chart reads it. */

@@ -14,6 +14,7 @@ import { expect, test } from '@jupyterlab/galata';
 import type { Locator, Page } from '@playwright/test';
 import { expectOneValue, panelFigures } from './panel-figures';
 import { finished, makeWorkspace, STAND_IN_PROGRAM, standInTrain, startCli } from '../test/helpers/workspace';
+import { execute } from './commands';
 
 test.use({ autoGoto: true, viewport: { width: 1400, height: 1000 } });
 test.setTimeout(300_000);
@@ -44,18 +45,6 @@ function noisyTrain(trainS: number, evalS: number): string {
       'print("training_seconds: 1.0")',
       '',
     ].join('\n'),
-  );
-}
-
-/** Runs a JupyterLab command. */
-async function execute(page: Page, command: string, args: Record<string, unknown>): Promise<void> {
-  await page.evaluate(
-    async ([id, a]) => {
-      await (
-        window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }
-      ).jupyterapp.commands.execute(id, a);
-    },
-    [command, args] as const,
   );
 }
 

@@ -11,6 +11,7 @@
 import { expect, test } from '@jupyterlab/galata';
 import type { Page } from '@playwright/test';
 import { makeWorkspace, standInTrain } from '../test/helpers/workspace';
+import { execute } from './commands';
 
 test.use({ autoGoto: true, viewport: { width: 1600, height: 1000 } });
 // Three runs of the baseline (the noise) of ~4 s each in the kernel, with the kernel's start-up.
@@ -29,18 +30,6 @@ function originRepository(): string {
     program: PROGRAM,
     train: standInTrain({ sleep: 3 }),
   });
-}
-
-/** Runs a JupyterLab command and waits for it. */
-async function execute(page: Page, command: string, args: Record<string, unknown>): Promise<void> {
-  await page.evaluate(
-    async ([id, a]) => {
-      await (
-        window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }
-      ).jupyterapp.commands.execute(id, a);
-    },
-    [command, args] as const,
-  );
 }
 
 /** Runs a JupyterLab command without waiting for it (it may open a dialog). */

@@ -5,6 +5,7 @@
  */
 import { expect } from '@jupyterlab/galata';
 import type { Locator, Page } from '@playwright/test';
+import { execute } from './commands';
 
 export interface Figures {
   /** The best's metric, six decimals. */
@@ -29,11 +30,7 @@ export function figures(text: string): Figures {
  * what is near the view, so it is brought there with the panel's own Jump to best).
  */
 export async function panelFigures(page: Page, panel: Locator): Promise<Record<string, Figures>> {
-  await page.evaluate(async () => {
-    await (
-      window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }
-    ).jupyterapp.commands.execute('autoresearch:jump-to-best', {});
-  });
+  await execute(page, 'autoresearch:jump-to-best');
   const stripBest = panel.locator('.jp-AutoresearchRunStrip-best');
   const bestN = /\(#(\d+)\)$/.exec((await stripBest.textContent()) ?? '')?.[1];
   expect(bestN, 'the strip names the best').toMatch(/^\d+$/);

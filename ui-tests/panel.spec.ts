@@ -6,6 +6,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 import type { Page } from '@playwright/test';
+import { execute } from './commands';
 
 test.use({ autoGoto: true, viewport: { width: 1400, height: 1200 } });
 // Each tiny-cpu experiment takes ~8 s on two cores (Python and torch start-up, 3 s of training,
@@ -13,16 +14,6 @@ test.use({ autoGoto: true, viewport: { width: 1400, height: 1200 } });
 test.setTimeout(300_000);
 
 const EDIT = 'Galata edit: prefer changes that make each step cheaper.';
-
-async function execute(page: Page, command: string, args: Record<string, unknown>): Promise<void> {
-  await page.evaluate(
-    ([id, a]) =>
-      (
-        window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }
-      ).jupyterapp.commands.execute(id, a),
-    [command, args] as const,
-  );
-}
 
 /** Whether a command is enabled for the panel of `path`. */
 async function enabled(page: Page, command: string, path: string): Promise<boolean> {

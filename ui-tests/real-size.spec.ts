@@ -23,6 +23,7 @@ import { expect, test } from '@jupyterlab/galata';
 import type { Locator, Page } from '@playwright/test';
 import { cli, startCli } from '../test/helpers/workspace';
 import { expectOneValue, panelFigures } from './panel-figures';
+import { execute } from './commands';
 
 test.use({ autoGoto: true, viewport: { width: 1400, height: 900 } });
 // The 21 experiments (22 runs) take 3 to 7 minutes on two cores (each run is a Python start with
@@ -61,19 +62,6 @@ const STEADY = path.join(__dirname, 'real-size-steady.css');
 test.afterEach(async ({ page, tmpPath }) => {
   await page.request.post('/autoresearch/runs/stop', { data: { path: `${tmpPath}/real` } }).catch(() => undefined);
 });
-
-/** Runs a JupyterLab command; what it returns comes back if it is a string (a notification's id), else stays in the page. */
-async function execute(page: Page, command: string, args: Record<string, unknown>): Promise<string | null> {
-  return page.evaluate(
-    async ([id, a]) => {
-      const result = await (
-        window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }
-      ).jupyterapp.commands.execute(id, a);
-      return typeof result === 'string' ? result : null;
-    },
-    [command, args] as const,
-  );
-}
 
 /** The messages in JupyterLab's notification center (opened and closed again with the bell's command). */
 async function notificationCenter(page: Page): Promise<string[]> {

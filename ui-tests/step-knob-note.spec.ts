@@ -4,7 +4,7 @@
  * the rule it follows, and #2 changes another knob (docs/step-mode-notes.md).
  */
 import { expect, test } from '@jupyterlab/galata';
-import type { Page } from '@playwright/test';
+import { execute } from './commands';
 
 test.use({ autoGoto: true, viewport: { width: 1400, height: 1200 } });
 // The baseline, measured twice for the noise, then two proposals offered (the first never trains).
@@ -13,17 +13,6 @@ test.setTimeout(300_000);
 test.afterEach(async ({ page, tmpPath }) => {
   await page.request.post('/autoresearch/runs/stop', { data: { path: `${tmpPath}/knob` } }).catch(() => undefined);
 });
-
-async function execute(page: Page, command: string, args: Record<string, unknown>): Promise<void> {
-  await page.evaluate(
-    async ([id, a]) => {
-      await (
-        window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }
-      ).jupyterapp.commands.execute(id, a);
-    },
-    [command, args] as const,
-  );
-}
 
 test('the review card says which knob a note froze, and the next proposal leaves it alone', async ({
   page,

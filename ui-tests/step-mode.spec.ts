@@ -8,6 +8,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 import type { Page } from '@playwright/test';
+import { execute } from './commands';
 
 test.use({ autoGoto: true, viewport: { width: 1400, height: 1200 } });
 // The baseline (measured twice for the noise) and three reviewed proposals of ~8 s each on two
@@ -22,18 +23,6 @@ test.afterEach(async ({ page, tmpPath }) => {
 
 const NOTE = 'Galata: not this direction, try the learning rate';
 const EDIT_LINE = '# edited in the Galata step-mode test';
-
-/** Runs a JupyterLab command; what it returns (a widget, say) stays in the page. */
-async function execute(page: Page, command: string, args: Record<string, unknown>): Promise<void> {
-  await page.evaluate(
-    async ([id, a]) => {
-      await (
-        window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }
-      ).jupyterapp.commands.execute(id, a);
-    },
-    [command, args] as const,
-  );
-}
 
 interface IExperiment {
   n: number;

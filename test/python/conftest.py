@@ -77,6 +77,17 @@ def make_workspace(folder: Path, train: str | None = None, sleep: float = 0.3) -
     return folder
 
 
+def committed_workspace(ws: Path, train: str) -> Path:
+    """A hand-made workspace in `ws`: a 1-second program.md, this train.py and a prepare.py, committed on main."""
+    (ws / "program.md").write_text("---\nbudget_s: 1\ntimeout_s: 20\n---\nMake val_bpb lower.\n")
+    (ws / "train.py").write_text(train)
+    (ws / "prepare.py").write_text("TIME_BUDGET = 1\n")
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=ws, check=True, capture_output=True)
+    subprocess.run([*GIT, "add", "-A"], cwd=ws, check=True, capture_output=True)
+    subprocess.run([*GIT, "commit", "-qm", "initial"], cwd=ws, check=True, capture_output=True)
+    return ws
+
+
 @pytest.fixture
 def workspace(engine_bundle, jp_root_dir):
     """A workspace folder `ws` under the server root, ready to run."""

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, make_workspace, write_long_run
+from conftest import ROOT, committed_workspace, make_workspace, write_long_run
 from jupyterlab_autoresearch import load, show
 from jupyterlab_autoresearch.node import engine_path
 
@@ -25,10 +25,6 @@ print("peak_vram_mb:     2048.0")
 """
 
 
-def git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
     """A workspace with run `t1`: the baseline and 2 offline proposals, trained by the real engine."""
@@ -36,12 +32,7 @@ def workspace(tmp_path_factory):
     assert node is not None, "the tests need Node.js >= 20.19 on the PATH"
     assert engine_path().is_file(), "run `npm run build:engine` (make setup does)"
     ws = tmp_path_factory.mktemp("ws")
-    (ws / "program.md").write_text("---\nbudget_s: 1\ntimeout_s: 20\n---\nMake val_bpb lower.\n")
-    (ws / "train.py").write_text(TRAIN)
-    (ws / "prepare.py").write_text("TIME_BUDGET = 1\n")
-    git(ws, "init", "-q", "-b", "main")
-    git(ws, "add", "-A")
-    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "initial")
+    committed_workspace(ws, TRAIN)
     run = subprocess.run(
         [
             node,

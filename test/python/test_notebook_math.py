@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from conftest import committed_workspace
 from jupyterlab_autoresearch.markdown_text import LITERAL_DOLLAR, markdown_literal, markdown_plain
 from jupyterlab_autoresearch.node import engine_path
 from jupyterlab_autoresearch.notebook import notebook_outputs
@@ -29,21 +30,12 @@ DESCRIPTION = "cut the budget from $3 to $1 per hour"
 MATH = ("$", "\\(", "\\[", "\\begin{")
 
 
-def git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
     """A real run measured with repeats (so the summary has trust figures in dollars), given a
     proposer's cost and a description with dollars as a claude run's journal has them."""
     ws = tmp_path_factory.mktemp("ws")
-    (ws / "program.md").write_text("---\nbudget_s: 1\ntimeout_s: 20\n---\nMake val_bpb lower.\n")
-    (ws / "train.py").write_text(TRAIN)
-    (ws / "prepare.py").write_text("TIME_BUDGET = 1\n")
-    git(ws, "init", "-q", "-b", "main")
-    git(ws, "add", "-A")
-    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "initial")
+    committed_workspace(ws, TRAIN)
     argv = ["run", str(ws), "--tag", "t1", "--max-experiments", "3", "--proposer", "offline", "--noise-runs", "2"]
     run = subprocess.run(
         [shutil.which("node"), str(engine_path()), *argv, "--python", sys.executable],

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from conftest import committed_workspace
 from jupyterlab_autoresearch import load_transfer
 from jupyterlab_autoresearch.node import engine_path
 
@@ -36,12 +37,7 @@ def engine(*args):
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
     ws = tmp_path_factory.mktemp("ws")
-    (ws / "program.md").write_text("---\nbudget_s: 1\ntimeout_s: 20\n---\nMake val_bpb lower.\n")
-    (ws / "train.py").write_text(TRAIN)
-    (ws / "prepare.py").write_text("TIME_BUDGET = 1\n")
-    git(ws, "init", "-q", "-b", "main")
-    git(ws, "add", "-A")
-    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "initial")
+    committed_workspace(ws, TRAIN)
     engine("run", str(ws), "--tag", "t1", "--max-experiments", "3", "--proposer", "offline", "--python", sys.executable)
     return ws
 
@@ -119,12 +115,7 @@ def test_a_run_without_a_study_loads_none(tmp_path):
 
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "program.md").write_text("---\nbudget_s: 1\ntimeout_s: 20\n---\nMake val_bpb lower.\n")
-    (ws / "train.py").write_text(TRAIN)
-    (ws / "prepare.py").write_text("TIME_BUDGET = 1\n")
-    git(ws, "init", "-q", "-b", "main")
-    git(ws, "add", "-A")
-    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "initial")
+    committed_workspace(ws, TRAIN)
     engine("run", str(ws), "--tag", "t2", "--max-experiments", "1", "--proposer", "offline", "--python", sys.executable)
     assert load(ws, "t2").attrs["transfer"] is None
     engine("export", str(ws), "--tag", "t2")
