@@ -12,7 +12,7 @@
 // stand-in's clock advances 330 s between proposals (the original's 300 s budget and what
 // surrounds a run), so a 5-minute cache entry has expired by the next proposal. Each replayed
 // proposal becomes the next record of the history (a tenth of them kept, which changes train.py).
-// Prices: src/core/pricing.ts for BENCH_MODEL (default claude-sonnet-5-5). Output tokens are the
+// Prices: src/core/config/pricing.ts for BENCH_MODEL (default claude-sonnet-5-5). Output tokens are the
 // stand-in's count of the recorded replies (their thinking included), not a real model's.
 //
 // Prints one line per proposal, then per history size the means per proposal: prompt tokens,
@@ -81,8 +81,8 @@ async function load() {
   fs.writeFileSync(
     entry,
     [
-      `export { ClaudeProposer } from ${src('src/engine/proposers/claude.ts')};`,
-      `export { costOf, cacheHitRate } from ${src('src/core/pricing.ts')};`,
+      `export { ClaudeProposer } from ${src('src/engine/proposers/claude/proposer.ts')};`,
+      `export { costOf, cacheHitRate } from ${src('src/core/config/pricing.ts')};`,
       `export { MessagesApiServer } from ${src('test/stand-ins/messages-api.ts')};`,
       `export { researchHistory } from ${src('test/stand-ins/research-history.ts')};`,
     ].join('\n'),

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// bench/git-layer: the engine's own git layer (a spawn per command, src/engine/exec.ts) against
+// bench/git-layer: the engine's own git layer (a spawn per command, src/engine/git/exec.ts) against
 // simple-git, the library one would reach for, on the commands one experiment makes.
 //
 // One "experiment" is the engine's sequence: status --porcelain, write train.py, add, commit,
@@ -8,7 +8,7 @@
 // fresh repository, alternating, in this process. simple-git is not a dependency of the project:
 // it is installed into a temporary folder for this benchmark only (it needs the npm registry).
 // Prints each side's milliseconds per experiment and, last, `git_layer_ratio: X` = simple-git ÷ ours.
-// A third side, `engine`, is the engine's own Repo (src/engine/git.ts, bundled in memory): the bare
+// A third side, `engine`, is the engine's own Repo (src/engine/git/git.ts, bundled in memory): the bare
 // spawn plus what it adds per command (the guard against config a run planted: a few stats and a
 // longer environment); `engine_overhead_ms_per_command` is that addition.
 import { execFileSync, spawn } from 'node:child_process';
@@ -74,7 +74,7 @@ const version = JSON.parse(fs.readFileSync(path.join(prefix, 'node_modules', 'si
 async function engineRepo() {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
   const out = await build({
-    entryPoints: [path.join(root, 'src/engine/git.ts')],
+    entryPoints: [path.join(root, 'src/engine/git/git.ts')],
     bundle: true,
     write: false,
     format: 'cjs',

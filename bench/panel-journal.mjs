@@ -1,5 +1,5 @@
 // bench/panel-journal: a synthetic autoresearch workspace with a journal of N finished
-// experiments, for bench/panel. The records follow src/core/journal.ts (and the server's mirror
+// experiments, for bench/panel. The records follow src/core/journal/journal.ts (and the server's mirror
 // of it, jupyter_server_ext/jupyterlab_autoresearch/journal.py): one run_start, then per
 // experiment an experiment_start and an experiment record, and a run_end (a stopped run).
 // Deterministic: the same N gives the same journal.

@@ -7,10 +7,10 @@
 // The bundle is also copied into the Python package (engine/autoresearch.cjs) so an
 // editable install and the wheel find it at the same place, beside engine/run-options.json:
 // the run options the server accepts and the engine flags they become, which the server
-// (validate.py, supervisor.py) reads since it cannot import src/core/run-options.ts; and
-// engine/layout.json, the `.autoresearch/` file names and the tag rule of src/core/layout.ts
+// (validate.py, supervisor.py) reads since it cannot import src/core/config/run-options.ts; and
+// engine/layout.json, the `.autoresearch/` file names and the tag rule of src/core/journal/layout.ts
 // (workspaces.py reads them); and the JSON Schemas of a journal record and of state.json, from
-// their zod schemas (src/core/json-schemas.ts), which the server validates against.
+// their zod schemas (src/core/journal/json-schemas.ts), which the server validates against.
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -86,20 +86,20 @@ if (result.errors.length === 0) {
     chmodSync(packageCopy, 0o755);
     writeFileSync(
       optionsFile,
-      JSON.stringify((await coreModule('src/core/run-options.ts')).serverOptions(), null, 2) + '\n',
+      JSON.stringify((await coreModule('src/core/config/run-options.ts')).serverOptions(), null, 2) + '\n',
     );
     // With the state of a run whose journal is still empty, so the server never spells state.json's keys out itself.
-    const emptyState = (await coreModule('src/core/run-state.ts')).deriveRunState([], 0, '');
-    // And the fields of an experiment the event stream's light replay keeps (src/core/light-record.ts).
-    const light = (await coreModule('src/core/light-record.ts')).LIGHT_EXPERIMENT_FIELDS;
+    const emptyState = (await coreModule('src/core/journal/run-state.ts')).deriveRunState([], 0, '');
+    // And the fields of an experiment the event stream's light replay keeps (src/core/journal/light-record.ts).
+    const light = (await coreModule('src/core/journal/light-record.ts')).LIGHT_EXPERIMENT_FIELDS;
     const shared = {
-      ...(await coreModule('src/core/layout.ts')).layout(),
+      ...(await coreModule('src/core/journal/layout.ts')).layout(),
       empty_state: emptyState,
       light_experiment_fields: light,
     };
     writeFileSync(layoutFile, JSON.stringify(shared, null, 2) + '\n');
     // The journal's and state.json's JSON Schemas, from their zod schemas: what the Python side validates against.
-    for (const [name, schema] of Object.entries((await coreModule('src/core/json-schemas.ts')).jsonSchemas())) {
+    for (const [name, schema] of Object.entries((await coreModule('src/core/journal/json-schemas.ts')).jsonSchemas())) {
       writeFileSync(resolve(dirname(layoutFile), name), JSON.stringify(schema, null, 1) + '\n');
     }
   }

@@ -8,14 +8,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FrontMatter, parseProgram, resolveConfig } from '../src/core/program';
-import { belongsInResults, RESULTS_HEADER, resultsRow } from '../src/core/results';
-import { parseSummary, readMetric } from '../src/core/summary';
+import { FrontMatter, parseProgram, resolveConfig } from '../src/core/config/program';
+import { belongsInResults, RESULTS_HEADER, resultsRow } from '../src/core/journal/results';
+import { parseSummary, readMetric } from '../src/core/rule/summary';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Repo } from '../src/engine/git';
-import { Loop, type LoopOptions } from '../src/engine/loop';
+import { Repo } from '../src/engine/git/git';
+import { Loop, type LoopOptions } from '../src/engine/run/loop';
 import type { Proposer } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/python';
+import { resolvePython } from '../src/engine/workspace/python';
 import {
   cli,
   experiments,

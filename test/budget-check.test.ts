@@ -1,6 +1,6 @@
-/** The rule that tells a run which ignored AUTORESEARCH_BUDGET_S (src/core/budget-check.ts). */
+/** The rule that tells a run which ignored AUTORESEARCH_BUDGET_S (src/core/rule/budget-check.ts). */
 import { describe, expect, it } from 'vitest';
-import { budgetWarning, trainedOutside, type BudgetRun } from '../src/core/budget-check';
+import { budgetWarning, trainedOutside, type BudgetRun } from '../src/core/rule/budget-check';
 
 const run = (
   training_seconds: number | string | undefined,

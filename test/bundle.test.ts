@@ -1,6 +1,6 @@
 /** The experiment MIME bundle: its JSON, and HTML and plain-text fallbacks that survive GitHub's sanitiser. */
 import { describe, expect, it } from 'vitest';
-import { EXPERIMENT_MIME, escapeHtml, experimentBundle, tailLines } from '../src/core/bundle';
+import { EXPERIMENT_MIME, escapeHtml, experimentBundle, tailLines } from '../src/core/views/bundle';
 import { noisyExperiments } from './helpers/noisy-journal';
 import { record } from './helpers/records';
 import { expectStaticHtml } from './helpers/static-html';

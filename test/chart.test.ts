@@ -22,11 +22,11 @@ import {
   VEGALITE_MIME,
   warmUpSpec,
   type ChartTheme,
-} from '../src/core/chart';
-import { niceTicks, progressChartSvg } from '../src/core/chart-svg';
-import { LABEL_CHAR_PX, labelBox, placeLabels } from '../src/core/chart-labels';
-import type { ChartOptions, ChartRow } from '../src/core/chart';
-import type { ExperimentRecord } from '../src/core/journal';
+} from '../src/core/views/chart';
+import { niceTicks, progressChartSvg } from '../src/core/views/chart-svg';
+import { LABEL_CHAR_PX, labelBox, placeLabels } from '../src/core/views/chart-labels';
+import type { ChartOptions, ChartRow } from '../src/core/views/chart';
+import type { ExperimentRecord } from '../src/core/journal/journal';
 import { noisyExperiments } from './helpers/noisy-journal';
 import { record } from './helpers/records';
 

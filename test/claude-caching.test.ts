@@ -4,14 +4,14 @@
  * ledger shows the share of each proposal's prompt read from the cache.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { experimentBundle } from '../src/core/bundle';
-import type { ExperimentRecord, Usage } from '../src/core/journal';
-import { parseProgram } from '../src/core/program';
-import { addUsage, cacheHitRate, costOf } from '../src/core/pricing';
-import { proposalInterval, stableTtl } from '../src/engine/proposers/claude-cache';
-import { ClaudeProposer } from '../src/engine/proposers/claude';
+import { experimentBundle } from '../src/core/views/bundle';
+import type { ExperimentRecord, Usage } from '../src/core/journal/journal';
+import { parseProgram } from '../src/core/config/program';
+import { addUsage, cacheHitRate, costOf } from '../src/core/config/pricing';
+import { proposalInterval, stableTtl } from '../src/engine/proposers/claude/cache';
+import { ClaudeProposer } from '../src/engine/proposers/claude/proposer';
 import type { ProposalContext, RunFacts } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/python';
+import { resolvePython } from '../src/engine/workspace/python';
 import { record } from './helpers/records';
 import { makeWorkspace } from './helpers/workspace';
 import { MessagesApiServer } from './stand-ins/messages-api';

@@ -1,6 +1,6 @@
 /** The claude proposer through `autoresearch run`: --effort and the run's facts reach the model. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resolvePython } from '../src/engine/python';
+import { resolvePython } from '../src/engine/workspace/python';
 import { cli, experiments, journal, makeWorkspace } from './helpers/workspace';
 import { MessagesApiServer } from './stand-ins/messages-api';
 

@@ -8,14 +8,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ExperimentRecord, Usage } from '../src/core/journal';
-import { costOf } from '../src/core/pricing';
-import { RunStateFile } from '../src/core/run-state';
+import type { ExperimentRecord, Usage } from '../src/core/journal/journal';
+import { costOf } from '../src/core/config/pricing';
+import { RunStateFile } from '../src/core/journal/run-state';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/loop';
-import { ClaudeProposer, DEFAULT_MODEL } from '../src/engine/proposers/claude';
+import { Loop } from '../src/engine/run/loop';
+import { ClaudeProposer, DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
 import type { Proposal, ProposalContext, Proposer } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/python';
+import { resolvePython } from '../src/engine/workspace/python';
 import { experiments, journal, makeWorkspace } from './helpers/workspace';
 import { MessagesApiServer, type Block, type Turn } from './stand-ins/messages-api';
 

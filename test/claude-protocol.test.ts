@@ -6,18 +6,18 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Usage } from '../src/core/journal';
-import { costOf } from '../src/core/pricing';
+import type { Usage } from '../src/core/journal/journal';
+import { costOf } from '../src/core/config/pricing';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/loop';
+import { Loop } from '../src/engine/run/loop';
 import {
   ClaudeProposer,
   DEFAULT_MODEL,
   MAX_ABANDONED_IN_A_ROW,
   type ClaudeOptions,
-} from '../src/engine/proposers/claude';
+} from '../src/engine/proposers/claude/proposer';
 import { ProposalAbandoned, type ProposalContext } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/python';
+import { resolvePython } from '../src/engine/workspace/python';
 import { history, record } from './helpers/records';
 import { journal, makeWorkspace } from './helpers/workspace';
 import { MessagesApiServer, type Block, type Turn } from './stand-ins/messages-api';

@@ -2,7 +2,7 @@
 /** The experiment output in JupyterLab shows the model's prediction, its lesson and, collapsed, its reasoning. */
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it } from 'vitest';
-import { experimentBundle, EXPERIMENT_MIME } from '../src/core/bundle';
+import { experimentBundle, EXPERIMENT_MIME } from '../src/core/views/bundle';
 import { renderExperiment } from '../src/lab/renderer/experiment-view';
 import { record } from './helpers/records';
 

@@ -5,13 +5,13 @@
  * journal and shown, collapsed, as its reasoning in the experiment's output.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { experimentBundle } from '../src/core/bundle';
-import { parseProgram, resolveConfig } from '../src/core/program';
-import { RUN_OPTIONS } from '../src/core/run-options';
-import { ClaudeProposer, type ClaudeOptions } from '../src/engine/proposers/claude';
-import { thinkingPlan } from '../src/engine/proposers/claude-thinking';
+import { experimentBundle } from '../src/core/views/bundle';
+import { parseProgram, resolveConfig } from '../src/core/config/program';
+import { RUN_OPTIONS } from '../src/core/config/run-options';
+import { ClaudeProposer, type ClaudeOptions } from '../src/engine/proposers/claude/proposer';
+import { thinkingPlan } from '../src/engine/proposers/claude/thinking';
 import type { ProposalContext } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/python';
+import { resolvePython } from '../src/engine/workspace/python';
 import { history, record } from './helpers/records';
 import { makeWorkspace } from './helpers/workspace';
 import { MessagesApiServer } from './stand-ins/messages-api';

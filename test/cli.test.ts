@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { defaultTag, freeTag } from '../src/core/layout';
+import { defaultTag, freeTag } from '../src/core/journal/layout';
 import { expectKillsResolved, inFlightAfterKill, type InFlightAtKill } from './helpers/kills';
 import {
   alive,
@@ -87,7 +87,7 @@ describe('autoresearch run: setup errors name the fix and change nothing', () =>
   it('resume with nothing to resume', async () => {
     await expectRefusal(makeWorkspace(), ['--tag', 't1', '--resume'], /no run to resume/);
   });
-  // The proposers' declarations (src/core/run-options.ts) word these; the CLI names no proposer itself.
+  // The proposers' declarations (src/core/config/run-options.ts) word these; the CLI names no proposer itself.
   it('a proposer without its key, or an option that is not its own', async () => {
     const noKey = { ANTHROPIC_API_KEY: '' };
     await expectRefusal(
@@ -105,7 +105,7 @@ describe('autoresearch run: setup errors name the fix and change nothing', () =>
   });
 });
 
-describe('a second run the same day (one rule with the server and the panel: src/core/layout.ts freeTag)', () => {
+describe('a second run the same day (one rule with the server and the panel: src/core/journal/layout.ts freeTag)', () => {
   it('without --tag it takes the first free <today>-n, said before it starts (a branch alone holds a tag); a taken --tag is refused', async () => {
     const dir = makeWorkspace();
     const today = defaultTag();

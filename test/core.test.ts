@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { isImprovement } from '../src/core/keep';
-import { parseJournal } from '../src/core/journal';
-import { parseProgram, resolveConfig } from '../src/core/program';
-import { parseResults, RESULTS_HEADER, resultsRow } from '../src/core/results';
-import { memoryGb, parseSummary, readMetric } from '../src/core/summary';
+import { isImprovement } from '../src/core/rule/keep';
+import { parseJournal } from '../src/core/journal/journal';
+import { parseProgram, resolveConfig } from '../src/core/config/program';
+import { parseResults, RESULTS_HEADER, resultsRow } from '../src/core/journal/results';
+import { memoryGb, parseSummary, readMetric } from '../src/core/rule/summary';
 
 describe('program.md front matter', () => {
   it('means the original conventions when absent', () => {

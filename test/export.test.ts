@@ -4,9 +4,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EXPERIMENT_MIME } from '../src/core/bundle';
-import { VEGALITE_MIME } from '../src/core/chart';
-import { programMarkdown } from '../src/core/notebook';
+import { EXPERIMENT_MIME } from '../src/core/views/bundle';
+import { VEGALITE_MIME } from '../src/core/views/chart';
+import { programMarkdown } from '../src/core/views/notebook';
 import {
   cli,
   crashingThirdRun,

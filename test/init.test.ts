@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseProgram } from '../src/core/program';
+import { parseProgram } from '../src/core/config/program';
 import { cli, git } from './helpers/workspace';
 
 describe('autoresearch init', () => {

@@ -1,7 +1,7 @@
-/** The grammar of a reviewer's note that names a knob (src/core/knob-notes.ts, docs/step-mode-notes.md). */
+/** The grammar of a reviewer's note that names a knob (src/core/step-mode/knob-notes.ts, docs/step-mode-notes.md). */
 import { describe, expect, it } from 'vitest';
-import type { JournalRecord } from '../src/core/journal';
-import { knobRules, knobRuleWords, knobsNamedIn, reviewNotesOf } from '../src/core/knob-notes';
+import type { JournalRecord } from '../src/core/journal/journal';
+import { knobRules, knobRuleWords, knobsNamedIn, reviewNotesOf } from '../src/core/step-mode/knob-notes';
 
 const KNOBS = ['HEAD_DIM', 'N_HEAD_DIM', 'LEARNING_RATE', 'MATRIX_LR', 'WARMUP_RATIO', 'DEPTH', 'N_LAYER'];
 

@@ -7,11 +7,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { chartRows, chartRuns, progressChart } from '../src/core/chart';
-import type { ExperimentRecord, JournalRecord } from '../src/core/journal';
-import { isLight, LIGHT_EXPERIMENT_FIELDS, lightExperiment } from '../src/core/light-record';
-import { bestTimeline } from '../src/core/measurements';
-import { ExperimentFilter } from '../src/lab/panel/experiment-filter';
+import { chartRows, chartRuns, progressChart } from '../src/core/views/chart';
+import type { ExperimentRecord, JournalRecord } from '../src/core/journal/journal';
+import { isLight, LIGHT_EXPERIMENT_FIELDS, lightExperiment } from '../src/core/journal/light-record';
+import { bestTimeline } from '../src/core/rule/measurements';
+import { ExperimentFilter } from '../src/lab/panel/list/experiment-filter';
 import { noisyJournal } from './helpers/noisy-journal';
 import { record } from './helpers/records';
 

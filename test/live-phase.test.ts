@@ -7,12 +7,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RunStateFile, type LivePhase } from '../src/core/run-state';
+import { RunStateFile, type LivePhase } from '../src/core/journal/run-state';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { LogCapture } from '../src/engine/log-capture';
-import { Loop } from '../src/engine/loop';
-import { resolvePython } from '../src/engine/python';
-import { runPaths } from '../src/engine/workspace';
+import { LogCapture } from '../src/engine/experiment/log-capture';
+import { Loop } from '../src/engine/run/loop';
+import { resolvePython } from '../src/engine/workspace/python';
+import { runPaths } from '../src/engine/workspace/workspace';
 import { makeWorkspace, ScriptedProposer, standInTrain } from './helpers/workspace';
 
 /** A stand-in that trains for a while, says it evaluates, evaluates for a while, then prints its summary. */

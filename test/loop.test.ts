@@ -2,12 +2,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ExperimentRecord, JournalRecord } from '../src/core/journal';
-import { RESULTS_HEADER } from '../src/core/results';
+import type { ExperimentRecord, JournalRecord } from '../src/core/journal/journal';
+import { RESULTS_HEADER } from '../src/core/journal/results';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop, type LoopOptions } from '../src/engine/loop';
+import { Loop, type LoopOptions } from '../src/engine/run/loop';
 import type { Proposer } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/python';
+import { resolvePython } from '../src/engine/workspace/python';
 import {
   alive,
   cli,

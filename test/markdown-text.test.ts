@@ -7,10 +7,10 @@
 import { removeMath, replaceMath } from '@jupyterlab/rendermime/lib/latex.js';
 import { marked } from 'marked';
 import { describe, expect, it } from 'vitest';
-import type { JournalRecord } from '../src/core/journal';
-import { LITERAL_DOLLAR, literalDollars, markdownLiteral } from '../src/core/markdown-text';
-import { buildNotebook } from '../src/core/notebook';
-import type { TransferSummary } from '../src/core/transfer';
+import type { JournalRecord } from '../src/core/journal/journal';
+import { LITERAL_DOLLAR, literalDollars, markdownLiteral } from '../src/core/views/markdown-text';
+import { buildNotebook } from '../src/core/views/notebook';
+import type { TransferSummary } from '../src/core/study/transfer';
 import { noisyJournal } from './helpers/noisy-journal';
 import { record } from './helpers/records';
 

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ExperimentRecord } from '../src/core/journal';
+import type { ExperimentRecord } from '../src/core/journal/journal';
 import {
   cli,
   experiments,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergeFiles } from '../src/engine/merge';
+import { mergeFiles } from '../src/engine/git/merge';
 
 const base = 'A = 1\nB = 2\nC = 3\nD = 4\nE = 5\nF = 6\n';
 

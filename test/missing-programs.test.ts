@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { missingModuleWords } from '../src/engine/measure';
+import { missingModuleWords } from '../src/engine/experiment/measure';
 import { cli, experiments, makeWorkspace } from './helpers/workspace';
 
 /** A PATH with python3 but no git. */

@@ -1,17 +1,17 @@
 /**
- * The noise-aware keep rule: the pure decision (src/core/noise.ts), the measurements it reads,
+ * The noise-aware keep rule: the pure decision (src/core/rule/noise.ts), the measurements it reads,
  * and the engine gathering runs for it — real git, real Python runs, seeds from the engine.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunRecord } from '../src/core/journal';
-import { Measurements } from '../src/core/measurements';
-import { decide, pooledSigma, type NoiseRule } from '../src/core/noise';
+import type { RunRecord } from '../src/core/journal/journal';
+import { Measurements } from '../src/core/rule/measurements';
+import { decide, pooledSigma, type NoiseRule } from '../src/core/rule/noise';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop, type LoopOptions } from '../src/engine/loop';
+import { Loop, type LoopOptions } from '../src/engine/run/loop';
 import type { Proposal, Proposer } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/python';
+import { resolvePython } from '../src/engine/workspace/python';
 import {
   cli,
   experiments,

@@ -1,9 +1,9 @@
 /** The exported notebook's summary line and outputs for a noise-aware journal, and for an older one. */
 import { describe, expect, it } from 'vitest';
-import { EXPERIMENT_MIME } from '../src/core/bundle';
-import type { JournalRecord } from '../src/core/journal';
-import { LITERAL_DOLLAR } from '../src/core/markdown-text';
-import { buildNotebook } from '../src/core/notebook';
+import { EXPERIMENT_MIME } from '../src/core/views/bundle';
+import type { JournalRecord } from '../src/core/journal/journal';
+import { LITERAL_DOLLAR } from '../src/core/views/markdown-text';
+import { buildNotebook } from '../src/core/views/notebook';
 import { noisyJournal, RUN_START } from './helpers/noisy-journal';
 import { record } from './helpers/records';
 
@@ -26,7 +26,7 @@ describe('buildNotebook summary', () => {
     expect(text).toContain(
       `trust: 6 of 11 runs on measurement and confirmation (2 noise, 3 confirmation, 1 re-measuring the best); 0.6 accelerator-min and ${$}0.0028 per 0.001 gained (offline: no gain yet; claude: 0.4 accelerator-min and ${$}0.0022 per 0.001 gained).`,
     );
-    // No `$` left: two in a cell are a formula to every notebook renderer (src/core/markdown-text.ts).
+    // No `$` left: two in a cell are a formula to every notebook renderer (src/core/views/markdown-text.ts).
     expect(text).not.toContain('$');
     // Still one line of figures after the heading, then the order the experiments come in.
     expect(text.split('\n').filter(Boolean)).toHaveLength(3);

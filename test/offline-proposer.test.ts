@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ExperimentRecord, type ExperimentStatus } from '../src/core/journal';
-import { changesOf, OfflineMeta, OfflineProposer, priorOf } from '../src/engine/proposers/offline';
-import { jumpValue, kindOf, mulberry32, stateKey, stepValue } from '../src/engine/proposers/offline-moves';
-import { parseConstants } from '../src/engine/proposers/python-constants';
+import { ExperimentRecord, type ExperimentStatus } from '../src/core/journal/journal';
+import { changesOf, OfflineMeta, OfflineProposer, priorOf } from '../src/engine/proposers/offline/proposer';
+import { jumpValue, kindOf, mulberry32, stateKey, stepValue } from '../src/engine/proposers/offline/moves';
+import { parseConstants } from '../src/engine/proposers/offline/python-constants';
 import type { Proposal, ProposalContext } from '../src/engine/proposers/types';
 
 const TRAIN_PY = `"""Tiny GPT."""

@@ -4,12 +4,12 @@
  * proposal. Real loop, real git, real SDK against the local Messages API stand-in.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { JournalRecord } from '../src/core/journal';
-import { costOf } from '../src/core/pricing';
+import type { JournalRecord } from '../src/core/journal/journal';
+import { costOf } from '../src/core/config/pricing';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/loop';
-import { ClaudeProposer, DEFAULT_MODEL } from '../src/engine/proposers/claude';
-import { resolvePython } from '../src/engine/python';
+import { Loop } from '../src/engine/run/loop';
+import { ClaudeProposer, DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
+import { resolvePython } from '../src/engine/workspace/python';
 import { experiments, git, journal, makeWorkspace } from './helpers/workspace';
 import { MessagesApiServer, type RecordedRequest, type Turn } from './stand-ins/messages-api';
 

@@ -1,7 +1,7 @@
 /** The price table and the cost of a request's usage. */
 import { describe, expect, it } from 'vitest';
-import { addUsage, costOf, PRICES, pricesFor, UnknownModelPrice } from '../src/core/pricing';
-import { DEFAULT_MODEL } from '../src/engine/proposers/claude';
+import { addUsage, costOf, PRICES, pricesFor, UnknownModelPrice } from '../src/core/config/pricing';
+import { DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
 
 const usage = (input: number, output: number, write = 0, read = 0) => ({
   input_tokens: input,

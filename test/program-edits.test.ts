@@ -7,8 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/loop';
-import { resolvePython } from '../src/engine/python';
+import { Loop } from '../src/engine/run/loop';
+import { resolvePython } from '../src/engine/workspace/python';
 import {
   experiments,
   git,

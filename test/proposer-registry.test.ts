@@ -1,5 +1,5 @@
 /**
- * Proposers declare themselves (PROPOSER_INFO in src/core/run-options.ts) and the engine's
+ * Proposers declare themselves (PROPOSER_INFO in src/core/config/run-options.ts) and the engine's
  * registry (src/engine/proposers/index.ts) builds them: the two name the same proposers, and the
  * CLI's default, its texts and the server's list all come from them.
  */
@@ -11,10 +11,10 @@ import {
   proposerKeyEnv,
   RUN_OPTIONS,
   serverOptions,
-} from '../src/core/run-options';
+} from '../src/core/config/run-options';
 import { createProposer, defaultProposer, PROPOSER_REGISTRY } from '../src/engine/proposers';
-import { DEFAULT_MODEL } from '../src/engine/proposers/claude';
-import { UserError } from '../src/engine/workspace';
+import { DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
+import { UserError } from '../src/engine/workspace/workspace';
 
 const CONFIG = { seed: 0, python: 'python3' };
 const KEY = 'sk-ant-test-registry-0123456789';

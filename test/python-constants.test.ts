@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatPythonNumber, parseConstants, rewriteConstant } from '../src/engine/proposers/python-constants';
+import { formatPythonNumber, parseConstants, rewriteConstant } from '../src/engine/proposers/offline/python-constants';
 
 // Shaped like autoresearch's train.py, with the traps a line regex alone falls into.
 const TRAIN_PY = `"""

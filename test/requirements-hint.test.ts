@@ -9,8 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { missingModuleWords } from '../src/engine/measure';
-import { declaredRequirement } from '../src/engine/requirements';
+import { missingModuleWords } from '../src/engine/experiment/measure';
+import { declaredRequirement } from '../src/engine/experiment/requirements';
 import { cli, experiments, ROOT } from './helpers/workspace';
 
 const TEMPLATE_REQUIREMENTS = fs.readFileSync(path.join(ROOT, 'templates', 'tiny-cpu', 'requirements.txt'), 'utf8');

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KernelExecutor } from '../src/engine/executor/kernel';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import type { Executor, RunIsolation, RunOutcome } from '../src/engine/executor/types';
-import { LogCapture } from '../src/engine/log-capture';
+import { LogCapture } from '../src/engine/experiment/log-capture';
 import { startJupyterServer, type JupyterServer } from './helpers/jupyter-server';
 import { alive, makeWorkspace, waitFor } from './helpers/workspace';
 
@@ -272,8 +272,8 @@ print("val_bpb: 1.0")
 
 describe('a run group recorded in engine.json', () => {
   it('is killed by the next engine only while its leader is the process recorded', async () => {
-    const { acquireEngineLock } = await import('../src/engine/engine-lock');
-    const { identityOf } = await import('../src/engine/process-identity');
+    const { acquireEngineLock } = await import('../src/engine/run/engine-lock');
+    const { identityOf } = await import('../src/engine/run/process-identity');
     const dir = makeWorkspace();
     const file = path.join(dir, '.autoresearch', 'engine.json');
     fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -1,5 +1,5 @@
 /**
- * The run options' one declaration (src/core/run-options.ts) and what is derived from it: the
+ * The run options' one declaration (src/core/config/run-options.ts) and what is derived from it: the
  * CLI's flags, the front matter, the committed settings schema, the server's option list.
  */
 import * as fs from 'node:fs';
@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import Ajv from 'ajv';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { parseProgram, resolveConfig } from '../src/core/program';
+import { parseProgram, resolveConfig } from '../src/core/config/program';
 import {
   frontMatterValues,
   RUN_OPTIONS,
@@ -17,9 +17,9 @@ import {
   serverOptions,
   settingsSchema,
   zodOf,
-} from '../src/core/run-options';
-import { buildProgram } from '../src/engine/cli';
-import { addRunOptions } from '../src/engine/run-flags';
+} from '../src/core/config/run-options';
+import { buildProgram } from '../src/engine/cli/cli';
+import { addRunOptions } from '../src/engine/cli/run-flags';
 import { ENGINE } from './helpers/workspace';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -132,7 +132,7 @@ describe('the run options, declared once', () => {
     expect(keys).not.toContain('token');
   });
 
-  it("check a tag by the layout's one rule (src/core/layout.ts), as the engine and the server do", () => {
+  it("check a tag by the layout's one rule (src/core/journal/layout.ts), as the engine and the server do", () => {
     const tag = zodOf(RUN_OPTIONS.tag);
     for (const good of ['dec1', 'nov30-gpu0', 'a.b_c', 'x'.repeat(100)]) {
       expect(tag.safeParse(good).success, good).toBe(true);

@@ -1,25 +1,25 @@
 /**
  * state.json: deriveRunState, the one reading of a journal (best, in flight, counts, σ, status),
  * the engine writing it after every append, `autoresearch state`'s rewrite, and the tag rule
- * the engine and the server share (src/core/layout.ts).
+ * the engine and the server share (src/core/journal/layout.ts).
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { chartRows } from '../src/core/chart';
-import type { ExperimentStartRecord, JournalRecord, RunEndRecord, RunRecord } from '../src/core/journal';
-import { layout, TAG_PATTERN, validTag } from '../src/core/layout';
-import { bestEstimate, Measurements } from '../src/core/measurements';
-import { deriveRunState, RunStateFile } from '../src/core/run-state';
-import { trustReport } from '../src/core/trust';
+import { chartRows } from '../src/core/views/chart';
+import type { ExperimentStartRecord, JournalRecord, RunEndRecord, RunRecord } from '../src/core/journal/journal';
+import { layout, TAG_PATTERN, validTag } from '../src/core/journal/layout';
+import { bestEstimate, Measurements } from '../src/core/rule/measurements';
+import { deriveRunState, RunStateFile } from '../src/core/journal/run-state';
+import { trustReport } from '../src/core/rule/trust-cost';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { JournalStore } from '../src/engine/journal-store';
-import { Loop } from '../src/engine/loop';
-import { resolvePython } from '../src/engine/python';
-import { statusText } from '../src/engine/report';
-import { writeStateFromJournal } from '../src/engine/state-file';
-import { runPaths } from '../src/engine/workspace';
+import { JournalStore } from '../src/engine/store/journal-store';
+import { Loop } from '../src/engine/run/loop';
+import { resolvePython } from '../src/engine/workspace/python';
+import { statusText } from '../src/engine/cli/report';
+import { writeStateFromJournal } from '../src/engine/cli/state-command';
+import { runPaths } from '../src/engine/workspace/workspace';
 import { noisyJournal, RUN_START } from './helpers/noisy-journal';
 import { record } from './helpers/records';
 import { journal, makeWorkspace, ScriptedProposer, standInTrain, trainProposal } from './helpers/workspace';
@@ -318,7 +318,7 @@ describe('state.json, written by the engine', () => {
   });
 });
 
-describe('the tag rule (src/core/layout.ts), one for the engine and the server', () => {
+describe('the tag rule (src/core/journal/layout.ts), one for the engine and the server', () => {
   const tags = [
     'nov30',
     'nov30-2',

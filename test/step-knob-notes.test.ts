@@ -5,14 +5,14 @@
  */
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunConfig } from '../src/core/journal';
+import type { RunConfig } from '../src/core/journal/journal';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/loop';
-import { changesOf, OfflineMeta } from '../src/engine/proposers/offline-moves';
-import { OfflineProposer } from '../src/engine/proposers/offline';
-import { resolvePython } from '../src/engine/python';
-import { decide, reviewText } from '../src/engine/review-cli';
-import { readPending } from '../src/engine/step-review';
+import { Loop } from '../src/engine/run/loop';
+import { changesOf, OfflineMeta } from '../src/engine/proposers/offline/moves';
+import { OfflineProposer } from '../src/engine/proposers/offline/proposer';
+import { resolvePython } from '../src/engine/workspace/python';
+import { decide, reviewText } from '../src/engine/cli/review-command';
+import { readPending } from '../src/engine/step-mode/step-review';
 import { experiments, journal, makeWorkspace, standInTrain, waitFor } from './helpers/workspace';
 
 const STEP: Partial<RunConfig> = { step: true, noise_runs: 1 };

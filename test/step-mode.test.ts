@@ -3,19 +3,19 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { JournalRecord, RunConfig } from '../src/core/journal';
-import { REVIEW_DECISION_FILE } from '../src/core/layout';
-import type { ReviewDecision } from '../src/core/review';
-import { RunStateFile } from '../src/core/run-state';
+import type { JournalRecord, RunConfig } from '../src/core/journal/journal';
+import { REVIEW_DECISION_FILE } from '../src/core/journal/layout';
+import type { ReviewDecision } from '../src/core/step-mode/review';
+import { RunStateFile } from '../src/core/journal/run-state';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/loop';
-import { OfflineProposer } from '../src/engine/proposers/offline';
-import { userContent } from '../src/engine/proposers/claude-prompt';
+import { Loop } from '../src/engine/run/loop';
+import { OfflineProposer } from '../src/engine/proposers/offline/proposer';
+import { userContent } from '../src/engine/proposers/claude/prompt';
 import type { Proposer } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/python';
-import { statusText } from '../src/engine/report';
-import { decide, reviewText } from '../src/engine/review-cli';
-import { readPending } from '../src/engine/step-review';
+import { resolvePython } from '../src/engine/workspace/python';
+import { statusText } from '../src/engine/cli/report';
+import { decide, reviewText } from '../src/engine/cli/review-command';
+import { readPending } from '../src/engine/step-mode/step-review';
 import {
   cli,
   experiments,

@@ -2,17 +2,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { JournalRecord, RunConfig } from '../src/core/journal';
-import { REVIEW_MODE_FILE } from '../src/core/layout';
-import type { ReviewMode } from '../src/core/review';
-import { deriveRunState, RunStateFile } from '../src/core/run-state';
+import type { JournalRecord, RunConfig } from '../src/core/journal/journal';
+import { REVIEW_MODE_FILE } from '../src/core/journal/layout';
+import type { ReviewMode } from '../src/core/step-mode/review';
+import { deriveRunState, RunStateFile } from '../src/core/journal/run-state';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/loop';
+import { Loop } from '../src/engine/run/loop';
 import type { Proposal, ProposalContext, Proposer } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/python';
-import { statusText } from '../src/engine/report';
-import { decide, setStepMode } from '../src/engine/review-cli';
-import { readPending } from '../src/engine/step-review';
+import { resolvePython } from '../src/engine/workspace/python';
+import { statusText } from '../src/engine/cli/report';
+import { decide, setStepMode } from '../src/engine/cli/review-command';
+import { readPending } from '../src/engine/step-mode/step-review';
 import {
   cli,
   experiments,

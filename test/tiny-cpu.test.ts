@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESULTS_HEADER } from '../src/core/results';
+import { RESULTS_HEADER } from '../src/core/journal/results';
 import { cli, experiments, git } from './helpers/workspace';
 
 const PYTHON = process.env.AUTORESEARCH_PYTHON ?? 'python3';
@@ -62,7 +62,7 @@ describe('the tiny-cpu workspace', () => {
     expect(baseline.summary.num_steps).toBeGreaterThan(1);
     // The budget trained is the budget given: the template read it (its log says so), trained at
     // least that long (its loop never stops early), and not the 60 s it would train by hand. The
-    // upper side is the engine's own rule (budget × 1.5 + 5 s, src/core/budget-check.ts), which
+    // upper side is the engine's own rule (budget × 1.5 + 5 s, src/core/rule/budget-check.ts), which
     // leaves a last step of 6.5 s, some 25 times this model's step on a small CPU.
     for (const e of exps) {
       expect(fs.readFileSync(e.log_path as string, 'utf8')).toContain(`budget ${BUDGET_S}s`);

@@ -6,11 +6,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseStudyJournal, type StudyRecord, type StudyRunRecord } from '../src/core/transfer-journal';
-import type { TransferSummary } from '../src/core/transfer';
+import { parseStudyJournal, type StudyRecord, type StudyRunRecord } from '../src/core/study/transfer-journal';
+import type { TransferSummary } from '../src/core/study/transfer';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/loop';
-import { resolvePython } from '../src/engine/python';
+import { Loop } from '../src/engine/run/loop';
+import { resolvePython } from '../src/engine/workspace/python';
 import { startJupyterServer, type JupyterServer } from './helpers/jupyter-server';
 import { cli, experiments, git, makeWorkspace, ScriptedProposer } from './helpers/workspace';
 

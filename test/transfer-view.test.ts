@@ -1,7 +1,7 @@
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
 import { describe, expect, it } from 'vitest';
-import type { TransferSummary } from '../src/core/transfer';
+import type { TransferSummary } from '../src/core/study/transfer';
 import {
   TransferSummaryFile,
   transferChartSpec,
@@ -10,7 +10,7 @@ import {
   transferPoints,
   transferRows,
   transferTableHtml,
-} from '../src/core/transfer-view';
+} from '../src/core/views/transfer-view';
 
 const est = (mean: number | null, runs: number) => ({ mean, runs });
 

@@ -6,12 +6,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseProgram } from '../src/core/program';
-import { directionVerdict, scaleLabel, type TransferSummary } from '../src/core/transfer';
-import { parseStudyJournal, type StudyRunRecord } from '../src/core/transfer-journal';
+import { parseProgram } from '../src/core/config/program';
+import { directionVerdict, scaleLabel, type TransferSummary } from '../src/core/study/transfer';
+import { parseStudyJournal, type StudyRunRecord } from '../src/core/study/transfer-journal';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/loop';
-import { resolvePython } from '../src/engine/python';
+import { Loop } from '../src/engine/run/loop';
+import { resolvePython } from '../src/engine/workspace/python';
 import {
   cli,
   experiments,

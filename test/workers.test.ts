@@ -8,16 +8,21 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KernelExecutor } from '../src/engine/executor/kernel';
-import type { ExperimentRecord, ExperimentStartRecord, JournalRecord, RunStartRecord } from '../src/core/journal';
-import { parseResults, RESULTS_HEADER, RESULTS_HEADER_WORKERS } from '../src/core/results';
+import type {
+  ExperimentRecord,
+  ExperimentStartRecord,
+  JournalRecord,
+  RunStartRecord,
+} from '../src/core/journal/journal';
+import { parseResults, RESULTS_HEADER, RESULTS_HEADER_WORKERS } from '../src/core/journal/results';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop, type LoopOptions } from '../src/engine/loop';
-import { ClaudeProposer } from '../src/engine/proposers/claude';
-import { OfflineProposer } from '../src/engine/proposers/offline';
+import { Loop, type LoopOptions } from '../src/engine/run/loop';
+import { ClaudeProposer } from '../src/engine/proposers/claude/proposer';
+import { OfflineProposer } from '../src/engine/proposers/offline/proposer';
 import type { Proposer } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/python';
-import { appendResult } from '../src/engine/results-file';
-import { deviceEnvs } from '../src/engine/worktrees';
+import { resolvePython } from '../src/engine/workspace/python';
+import { appendResult } from '../src/engine/store/results-file';
+import { deviceEnvs } from '../src/engine/git/worktrees';
 import { startJupyterServer, type JupyterServer } from './helpers/jupyter-server';
 import { MessagesApiServer } from './stand-ins/messages-api';
 import { expectKillsResolved, inFlightAfterKill, type InFlightAtKill } from './helpers/kills';

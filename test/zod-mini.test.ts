@@ -2,7 +2,7 @@
  * The sources use zod/mini, never classic zod: the lab extension's bundler takes `zod` (a shared
  * package of the extension) as one ~380 KiB block, while zod/mini's functions are tree-shaken to
  * the few the schemas use. And mini has no messages until a locale is set: every module that
- * imports it calls englishMessages() (src/core/zod-english.ts) at its top, so a schema never
+ * imports it calls englishMessages() (src/core/journal/zod-english.ts) at its top, so a schema never
  * exists without English messages, whichever module a bundle or a test loads first. A source
  * check rather than an ESLint rule because ESLint's no-restricted-imports can forbid `zod` but
  * cannot require the call.
@@ -10,11 +10,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PendingReview } from '../src/core/review';
+import { PendingReview } from '../src/core/step-mode/review';
 import { parseExperimentData } from '../src/lab/renderer/schema';
 
 const SRC = path.join(__dirname, '..', 'src');
-const LOCALE_MODULE = path.join('core', 'zod-english.ts');
+const LOCALE_MODULE = path.join('core', 'journal', 'zod-english.ts');
 
 /** Every TypeScript source under src/, relative to it. */
 function sources(dir = SRC): string[] {
@@ -59,11 +59,14 @@ describe('zod in the sources', () => {
       .filter(({ file }) => file !== LOCALE_MODULE)
       .filter(
         ({ text }) =>
-          !/^import \{ englishMessages \} from '(?:\.\.?\/)+(?:core\/)?zod-english';$/m.test(text) ||
+          !/^import \{ englishMessages \} from '(?:\.\.?\/)+(?:core\/)?(?:journal\/)?zod-english';$/m.test(text) ||
           !/^englishMessages\(\);$/m.test(text),
       )
       .map(({ file }) => file);
-    expect(silent, "add `import { englishMessages } from '…/core/zod-english'` and `englishMessages();`").toEqual([]);
+    expect(
+      silent,
+      "add `import { englishMessages } from '…/core/journal/zod-english'` and `englishMessages();`",
+    ).toEqual([]);
   });
 
   it('words a schema problem in English, as classic zod did', () => {

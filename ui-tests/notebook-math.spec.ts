@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { expect, type IJupyterLabPageFixture, test } from '@jupyterlab/galata';
-import { EXPERIMENT_MIME } from '../src/core/bundle';
+import { EXPERIMENT_MIME } from '../src/core/views/bundle';
 import { noisyJournal } from '../test/helpers/noisy-journal';
 import { cli } from '../test/helpers/workspace';
 

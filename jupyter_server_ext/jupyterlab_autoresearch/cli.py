@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0  # not reached
 
 
-# The engine's report of a written export (src/engine/cli.ts); `--out -` writes none.
+# The engine's report of a written export (src/engine/cli/cli.ts); `--out -` writes none.
 _WROTE = re.compile(r"^wrote (?P<file>.+\.ipynb) \(run ")
 
 

@@ -45,7 +45,7 @@ class GitFailed(Exception):
 
 
 def git_env(ws: Path, index: str | None = None) -> dict[str, str]:
-    """The environment of the server's git commands in a workspace, as the engine's (src/engine/git.ts):
+    """The environment of the server's git commands in a workspace, as the engine's (src/engine/git/git.ts):
     nothing a run planted in its .git or work tree runs (git_guard), and with its .git gone git fails
     rather than use an enclosing repository."""
     try:

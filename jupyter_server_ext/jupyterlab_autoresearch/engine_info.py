@@ -13,7 +13,7 @@ from . import procid
 from .confine import inside
 from .workspaces import STATE_DIR, engine_file_path
 
-# What may hold a workspace (src/engine/engine-lock.ts): a run, or a transfer study; and the engine command of each.
+# What may hold a workspace (src/engine/run/engine-lock.ts): a run, or a transfer study; and the engine command of each.
 KINDS = ("run", "transfer")
 
 

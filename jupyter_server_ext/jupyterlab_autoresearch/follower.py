@@ -57,7 +57,7 @@ class Liveness:
     engine_tag: str | None  # the run an engine works on in this workspace, this one or another
 
 
-# What a light replay keeps of a finished experiment's record (src/core/light-record.ts, written
+# What a light replay keeps of a finished experiment's record (src/core/journal/light-record.ts, written
 # into layout.json by the build): what the panel's list, chart, filter and notices read. The rest
 # (diff, summary, usage, timings, the proposal's reasoning…) only its rendered output shows, and
 # the panel fetches it whole (GET experiments?n=) when it renders one.
@@ -103,7 +103,7 @@ class RecordsMessage(dict):
     read, or its Row: `text()` is its JSON built from those, instead of encoding ten thousand
     records again for every subscriber's replay. Lines are valid JSON already (validated when
     read), and the message carries them as they are; rows go as {type, start, shapes, rows}, each
-    row its shape's index in `shapes` followed by its values (src/lab/panel/run-events.ts turns
+    row its shape's index in `shapes` followed by its values (src/lab/panel/run/run-events.ts turns
     them back into records)."""
 
     def __init__(self, start: int, records: list[dict], raw: list | None):

@@ -1,4 +1,4 @@
-"""The environment of the server's git commands in a workspace, as the engine's (src/engine/git-guard.ts):
+"""The environment of the server's git commands in a workspace, as the engine's (src/engine/git/git-guard.ts):
 git obeys nothing a training run could have written there. Without the sandbox a run can write
 .git/config, .git/hooks and .gitattributes, and git would run what they name (hooks, fsmonitor,
 filters, diff drivers) inside the server. So system and global config are not read, and config

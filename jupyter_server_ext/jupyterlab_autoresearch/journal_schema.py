@@ -1,4 +1,4 @@
-"""What a journal record must be: src/core/journal.ts's zod schema itself, as the build writes it
+"""What a journal record must be: src/core/journal/journal.ts's zod schema itself, as the build writes it
 in JSON Schema (engine/journal-record.schema.json), compiled by fastjsonschema (schema_check.py
 says what is added to it: numbers read as zod reads them, integral floats as integers, wording).
 Enough to refuse a damaged or hostile line before any of it reaches a response.

@@ -1,9 +1,9 @@
-"""Markdown that no notebook renderer reads as maths, as src/core/markdown-text.ts writes it.
+"""Markdown that no notebook renderer reads as maths, as src/core/views/markdown-text.ts writes it.
 
 JupyterLab, nbconvert and GitHub all find TeX between dollar signs, and `\\$` is no escape in
 JupyterLab (marked turns it into a `$` that MathJax then pairs). A literal dollar is written
 `<span>&#36;</span>`: no `$` to a parser of the markdown source, and an element that cuts MathJax's
-run of text. The reasoning, and the tests in all three renderers, are in src/core/markdown-text.ts.
+run of text. The reasoning, and the tests in all three renderers, are in src/core/views/markdown-text.ts.
 """
 
 from __future__ import annotations

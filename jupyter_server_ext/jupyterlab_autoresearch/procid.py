@@ -4,7 +4,7 @@ A pid in a file is only a number: after the process ends (and at once after a re
 kernel gives it to another process, perhaps one of the user's that has nothing to do with
 autoresearch. So `.autoresearch/engine.json` records, next to each pid it names, an identity
 that a reused number does not share, and the server signals that pid only while the live
-process still has it. The engine writes the same identity (src/engine/engine-lock.ts):
+process still has it. The engine writes the same identity (src/engine/run/engine-lock.ts):
 
     {"boot": <contents of /proc/sys/kernel/random/boot_id, stripped>,
      "start": <field 22 of /proc/<pid>/stat: starttime, clock ticks after boot, as a string>}

@@ -1,5 +1,5 @@
 """Step mode for the panel, through the files the engine reads and writes in a run's folder
-(src/core/review.ts, src/engine/step-review.ts): the proposal awaiting review (the engine's), a
+(src/core/step-mode/review.ts, src/engine/step-mode/step-review.ts): the proposal awaiting review (the engine's), a
 reviewer's decision and the switch of step mode (the server's, written atomically, source "panel")."""
 
 from __future__ import annotations

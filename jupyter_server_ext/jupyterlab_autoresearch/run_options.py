@@ -1,4 +1,4 @@
-"""The run options of `autoresearch run` that the server takes or passes, as src/core/run-options.ts
+"""The run options of `autoresearch run` that the server takes or passes, as src/core/config/run-options.ts
 declares them: the build writes them to engine/run-options.json beside the engine bundle (this
 side cannot import TypeScript), so a new option reaches the server without an edit here."""
 
@@ -47,7 +47,7 @@ def engine_flags(opts: dict) -> list[str]:
 @functools.cache
 def proposers() -> dict[str, dict]:
     """Each proposer the engine has, by name: label, description, has_model, needs_key, key_env
-    (the environment variables holding its credentials) and options (src/core/run-options.ts's
+    (the environment variables holding its credentials) and options (src/core/config/run-options.ts's
     PROPOSER_INFO, which the build writes beside the options)."""
     try:
         declared = json.loads(OPTIONS_FILE.read_text())["proposers"]

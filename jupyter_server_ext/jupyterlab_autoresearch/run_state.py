@@ -1,6 +1,6 @@
 """`.autoresearch/<tag>/state.json`: what the engine makes of a run's journal (best with its
 estimate, counts, cost, experiments in flight, status, what trust cost), read here instead of
-interpreting the journal a second time (src/core/run-state.ts is the one interpreter).
+interpreting the journal a second time (src/core/journal/run-state.ts is the one interpreter).
 
 The engine rewrites it after every journal append. When it is missing, or reflects another
 journal size than the file's and no engine works on the run (an old run, an engine killed
@@ -29,7 +29,7 @@ from .workspaces import LAYOUT, STATE_DIR, STATE_FILE, api_path, journal_path, s
 
 # Far above a real one (its lists are the experiments in flight and the best's changes).
 MAX_STATE_BYTES = 16 * 1024 * 1024
-# What state.json must be (src/core/run-state.ts's RunStateFile), written by the build beside the engine.
+# What state.json must be (src/core/journal/run-state.ts's RunStateFile), written by the build beside the engine.
 STATE_SCHEMA = "run-state.schema.json"
 
 
@@ -45,7 +45,7 @@ def journal_size(ws: Path, tag: str) -> int | None:
 
 @functools.cache
 def _state_check():
-    """src/core/run-state.ts's RunStateFile as the build writes it in JSON Schema, compiled on first use."""
+    """src/core/journal/run-state.ts's RunStateFile as the build writes it in JSON Schema, compiled on first use."""
     root = load_schema(STATE_SCHEMA)
     return compile_schema(root, root), int_plan(root, root)
 

@@ -1,5 +1,5 @@
 """Checks against the engine's own zod schemas, which the build writes as JSON Schema (draft-07)
-beside the engine bundle (src/core/json-schemas.ts → engine/*.schema.json): the server, load()
+beside the engine bundle (src/core/journal/json-schemas.ts → engine/*.schema.json): the server, load()
 and watch() accept exactly what the engine accepts, from one source, with no hand-kept copy.
 
 fastjsonschema compiles a schema to Python code once per process, so a journal line costs about

@@ -21,7 +21,7 @@ SECRET_NAMES = (
     "AUTORESEARCH_TOKEN",
 )
 
-# Names the fd the engine reads its secrets from (src/engine/secrets.ts).
+# Names the fd the engine reads its secrets from (src/engine/executor/secrets.ts).
 SECRETS_FD_ENV = "AUTORESEARCH_SECRETS_FD"
 
 

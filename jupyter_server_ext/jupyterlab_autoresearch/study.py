@@ -1,6 +1,6 @@
 """The transfer study for the panel: the engine flags a study request becomes, program.md's
 defaults for it (the engine's reading of the front matter, `autoresearch transfer --defaults`),
-and the study's summary.json as the engine derived it (src/core/transfer.ts), read inside the
+and the study's summary.json as the engine derived it (src/core/study/transfer.ts), read inside the
 workspace's `.autoresearch` folder. Blocking (files, perhaps a Node.js run): call it in a thread."""
 
 from __future__ import annotations

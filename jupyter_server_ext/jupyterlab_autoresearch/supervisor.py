@@ -175,7 +175,7 @@ class Supervisor:
 
     @staticmethod
     def _flags(opts: dict) -> list[str]:
-        """The engine's flags for the run options in opts (src/core/run-options.ts says which and how)."""
+        """The engine's flags for the run options in opts (src/core/config/run-options.ts says which and how)."""
         flags = engine_flags(opts)
         if Supervisor._in_kernel(opts):
             # The token travels on the engine's secrets pipe, never in argv, which ps shows to all.

@@ -1,6 +1,6 @@
 """A run's transfer study in a notebook: `load_transfer(path)`.
 
-The engine derives the study's result (src/core/transfer.ts) and rewrites it to
+The engine derives the study's result (src/core/study/transfer.ts) and rewrites it to
 `.autoresearch/<tag>/transfer/summary.json` after every run of the study; this reads that file
 and never recomputes a verdict, so the CLI, the panel and a notebook say the same.
 """

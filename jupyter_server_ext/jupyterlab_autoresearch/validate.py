@@ -23,7 +23,7 @@ MAX_PATH = 4096
 # A review decision may carry the reviewer's version of the editable files, whole; and a note of a few lines.
 MAX_REVIEW_BODY = 16 * 1024 * 1024
 MAX_NOTE = 8 * 1024
-# An environment variable's name, as the engine's --env takes it (src/core/transfer-journal.ts ENV_NAME).
+# An environment variable's name, as the engine's --env takes it (src/core/study/transfer-journal.ts ENV_NAME).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # What a refusal quotes of a bad value: enough to recognise it, never the whole of a huge one.
 SHOWN = 60
@@ -184,7 +184,7 @@ def path(name: str, value: Any) -> str:
 
 Fields = dict[str, tuple[Callable[[str, Any], Any], bool]]
 
-# The checker of each kind of run option (src/core/run-options.ts's OptionKind); 'choice' is one_of.
+# The checker of each kind of run option (src/core/config/run-options.ts's OptionKind); 'choice' is one_of.
 KIND_CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "positive": positive_number,
     "nonnegative": non_negative_number,

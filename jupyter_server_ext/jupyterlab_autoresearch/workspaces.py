@@ -16,7 +16,7 @@ LAYOUT_FILE = Path(__file__).resolve().parent / "engine" / "layout.json"
 
 
 def _layout() -> dict:
-    """The engine's file names and tag rule, as the build writes them from src/core/layout.ts."""
+    """The engine's file names and tag rule, as the build writes them from src/core/journal/layout.ts."""
     try:
         return json.loads(LAYOUT_FILE.read_text())
     except (OSError, ValueError) as err:
@@ -33,7 +33,7 @@ ENGINE_FILE: str = LAYOUT["engine_file"]
 JOURNAL_FILE: str = LAYOUT["journal_file"]
 STATE_FILE: str = LAYOUT["state_file"]
 LOGS_DIR: str = LAYOUT["logs_dir"]
-# Step mode's files in a run's folder (src/core/review.ts): the proposal awaiting review, a
+# Step mode's files in a run's folder (src/core/step-mode/review.ts): the proposal awaiting review, a
 # reviewer's decision, and the switch of the mode while the run goes on.
 REVIEW_PENDING_FILE: str = LAYOUT["review_pending_file"]
 REVIEW_DECISION_FILE: str = LAYOUT["review_decision_file"]
@@ -83,7 +83,7 @@ def journal_path(ws: Path, tag: str) -> Path:
 
 
 def state_path(ws: Path, tag: str) -> Path:
-    """`.autoresearch/<tag>/state.json`: what the engine derived from the journal (src/core/run-state.ts)."""
+    """`.autoresearch/<tag>/state.json`: what the engine derived from the journal (src/core/journal/run-state.ts)."""
     return ws / STATE_DIR / tag / STATE_FILE
 
 
@@ -150,7 +150,7 @@ def default_tag(now: datetime.datetime | None = None) -> str:
 
 def run_branches(ws: Path) -> set[str]:
     """The tags of the workspace's run branches (`autoresearch/<tag>`), in one git call, as the
-    engine lists them (src/engine/workspace.ts freeRunTag); none where it is no repository, or its
+    engine lists them (src/engine/workspace/workspace.ts freeRunTag); none where it is no repository, or its
     git config is one the server will not run git under (the engine then says why)."""
     try:
         env = guarded_env(ws)
@@ -170,7 +170,7 @@ def run_branches(ws: Path) -> set[str]:
 
 
 def free_tag(ws: Path) -> str:
-    """The tag a new run given none gets, by the engine's rule (src/core/layout.ts's freeTag, whose
+    """The tag a new run given none gets, by the engine's rule (src/core/journal/layout.ts's freeTag, whose
     form and bound layout.json carries): today's, else the first `<today>-<n>` that neither a
     journal nor a branch holds."""
     base = default_tag()

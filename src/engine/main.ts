@@ -1,10 +1,10 @@
 /** Entry point of the bundled engine (`autoresearch …`). */
-import { main } from './cli';
+import { main } from './cli/cli';
 import { SECRET_NAMES } from './executor/guard';
-import { exitAfterFlush } from './exit-after-flush';
+import { exitAfterFlush } from './cli/exit-after-flush';
 import { guardServicesCancellations } from './executor/services-guard';
-import { guardOutput } from './output-guard';
-import { SecretsError, takeSecrets } from './secrets';
+import { guardOutput } from './cli/output-guard';
+import { SecretsError, takeSecrets } from './executor/secrets';
 
 function start(): void {
   // First of all: the secrets out of the environment (and /proc/self/environ) before anything can read it.

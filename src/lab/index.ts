@@ -17,23 +17,23 @@ import { IStateDB } from '@jupyterlab/statedb';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
-import { runSettingDefaults } from '../core/run-options';
-import { fetchStatus } from './api';
-import { addCommands, CommandIDs } from './commands';
-import { followExportedNotebooks } from './exported-notebooks';
-import { NotebookKernels } from './notebook-kernels';
+import { runSettingDefaults } from '../core/config/run-options';
+import { fetchStatus } from './api/server';
+import { addCommands, CommandIDs } from './commands/open-commands';
+import { followExportedNotebooks } from './notebooks/exported-notebooks';
+import { NotebookKernels } from './notebooks/notebook-kernels';
 import { warmUpPanelWhenIdle } from './panel/chart-view';
 import { withLazyMath } from './panel/lazy-math';
 import { AutoresearchPanel, type IRunDefaults } from './panel/panel';
 import { setLineHighlighter } from './renderer/highlight';
-import { addRunCommands, RunCommandIDs } from './run-commands';
+import { addRunCommands, RunCommandIDs } from './commands/run-commands';
 import { RunStatusItem } from './status-item';
 import { IAutoresearchTracker } from './tokens';
-import { addViewCommands, ViewCommandIDs } from './view-commands';
+import { addViewCommands, ViewCommandIDs } from './commands/view-commands';
 
 export { IAutoresearchTracker } from './tokens';
-export { RunCommandIDs } from './run-commands';
-export { ViewCommandIDs } from './view-commands';
+export { RunCommandIDs } from './commands/run-commands';
+export { ViewCommandIDs } from './commands/view-commands';
 
 const PLUGIN_ID = 'jupyterlab-autoresearch:plugin';
 

@@ -19,7 +19,7 @@ import { Token } from '@lumino/coreutils';
 import type { AutoresearchPanel } from './panel/panel';
 
 export type { AutoresearchPanel } from './panel/panel';
-export type { IBest, INewBest, RunModel, RunModelChange, RunState } from './panel/run-model';
+export type { IBest, INewBest, RunModel, RunModelChange, RunState } from './panel/run/run-model';
 
 /** A widget tracker of the open Autoresearch panels. */
 export type IAutoresearchTracker = IWidgetTracker<AutoresearchPanel>;

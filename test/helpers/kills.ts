@@ -1,11 +1,11 @@
 /**
  * What kill -9 left, read from the journal the dead engine wrote: which experiments were in
- * flight, and what a resume must make of each (src/engine/resume.ts). Tests that kill at fixed
+ * flight, and what a resume must make of each (src/engine/run/resume.ts). Tests that kill at fixed
  * delays assert against this instead of a count of interruptions, which depends on where the
  * delays happened to land on a loaded machine.
  */
 import { expect } from 'vitest';
-import type { ExperimentRecord, JournalRecord } from '../../src/core/journal';
+import type { ExperimentRecord, JournalRecord } from '../../src/core/journal/journal';
 
 /** An experiment in flight at a kill; `measured`: a run of its own code was already recorded. */
 export interface InFlightAtKill {

@@ -9,7 +9,7 @@ import {
   type RunPurpose,
   type RunRecord,
   type Verdict,
-} from '../../src/core/journal';
+} from '../../src/core/journal/journal';
 import { record } from './records';
 
 const STATE = (n: number) => `state${n}`;

@@ -1,5 +1,5 @@
 /** Synthetic journal records, for tests of what proposers make of a history. */
-import type { ExperimentRecord, RunConfig, RunStartRecord } from '../../src/core/journal';
+import type { ExperimentRecord, RunConfig, RunStartRecord } from '../../src/core/journal/journal';
 
 /** An experiment record with plausible fields; override any of them. */
 export function record(n: number, over: Partial<ExperimentRecord> = {}): ExperimentRecord {

@@ -1,6 +1,6 @@
 /** What the notebook's HTML fallbacks may contain: plain markup that GitHub and nbviewer keep. */
 import { expect } from 'vitest';
-import { NO_MATH_CLASSES } from '../../src/core/bundle';
+import { NO_MATH_CLASSES } from '../../src/core/views/bundle';
 
 /** Tags the fallback HTML may use. */
 const ALLOWED_TAGS = new Set(['div', 'p', 'b', 'i', 'code', 'pre', 'table', 'tr', 'th', 'td', 'details', 'summary']);

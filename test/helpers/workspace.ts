@@ -7,8 +7,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ExperimentRecord, JournalRecord } from '../../src/core/journal';
-import { parseJournal } from '../../src/core/journal';
+import type { ExperimentRecord, JournalRecord } from '../../src/core/journal/journal';
+import { parseJournal } from '../../src/core/journal/journal';
 import type { Proposal, ProposalContext, Proposer } from '../../src/engine/proposers/types';
 
 export const ROOT = path.resolve(__dirname, '..', '..');

@@ -3,11 +3,11 @@
 import { nullTranslator } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { VEGALITE_MIME } from '../../src/core/chart';
-import type { JournalRecord } from '../../src/core/journal';
-import { deriveRunState } from '../../src/core/run-state';
+import { VEGALITE_MIME } from '../../src/core/views/chart';
+import type { JournalRecord } from '../../src/core/journal/journal';
+import { deriveRunState } from '../../src/core/journal/run-state';
 import { ChartView } from '../../src/lab/panel/chart-view';
-import { RunModel } from '../../src/lab/panel/run-model';
+import { RunModel } from '../../src/lab/panel/run/run-model';
 import { noisyJournal, RUN_START } from '../helpers/noisy-journal';
 import { record } from '../helpers/records';
 

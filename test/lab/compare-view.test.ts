@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { ServerConnection } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CompareAnswer, fetchCompare } from '../../src/lab/compare-api';
+import { CompareAnswer, fetchCompare } from '../../src/lab/api/compare';
 import {
   ComparePicks,
   CompareView,
@@ -20,7 +20,7 @@ import {
   pickCheckbox,
   summaryRows,
   syncPickCheckboxes,
-} from '../../src/lab/panel/compare-view';
+} from '../../src/lab/panel/compare/compare-view';
 import { startJupyterServer, type JupyterServer } from '../helpers/jupyter-server';
 import { record } from '../helpers/records';
 import { cli, experiments, git, makeWorkspace, ROOT, STAND_IN_PROGRAM } from '../helpers/workspace';

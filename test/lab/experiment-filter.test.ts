@@ -8,8 +8,8 @@
  */
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it, vi } from 'vitest';
-import { chartRows, chartRuns } from '../../src/core/chart';
-import type { ExperimentRecord } from '../../src/core/journal';
+import { chartRows, chartRuns } from '../../src/core/views/chart';
+import type { ExperimentRecord } from '../../src/core/journal/journal';
 import {
   ExperimentFilter,
   ExperimentFilterBar,
@@ -17,7 +17,7 @@ import {
   searchTerms,
   shownNumbers,
   statusCounts,
-} from '../../src/lab/panel/experiment-filter';
+} from '../../src/lab/panel/list/experiment-filter';
 import { history, record } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.

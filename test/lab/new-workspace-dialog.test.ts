@@ -6,7 +6,11 @@
  */
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it, vi } from 'vitest';
-import { NewWorkspaceBody, parseNewWorkspace, type INewWorkspaceFields } from '../../src/lab/new-workspace-dialog';
+import {
+  NewWorkspaceBody,
+  parseNewWorkspace,
+  type INewWorkspaceFields,
+} from '../../src/lab/commands/new-workspace-dialog';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.
 vi.hoisted(() => {

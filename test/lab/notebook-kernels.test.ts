@@ -13,12 +13,12 @@ import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 import { FocusTracker, Widget } from '@lumino/widgets';
 import { describe, expect, it, vi } from 'vitest';
-import { runSettingDefaults } from '../../src/core/run-options';
-import { type INotebookKernel, NotebookKernels } from '../../src/lab/notebook-kernels';
-import { chooseKernel, kernelGroups, notebookValue } from '../../src/lab/panel/kernel-picker';
+import { runSettingDefaults } from '../../src/core/config/run-options';
+import { type INotebookKernel, NotebookKernels } from '../../src/lab/notebooks/notebook-kernels';
+import { chooseKernel, kernelGroups, notebookValue } from '../../src/lab/panel/toolbar/kernel-picker';
 import type { IRunDefaults } from '../../src/lab/panel/panel';
-import { RunModel } from '../../src/lab/panel/run-model';
-import { RunToolbar } from '../../src/lab/panel/run-toolbar';
+import { RunModel } from '../../src/lab/panel/run/run-model';
+import { RunToolbar } from '../../src/lab/panel/toolbar/run-toolbar';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.
 vi.hoisted(() => {

@@ -8,14 +8,14 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Widget } from '@lumino/widgets';
 import { describe, expect, it, vi } from 'vitest';
-import type { ExperimentRecord } from '../../src/core/journal';
-import { Expansion, parseExpansion } from '../../src/lab/panel/expansion';
-import { BLOCK, EAGER, ExperimentList, type IExperimentListOptions } from '../../src/lab/panel/experiment-list';
-import { RunModel } from '../../src/lab/panel/run-model';
-import { RunToolbar } from '../../src/lab/panel/run-toolbar';
-import { showItem } from '../../src/lab/panel/toolbar-items';
+import type { ExperimentRecord } from '../../src/core/journal/journal';
+import { Expansion, parseExpansion } from '../../src/lab/panel/list/expansion';
+import { BLOCK, EAGER, ExperimentList, type IExperimentListOptions } from '../../src/lab/panel/list/experiment-list';
+import { RunModel } from '../../src/lab/panel/run/run-model';
+import { RunToolbar } from '../../src/lab/panel/toolbar/run-toolbar';
+import { showItem } from '../../src/lab/panel/toolbar/toolbar-items';
 import { rendererFactory } from '../../src/lab/renderer/index';
-import { panelOf } from '../../src/lab/run-commands';
+import { panelOf } from '../../src/lab/commands/run-commands';
 import { record } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.

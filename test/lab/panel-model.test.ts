@@ -3,13 +3,13 @@
  * state file for them, built by deriveRunState as the engine writes it), and program.md's front matter.
  */
 import { describe, expect, it } from 'vitest';
-import type { ExperimentStartRecord, JournalRecord } from '../../src/core/journal';
+import type { ExperimentStartRecord, JournalRecord } from '../../src/core/journal/journal';
 import { frontMatterEntries, frontMatterNumber, joinProgram, splitProgram } from '../../src/lab/panel/front-matter';
-import type { EventMessage } from '../../src/lab/panel/run-events';
-import { LIVE_LOG_LINES, RunModel } from '../../src/lab/panel/run-model';
-import { describeBest, describeNoise, describeSandbox, describeState } from '../../src/lab/panel/run-state';
-import { deriveRunState } from '../../src/core/run-state';
-import { trustReport } from '../../src/core/trust';
+import type { EventMessage } from '../../src/lab/panel/run/run-events';
+import { LIVE_LOG_LINES, RunModel } from '../../src/lab/panel/run/run-model';
+import { describeBest, describeNoise, describeSandbox, describeState } from '../../src/lab/panel/run/state-words';
+import { deriveRunState } from '../../src/core/journal/run-state';
+import { trustReport } from '../../src/core/rule/trust-cost';
 import { noisyJournal } from '../helpers/noisy-journal';
 import { nullTranslator } from '@jupyterlab/translation';
 import { record, runStartRecord } from '../helpers/records';

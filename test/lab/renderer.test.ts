@@ -1,8 +1,8 @@
 // @vitest-environment jsdom
 /** The experiment MIME renderer, on bundles made by the engine's own experimentBundle. */
 import { describe, expect, it, vi } from 'vitest';
-import { experimentBundle, EXPERIMENT_MIME } from '../../src/core/bundle';
-import type { ExperimentRecord } from '../../src/core/journal';
+import { experimentBundle, EXPERIMENT_MIME } from '../../src/core/views/bundle';
+import type { ExperimentRecord } from '../../src/core/journal/journal';
 import { parseDiff } from '../../src/lab/renderer/diff';
 import { deltaQuality } from '../../src/lab/renderer/experiment-view';
 import extension, { ExperimentRenderer, rendererFactory } from '../../src/lab/renderer/index';

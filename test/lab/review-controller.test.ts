@@ -11,10 +11,10 @@ import { ServerConnection } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { ReviewController } from '../../src/lab/panel/review-controller';
-import { RunController } from '../../src/lab/panel/run-controller';
-import { describeState } from '../../src/lab/panel/run-state';
-import { TransferController } from '../../src/lab/panel/transfer-controller';
+import { ReviewController } from '../../src/lab/panel/review/review-controller';
+import { RunController } from '../../src/lab/panel/run/run-controller';
+import { describeState } from '../../src/lab/panel/run/state-words';
+import { TransferController } from '../../src/lab/panel/transfer/transfer-controller';
 import { startJupyterServer, type JupyterServer } from '../helpers/jupyter-server';
 import { experiments, journal, makeWorkspace, STAND_IN_PROGRAM, waitFor } from '../helpers/workspace';
 

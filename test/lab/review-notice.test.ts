@@ -9,10 +9,10 @@
 import { ServerConnection } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it, vi } from 'vitest';
-import type { JournalRecord } from '../../src/core/journal';
-import { deriveRunState } from '../../src/core/run-state';
-import { ReviewController, type IReviewNotifier } from '../../src/lab/panel/review-controller';
-import { RunModel } from '../../src/lab/panel/run-model';
+import type { JournalRecord } from '../../src/core/journal/journal';
+import { deriveRunState } from '../../src/core/journal/run-state';
+import { ReviewController, type IReviewNotifier } from '../../src/lab/panel/review/review-controller';
+import { RunModel } from '../../src/lab/panel/run/run-model';
 import { record, runStartRecord } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.

@@ -9,16 +9,16 @@ import { ServerConnection } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { describe, expect, it, vi } from 'vitest';
-import type { JournalRecord } from '../../src/core/journal';
-import type { PendingReview } from '../../src/core/review';
-import { deriveRunState } from '../../src/core/run-state';
-import { ReviewController } from '../../src/lab/panel/review-controller';
-import { firstChangedLine } from '../../src/lab/panel/review-editor';
-import { ReviewView } from '../../src/lab/panel/review-view';
-import { RunModel } from '../../src/lab/panel/run-model';
-import { RunToolbar } from '../../src/lab/panel/run-toolbar';
+import type { JournalRecord } from '../../src/core/journal/journal';
+import type { PendingReview } from '../../src/core/step-mode/review';
+import { deriveRunState } from '../../src/core/journal/run-state';
+import { ReviewController } from '../../src/lab/panel/review/review-controller';
+import { firstChangedLine } from '../../src/lab/panel/review/review-editor';
+import { ReviewView } from '../../src/lab/panel/review/review-view';
+import { RunModel } from '../../src/lab/panel/run/run-model';
+import { RunToolbar } from '../../src/lab/panel/toolbar/run-toolbar';
 import { renderExperiment } from '../../src/lab/renderer/experiment-view';
-import { RunCommandIDs } from '../../src/lab/run-commands';
+import { RunCommandIDs } from '../../src/lab/commands/run-commands';
 import { record, runStartRecord } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.

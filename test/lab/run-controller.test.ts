@@ -9,8 +9,8 @@ import { ServerConnection } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { RunController } from '../../src/lab/panel/run-controller';
-import { describeState } from '../../src/lab/panel/run-state';
+import { RunController } from '../../src/lab/panel/run/run-controller';
+import { describeState } from '../../src/lab/panel/run/state-words';
 import { startJupyterServer, type JupyterServer } from '../helpers/jupyter-server';
 import { cli, experiments, makeWorkspace, STAND_IN_PROGRAM, waitFor } from '../helpers/workspace';
 

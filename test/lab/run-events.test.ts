@@ -6,9 +6,9 @@
 import { ServerConnection } from '@jupyterlab/services';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import type { JournalRecord } from '../../src/core/journal';
-import { deriveRunState } from '../../src/core/run-state';
-import { RunEvents, type EventMessage } from '../../src/lab/panel/run-events';
+import type { JournalRecord } from '../../src/core/journal/journal';
+import { deriveRunState } from '../../src/core/journal/run-state';
+import { RunEvents, type EventMessage } from '../../src/lab/panel/run/run-events';
 import { waitFor } from '../helpers/workspace';
 
 const end = (i: number): JournalRecord => ({

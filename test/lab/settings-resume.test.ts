@@ -9,8 +9,8 @@ import { ServerConnection } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { RunStartRecord } from '../../src/core/journal';
-import { RunController } from '../../src/lab/panel/run-controller';
+import type { RunStartRecord } from '../../src/core/journal/journal';
+import { RunController } from '../../src/lab/panel/run/run-controller';
 import { startJupyterServer, type JupyterServer } from '../helpers/jupyter-server';
 import { cli, journal, makeWorkspace, STAND_IN_PROGRAM, waitFor } from '../helpers/workspace';
 

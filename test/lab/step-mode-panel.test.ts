@@ -5,13 +5,13 @@
  */
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it } from 'vitest';
-import type { JournalRecord, ReviewRecord } from '../../src/core/journal';
-import { deriveRunState } from '../../src/core/run-state';
+import type { JournalRecord, ReviewRecord } from '../../src/core/journal/journal';
+import { deriveRunState } from '../../src/core/journal/run-state';
 import { frontMatterFlag } from '../../src/lab/panel/front-matter';
-import { ReviewModel } from '../../src/lab/panel/review-model';
-import type { EventMessage } from '../../src/lab/panel/run-events';
-import { RunModel } from '../../src/lab/panel/run-model';
-import { describeState } from '../../src/lab/panel/run-state';
+import { ReviewModel } from '../../src/lab/panel/review/review-model';
+import type { EventMessage } from '../../src/lab/panel/run/run-events';
+import { RunModel } from '../../src/lab/panel/run/run-model';
+import { describeState } from '../../src/lab/panel/run/state-words';
 import { record, runStartRecord } from '../helpers/records';
 
 const trans = nullTranslator.load('jupyterlab_autoresearch');

@@ -7,10 +7,10 @@
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { describe, expect, it, vi } from 'vitest';
-import type { JournalRecord } from '../../src/core/journal';
-import { deriveRunState, type LivePhase } from '../../src/core/run-state';
-import { RunModel } from '../../src/lab/panel/run-model';
-import { RunToolbar } from '../../src/lab/panel/run-toolbar';
+import type { JournalRecord } from '../../src/core/journal/journal';
+import { deriveRunState, type LivePhase } from '../../src/core/journal/run-state';
+import { RunModel } from '../../src/lab/panel/run/run-model';
+import { RunToolbar } from '../../src/lab/panel/toolbar/run-toolbar';
 import { RUN_START } from '../helpers/noisy-journal';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.

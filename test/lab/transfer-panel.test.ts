@@ -4,10 +4,10 @@
  * the table of a summary.json the schema accepts, one row per kept change with its verdict.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { TransferSummaryFile } from '../../src/core/transfer-view';
-import { envLines, parseTransferFields } from '../../src/lab/panel/transfer-fields';
-import { transferTable } from '../../src/lab/panel/transfer-section';
-import { TransferState } from '../../src/lab/transfer-api';
+import { TransferSummaryFile } from '../../src/core/views/transfer-view';
+import { envLines, parseTransferFields } from '../../src/lab/panel/transfer/transfer-fields';
+import { transferTable } from '../../src/lab/panel/transfer/transfer-section';
+import { TransferState } from '../../src/lab/api/transfer';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.
 vi.hoisted(() => {

@@ -4,7 +4,7 @@
  * typesetter that leaves MathJax unloaded for text without maths (src/lab/panel/lazy-math.ts).
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { VEGALITE_MIME } from '../../src/core/chart';
+import { VEGALITE_MIME } from '../../src/core/views/chart';
 
 /** A rendermime with a Vega-Lite renderer (and the markdown one, when listed) that keeps what it was asked to draw. */
 function recordingRendermime(mimeTypes = [VEGALITE_MIME]) {

@@ -194,7 +194,7 @@ async def test_the_noise_options_reach_the_engine_as_flags(workspace, supervisor
 
 
 async def test_runs_say_the_tag_a_new_run_gets_and_the_engine_gives_it(workspace, supervisor, api):
-    """One rule (src/core/layout.ts freeTag): GET runs' next_tag is what a Start without a tag
+    """One rule (src/core/journal/layout.ts freeTag): GET runs' next_tag is what a Start without a tag
     names the run, past a journal and a branch that already hold today's tags."""
     today = default_tag()
     _, runs = await api("runs", path="ws")
@@ -213,7 +213,7 @@ async def test_runs_say_the_tag_a_new_run_gets_and_the_engine_gives_it(workspace
 
 def records_in(messages: list[dict]) -> list[dict]:
     """The journal records carried by the stream's `records` messages, in order (a light replay's
-    rows read as src/core/light-record.ts recordsFromRows reads them)."""
+    rows read as src/core/journal/light-record.ts recordsFromRows reads them)."""
     return [r for m in messages if m["type"] == "records" for r in (m["records"] if "records" in m else from_rows(m))]
 
 

@@ -23,7 +23,7 @@ def counting(form: Form):
 
 
 def decoded(row: Row) -> dict:
-    """A row as the record it encodes (src/core/light-record.ts recordsFromRows)."""
+    """A row as the record it encodes (src/core/journal/light-record.ts recordsFromRows)."""
     return {"type": row.shape[0], **dict(zip(row.shape[1:], json.loads(row.values), strict=True))}
 
 

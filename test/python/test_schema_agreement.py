@@ -1,5 +1,5 @@
 """The server's check of a journal line is the engine's: journal_schema.py validates against the
-JSON Schema the build writes from src/core/journal.ts's zod schema. A real engine's step-mode run
+JSON Schema the build writes from src/core/journal/journal.ts's zod schema. A real engine's step-mode run
 writes every record type, each valid here; then every case (a real record changed, or a raw line)
 goes to the engine (`autoresearch state` on a journal of that one line, which parses it with zod)
 and to journal_schema.parse, and the two verdicts must be the same."""

@@ -9,10 +9,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseJournal } from '../../src/core/journal';
-import { belongsInResults } from '../../src/core/results';
-import { JournalStore } from '../../src/engine/journal-store';
-import { resolvePython } from '../../src/engine/python';
+import { parseJournal } from '../../src/core/journal/journal';
+import { belongsInResults } from '../../src/core/journal/results';
+import { JournalStore } from '../../src/engine/store/journal-store';
+import { resolvePython } from '../../src/engine/workspace/python';
 import { UserError } from '../../src/engine/user-error';
 import {
   ENGINE,

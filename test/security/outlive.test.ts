@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KernelExecutor } from '../../src/engine/executor/kernel';
 import { SubprocessExecutor } from '../../src/engine/executor/subprocess';
 import type { Executor, RunIsolation, RunOutcome } from '../../src/engine/executor/types';
-import { LogCapture } from '../../src/engine/log-capture';
+import { LogCapture } from '../../src/engine/experiment/log-capture';
 import { startJupyterServer, type JupyterServer } from '../helpers/jupyter-server';
 import { alive, cli, experiments, finished, makeWorkspace, startCli, waitFor } from '../helpers/workspace';
 
@@ -248,7 +248,7 @@ describe('an engine killed mid-run, sandbox off', () => {
 
 describe('a forged engine.json', () => {
   it("naming a cgroup that is not a run's (a forged engine.json) does not get it killed by the next engine", async () => {
-    const { acquireEngineLock } = await import('../../src/engine/engine-lock');
+    const { acquireEngineLock } = await import('../../src/engine/run/engine-lock');
     const dir = makeWorkspace();
     const file = path.join(dir, '.autoresearch', 'engine.json');
     fs.mkdirSync(path.dirname(file), { recursive: true });

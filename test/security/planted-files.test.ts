@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { resolvePython } from '../../src/engine/python';
+import { resolvePython } from '../../src/engine/workspace/python';
 import {
   cli,
   experiments,

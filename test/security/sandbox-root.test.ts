@@ -14,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUARD_SOURCE, PROTECTED } from '../../src/engine/executor/guard';
 import { SubprocessExecutor } from '../../src/engine/executor/subprocess';
 import type { RunIsolation, RunOutcome } from '../../src/engine/executor/types';
-import { LogCapture } from '../../src/engine/log-capture';
-import { limitReached } from '../../src/engine/measure';
+import { LogCapture } from '../../src/engine/experiment/log-capture';
+import { limitReached } from '../../src/engine/experiment/measure';
 import { cli, journal, makeWorkspace } from '../helpers/workspace';
 
 const PYTHON = path.join(__dirname, '..', '..', '.venv', 'bin', 'python');

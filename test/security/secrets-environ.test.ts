@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SECRET_NAMES } from '../../src/engine/executor/guard';
-import { resolvePython } from '../../src/engine/python';
+import { resolvePython } from '../../src/engine/workspace/python';
 import { ENGINE, experiments, finished, makeWorkspace, ROOT, standInTrain } from '../helpers/workspace';
 import { MessagesApiServer } from '../stand-ins/messages-api';
 

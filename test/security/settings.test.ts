@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { JournalRecord, RunStartRecord } from '../../src/core/journal';
+import type { JournalRecord, RunStartRecord } from '../../src/core/journal/journal';
 import {
   cli,
   experiments,

@@ -2,7 +2,7 @@
  * A training run and the model both write text the CLI prints: the summary block, a crash's last
  * error line, the description. None of it may drive the terminal (clear it, write the clipboard
  * with OSC 52, overwrite a line with \r, or speak C1): `run`, `status`, `results` and `export`
- * show every control character as a visible `\uXXXX` (src/core/printable.ts), and the engine's
+ * show every control character as a visible `\uXXXX` (src/core/views/printable.ts), and the engine's
  * own live line keeps its `\r` and erase-line.
  */
 import { execFile } from 'node:child_process';
@@ -11,8 +11,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { printable } from '../../src/core/printable';
-import { resolvePython } from '../../src/engine/python';
+import { printable } from '../../src/core/views/printable';
+import { resolvePython } from '../../src/engine/workspace/python';
 import { cli, ENGINE, experiments, makeWorkspace, type CliResult } from '../helpers/workspace';
 import { MessagesApiServer } from '../stand-ins/messages-api';
 

@@ -8,7 +8,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ExperimentRecord } from '../../src/core/journal';
+import type { ExperimentRecord } from '../../src/core/journal/journal';
 
 const CONSTANTS: Array<[string, number[]]> = [
   ['LEARNING_RATE', [0.0001, 0.0002, 0.0004, 0.0008, 0.0016, 0.003]],

@@ -5,13 +5,13 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import GUARD_SOURCE from './run-guard.py?raw';
-import type { RunConfig } from '../../core/journal';
-import { heldSecretValues } from '../secrets';
-import { STATE_DIR } from '../../core/layout';
-import { limitsOf } from '../../core/limits';
-import { sandboxOf } from '../../core/sandbox';
-import { englishMessages } from '../../core/zod-english';
-import { PROGRAM_FILE } from '../workspace';
+import type { RunConfig } from '../../core/journal/journal';
+import { heldSecretValues } from './secrets';
+import { STATE_DIR } from '../../core/journal/layout';
+import { limitsOf } from '../../core/config/limits';
+import { sandboxOf } from '../../core/config/sandbox';
+import { englishMessages } from '../../core/journal/zod-english';
+import { PROGRAM_FILE } from '../workspace/workspace';
 import type { RunIsolation, RunOutcome, RunRequest } from './types';
 import { workspaceBytes } from './workspace-size';
 

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Kernel } from '@jupyterlab/services';
-import { Repo } from '../git';
+import { Repo } from '../git/git';
 import { callKernel } from './kernel-call';
 import { shipCode, type ShipPart } from './ship-code';
 

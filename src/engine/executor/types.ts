@@ -1,6 +1,6 @@
 /** What the loop asks of an executor: run the workspace's command once, within a deadline. */
-import type { Limits, LimitsSetting } from '../../core/limits';
-import type { LogCapture } from '../log-capture';
+import type { Limits, LimitsSetting } from '../../core/config/limits';
+import type { LogCapture } from '../experiment/log-capture';
 
 /** What a training run may reach (run-guard.py enforces it). */
 export interface RunIsolation {

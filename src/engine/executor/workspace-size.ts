@@ -1,5 +1,5 @@
 /**
- * The size of a workspace, which sets a run's default file size limit (src/core/limits.ts).
+ * The size of a workspace, which sets a run's default file size limit (src/core/config/limits.ts).
  * Measured once per engine and folder, not per run: a walk costs a few ms per thousand files.
  */
 import * as fs from 'node:fs';

@@ -1,22 +1,22 @@
 /**
  * The proposers the engine knows, by name: how each is built and what it needs from the
  * environment. What each is (its label, key, model and options) is declared with the run options,
- * in src/core/run-options.ts's PROPOSER_INFO, which the server and the panel read too; the CLI
+ * in src/core/config/run-options.ts's PROPOSER_INFO, which the server and the panel read too; the CLI
  * names no proposer, it asks here.
  */
-import type { Prices } from '../../core/pricing';
-import type { Effort } from '../../core/run-options';
+import type { Prices } from '../../core/config/pricing';
+import type { Effort } from '../../core/config/run-options';
 import {
   KEYLESS_PROPOSER,
   PROPOSER_INFO,
   PROPOSER_NAMES,
   PROPOSER_PREFERENCE,
   type ProposerName,
-} from '../../core/run-options';
-import { withSecrets, withSecretsInEnv } from '../secrets';
-import { UserError } from '../workspace';
-import { ClaudeProposer, DEFAULT_MODEL } from './claude';
-import { OfflineProposer } from './offline';
+} from '../../core/config/run-options';
+import { withSecrets, withSecretsInEnv } from '../executor/secrets';
+import { UserError } from '../workspace/workspace';
+import { ClaudeProposer, DEFAULT_MODEL } from './claude/proposer';
+import { OfflineProposer } from './offline/proposer';
 import type { Proposer } from './types';
 
 /** What building a proposer may use: the resolved run config's parts, each proposer taking those it needs. */

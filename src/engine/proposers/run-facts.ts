@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
-import type { RunConfig } from '../../core/journal';
+import type { RunConfig } from '../../core/journal/journal';
 import type { RunFacts } from './types';
 
 export interface RunFactsInput {

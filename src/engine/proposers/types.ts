@@ -2,8 +2,8 @@
  * What the loop asks of a proposer: given the editable files at the best
  * commit and the history so far, return exactly one experiment to try.
  */
-import type { ExperimentRecord, Usage } from '../../core/journal';
-import type { ReviewNote } from '../../core/knob-notes';
+import type { ExperimentRecord, Usage } from '../../core/journal/journal';
+import type { ReviewNote } from '../../core/step-mode/knob-notes';
 
 export interface ProposalContext {
   /** Absolute path of the workspace (the git work tree, checked out at the best commit). */

@@ -1,5 +1,5 @@
 /**
- * The progress chart: the Vega-Lite spec of src/core/chart.ts rendered by JupyterLab's own
+ * The progress chart: the Vega-Lite spec of src/core/views/chart.ts rendered by JupyterLab's own
  * Vega renderer (its vega5 mime extension), redrawn at most every couple of seconds. Above it,
  * for a run measured with repeats, a line of what the keep rule saw: σ, the best as mean ± se,
  * and what trust cost.
@@ -17,10 +17,10 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
-import { chartTheme, progressChart, VEGALITE_MIME } from '../../core/chart';
-import type { ExperimentRecord } from '../../core/journal';
-import type { RunModel } from './run-model';
-import { describeNoise } from './run-state';
+import { chartTheme, progressChart, VEGALITE_MIME } from '../../core/views/chart';
+import type { ExperimentRecord } from '../../core/journal/journal';
+import type { RunModel } from './run/run-model';
+import { describeNoise } from './run/state-words';
 import { noteVegaUsed, warmUpWhenIdle } from './warm-up';
 
 const REDRAW_MS = 2000;

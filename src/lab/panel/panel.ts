@@ -21,32 +21,32 @@ import type { CommandRegistry } from '@lumino/commands';
 import type { Message } from '@lumino/messaging';
 import { Debouncer } from '@lumino/polling';
 import { Panel, Widget } from '@lumino/widgets';
-import type { RunSettings } from '../../core/run-options';
-import type { IRunOptions } from '../api';
-import type { NotebookKernels } from '../notebook-kernels';
+import type { RunSettings } from '../../core/config/run-options';
+import type { IRunOptions } from '../api/server';
+import type { NotebookKernels } from '../notebooks/notebook-kernels';
 import { ChartView } from './chart-view';
-import { CompareControls } from './compare-controls';
-import { shownNumbers } from './experiment-filter';
-import { ExperimentList } from './experiment-list';
-import { parseExpansion } from './expansion';
+import { CompareControls } from './compare/compare-controls';
+import { shownNumbers } from './list/experiment-filter';
+import { ExperimentList } from './list/experiment-list';
+import { parseExpansion } from './list/expansion';
 import { frontMatterFlag, frontMatterNumber } from './front-matter';
-import { LiveView } from './live-view';
+import { LiveView } from './run/live-view';
 import { ProgramCell } from './program-cell';
-import { RunController } from './run-controller';
-import type { RunModel } from './run-model';
-import { bestHeaderFigures, describeBest, describeState } from './run-state';
-import { RunToolbar } from './run-toolbar';
-import { confirmChangedSettings } from './settings-dialog';
-import { ReviewController } from './review-controller';
-import { ReviewView } from './review-view';
-import { TransferController } from './transfer-controller';
-import { askTransfer } from './transfer-dialog';
-import { TransferSection } from './transfer-section';
+import { RunController } from './run/run-controller';
+import type { RunModel } from './run/run-model';
+import { bestHeaderFigures, describeBest, describeState } from './run/state-words';
+import { RunToolbar } from './toolbar/run-toolbar';
+import { confirmChangedSettings } from './run/settings-dialog';
+import { ReviewController } from './review/review-controller';
+import { ReviewView } from './review/review-view';
+import { TransferController } from './transfer/transfer-controller';
+import { askTransfer } from './transfer/transfer-dialog';
+import { TransferSection } from './transfer/transfer-section';
 import { notePanelOpened } from './warm-up';
 
 /**
  * The settings of schema/plugin.json the panel reads: the run options' values for new runs (which
- * options, their types and defaults: src/core/run-options.ts), and openOnStart (open the root's
+ * options, their types and defaults: src/core/config/run-options.ts), and openOnStart (open the root's
  * panel when JupyterLab starts in a workspace).
  */
 export type IRunDefaults = RunSettings & { openOnStart: boolean };

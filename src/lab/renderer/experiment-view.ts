@@ -5,9 +5,9 @@
  * training script, never trusted as markup.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
-import type { ExperimentBundleData } from '../../core/bundle';
-import { fmtDelta, fmtMetric } from '../../core/bundle';
-import { cacheHitRate } from '../../core/pricing';
+import type { ExperimentBundleData } from '../../core/views/bundle';
+import { fmtDelta, fmtMetric } from '../../core/views/bundle';
+import { cacheHitRate } from '../../core/config/pricing';
 import { parseDiff } from './diff';
 import { el } from './dom';
 import { noiseSections, spreadElement } from './runs-view';

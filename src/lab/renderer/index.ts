@@ -6,7 +6,7 @@
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { nullTranslator, type ITranslator, type TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
-import { EXPERIMENT_MIME } from '../../core/bundle';
+import { EXPERIMENT_MIME } from '../../core/views/bundle';
 import { renderExperiment, type LineHighlighter } from './experiment-view';
 import { lineHighlighter } from './highlight';
 

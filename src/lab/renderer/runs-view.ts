@@ -5,10 +5,10 @@
  * repeats. Text goes in through textContent only, as in the rest of the renderer.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
-import type { ExperimentBundleData } from '../../core/bundle';
-import { fmtMetric } from '../../core/bundle';
-import { fmtNoise } from '../../core/noise';
-import { measuredRuns, verdictWords } from '../../core/noise-words';
+import type { ExperimentBundleData } from '../../core/views/bundle';
+import { fmtMetric } from '../../core/views/bundle';
+import { fmtNoise } from '../../core/rule/noise';
+import { measuredRuns, verdictWords } from '../../core/rule/noise-words';
 import { el } from './dom';
 
 /** `± 0.0028 (2 runs)` for the header, after the mean; null when there is nothing to add. */
@@ -92,7 +92,7 @@ function runsList(d: ExperimentBundleData, trans: TranslationBundle): HTMLElemen
   return box;
 }
 
-/** The best's figures now, as the panel's run state gives them (src/lab/panel/run-state.ts runFigures). */
+/** The best's figures now, as the panel's run state gives them (src/lab/panel/run/state-words.ts runFigures). */
 export interface IEstimateNow {
   /** The estimate, 6 decimals: the mean over every run of its code. */
   metric: string;

@@ -3,9 +3,9 @@
  * mime extension loads with the page, and the schema brings the journal's and zod's validators.
  */
 import * as z from 'zod/mini';
-import type { ExperimentBundleData } from '../../core/bundle';
-import { ExperimentRecord } from '../../core/journal';
-import { englishMessages } from '../../core/zod-english';
+import type { ExperimentBundleData } from '../../core/views/bundle';
+import { ExperimentRecord } from '../../core/journal/journal';
+import { englishMessages } from '../../core/journal/zod-english';
 
 englishMessages();
 

@@ -1,0 +1,81 @@
+/**
+ * The tools a claude proposal may call, as the Messages API receives them: Anthropic's text
+ * editor tool (schema-less: the API knows it), the fix tool, and finish_experiment, whose fields
+ * are what the engine records of a proposal and what the next prompt shows back to the model.
+ */
+import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
+import * as z from 'zod/mini';
+import { englishMessages } from '../../../core/journal/zod-english';
+
+englishMessages();
+
+export const EDITOR = 'str_replace_based_edit_tool';
+export const FINISH = 'finish_experiment';
+export const FIX = 'fix_crashed_experiment';
+
+/**
+ * The tool definitions, in a fixed order so the prompt-cache prefix stays the same. No breakpoint
+ * here: the system block's covers the tools before it, and the request has only four.
+ */
+export function toolDefinitions(): ToolUnion[] {
+  return [
+    { type: 'text_editor_20250728', name: EDITOR },
+    {
+      name: FIX,
+      description:
+        "Only when the prompt offers to fix a crashed experiment: replaces your working copy with that experiment's files, so you can fix its bug instead of trying a new idea. Then edit and call finish_experiment as usual.",
+      input_schema: { type: 'object', properties: {}, required: [] },
+    },
+    {
+      name: FINISH,
+      description:
+        'Ends your turn: the engine commits your edits as one experiment, trains, and keeps it only if the metric improves. Call it once, after your edits.',
+      input_schema: {
+        type: 'object',
+        properties: {
+          description: {
+            type: 'string',
+            description:
+              'One line, at most ~100 characters: what this experiment changes (becomes the commit message).',
+          },
+          rationale: { type: 'string', description: 'Why you expect it to help, in two or three sentences.' },
+          expected_delta: {
+            type: 'number',
+            description:
+              'The change of the metric you expect from this experiment alone, in its units (negative means lower), your honest best guess; compared with the outcome later.',
+          },
+          lesson: {
+            type: 'string',
+            description:
+              'What the last finished experiment taught, in one or two sentences, so later proposals can build on it (omit only when nothing has finished yet).',
+          },
+          direction: {
+            type: 'string',
+            description:
+              'A short name for the idea, when the edit changes no UPPER_CASE constant (e.g. "rotary embeddings", "gradient accumulation").',
+          },
+        },
+        required: ['description', 'rationale', 'expected_delta'],
+      },
+    },
+  ];
+}
+
+/** finish_experiment's input, as the engine accepts it: description required, the rest optional but typed. */
+export const FinishInput = z.object({
+  description: z.string().check(z.trim(), z.minLength(1)),
+  rationale: z._default(z.string(), ''),
+  // Classic zod's .finite() was a no-op: zod 4's number() refuses Infinity and NaN itself.
+  expected_delta: z.optional(z.number()),
+  lesson: z.optional(z.string()),
+  direction: z.optional(z.string()),
+});
+
+/** What a finished proposal says about itself. */
+export interface Finish {
+  description: string;
+  rationale: string;
+  expected_delta?: number;
+  lesson?: string;
+  direction?: string;
+}
