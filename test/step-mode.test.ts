@@ -76,7 +76,7 @@ const awaiting = (dir: string, n: number) =>
 function serverProblems(dir: string): string {
   const script = [
     'import json, sys',
-    'from jupyterlab_autoresearch import journal_schema, run_state',
+    'from jupyterlab_autoresearch.read import journal_schema, run_state',
     'out = []',
     'for line in open(sys.argv[1], "rb").read().splitlines():',
     '    try: journal_schema.parse(line)',

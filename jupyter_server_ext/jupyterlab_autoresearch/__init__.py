@@ -4,16 +4,16 @@ The server extension answers the front end's REST calls; the experiment loop its
 a Node.js engine process (the bundled `engine/autoresearch.cjs`).
 """
 
-from .git_check import find_git
-from .handlers import setup_route_handlers
 from .node import find_node
 
 # For notebooks: `from jupyterlab_autoresearch import load, show, watch` (and load_transfer). Light to import:
 # pandas and IPython are imported only when called.
-from .notebook import load, show
-from .transfer import load_transfer
+from .notebooks.notebook import load, show
+from .notebooks.transfer import load_transfer
+from .notebooks.watch import watch
+from .routes.handlers import setup_route_handlers
+from .supervise.git_check import find_git
 from .version import __version__
-from .watch import watch
 
 __all__ = ["__version__", "load", "load_transfer", "show", "watch"]
 

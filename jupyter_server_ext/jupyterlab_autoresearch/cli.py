@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .node import engine_path, find_node
-from .trust import sign_notebook
+from .notebooks.signing import sign_notebook
 
 
 def main(argv: list[str] | None = None) -> int:

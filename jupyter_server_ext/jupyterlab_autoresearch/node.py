@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .program_version import version_of
+from .supervise.tool_version import version_of
 
 # package.json's engines.node, the one place the minimum is declared (test/node-version.test.ts
 # holds this copy, the Makefile's, the README's and every dependency's `engines` to it): the wheel
@@ -40,9 +40,14 @@ def wheel_node() -> str | None:
     return str(exe) if os.access(exe, os.X_OK) else None
 
 
+# What the build writes into the package (`npm run build:engine`): the engine bundle and the files
+# generated from src/core that the server reads (run options, layout, JSON Schemas).
+ENGINE_DIR = Path(__file__).resolve().parent / "engine"
+
+
 def engine_path() -> Path:
-    """Path of the engine bundle shipped inside this package (built by `npm run build:engine`)."""
-    return Path(__file__).resolve().parent / "engine" / "autoresearch.cjs"
+    """Path of the engine bundle shipped inside this package."""
+    return ENGINE_DIR / "autoresearch.cjs"
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from jupyterlab_autoresearch.node import engine_path
-from jupyterlab_autoresearch.run_options import OPTIONS_FILE
+from jupyterlab_autoresearch.supervise.run_options import OPTIONS_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GIT, alive, git_status, journal, make_workspace, wait_for, write_long_run
-from jupyterlab_autoresearch.workspaces import default_tag, engine_log_path
+from jupyterlab_autoresearch.read.workspaces import default_tag, engine_log_path
 
 BAD_RUN_BODIES = [
     ({}, "path"),
@@ -392,7 +392,7 @@ async def test_subscribers_replay_the_journal_read_once_and_follow_it_from_there
 ):
     """A long run's journal is read and validated once (read_journal's cache), not once per
     subscriber; what is appended later is still validated, counted and named by its line."""
-    import jupyterlab_autoresearch.journal as journal_module
+    import jupyterlab_autoresearch.read.journal as journal_module
 
     parsed: list[bytes] = []
     real_parse = journal_module.parse
@@ -447,7 +447,7 @@ async def test_a_light_replay_leaves_out_what_only_an_output_shows_and_the_route
     usage…), and their starts as their numbers; GET experiments?n= gives those experiments whole."""
     from test_noise_journal import noisy_records, write_journal
 
-    from jupyterlab_autoresearch.follower import LIGHT
+    from jupyterlab_autoresearch.read.follower import LIGHT
 
     records = noisy_records()
     write_journal(workspace, records)

@@ -204,8 +204,8 @@ async def test_an_unknown_field_with_a_long_name_is_a_short_400(workspace, super
 
 
 def test_a_whole_number_written_as_a_float_reads_as_an_int(tmp_path):
-    from jupyterlab_autoresearch.journal import JournalTail
-    from jupyterlab_autoresearch.workspaces import log_path
+    from jupyterlab_autoresearch.read.journal import JournalTail
+    from jupyterlab_autoresearch.read.workspaces import log_path
 
     (tmp_path / "journal.jsonl").write_text(line(START, n="3.0") + "\n")
     (record,) = JournalTail(tmp_path / "journal.jsonl").read_new()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import GIT, STAND_IN, make_workspace
-from jupyterlab_autoresearch import compare as compare_mod
 from jupyterlab_autoresearch.node import engine_path
+from jupyterlab_autoresearch.read import compare as compare_mod
 
 # The stand-in, crashing when the offline proposer deepens the model: with its fixed seed, six
 # experiments give keeps, discards and a crash (#5, N_LAYER 4 → 8).

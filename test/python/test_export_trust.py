@@ -10,7 +10,7 @@ from nbformat.sign import NotebookNotary
 
 from conftest import make_workspace
 from jupyterlab_autoresearch.node import engine_path
-from jupyterlab_autoresearch.trust import is_trusted
+from jupyterlab_autoresearch.notebooks.signing import is_trusted
 
 
 def one_run(ws: Path) -> None:

@@ -5,8 +5,8 @@ import json
 
 from test_noise_journal import noisy_records, run
 
-from jupyterlab_autoresearch.follower import LOG_BACKLOG, Liveness, LogBytes, LogWanted, RunFollower
-from jupyterlab_autoresearch.run_state import empty_state, with_liveness
+from jupyterlab_autoresearch.read.follower import LOG_BACKLOG, Liveness, LogBytes, LogWanted, RunFollower
+from jupyterlab_autoresearch.read.run_state import empty_state, with_liveness
 
 END = {
     "type": "run_end",
@@ -201,7 +201,7 @@ def test_a_light_replay_goes_as_rows_under_shapes_named_once():
     record its shape's index and its values; read back, the lightened records exactly."""
     from test_api import from_rows
 
-    from jupyterlab_autoresearch.follower import LIGHT_FORM
+    from jupyterlab_autoresearch.read.follower import LIGHT_FORM
 
     records = noisy_records()
     light = [LIGHT_FORM.make(r) for r in records]

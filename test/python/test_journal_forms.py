@@ -7,8 +7,8 @@ import os
 
 from test_noise_journal import noisy_records, write_journal
 
-from jupyterlab_autoresearch.follower import LIGHT_FORM, Row, lighten
-from jupyterlab_autoresearch.journal import Form, read_journal_at
+from jupyterlab_autoresearch.read.follower import LIGHT_FORM, Row, lighten
+from jupyterlab_autoresearch.read.journal import Form, read_journal_at
 
 
 def counting(form: Form):

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from conftest import STAND_IN, alive, journal, make_workspace, wait_for
-from jupyterlab_autoresearch.engine_commands import server_url
+from jupyterlab_autoresearch.supervise.engine_commands import server_url
 
 # The stand-in, printing the process ids above it: the kernel's is among them when it ran there.
 ANCESTRY = STAND_IN.replace(

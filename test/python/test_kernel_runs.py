@@ -5,8 +5,8 @@ import os
 from pathlib import Path
 
 from conftest import STAND_IN, alive, journal, make_workspace, wait_for
-from jupyterlab_autoresearch.engine_commands import server_url
-from jupyterlab_autoresearch.supervisor import Supervisor
+from jupyterlab_autoresearch.supervise.engine_commands import server_url
+from jupyterlab_autoresearch.supervise.supervisor import Supervisor
 
 
 def test_the_kernel_option_becomes_kernel_executor_flags_and_the_token_stays_out_of_argv():

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from jupyterlab_autoresearch import load
-from jupyterlab_autoresearch.journal import JournalError, problem, read_journal
-from jupyterlab_autoresearch.notebook import notebook_outputs
-from jupyterlab_autoresearch.run_state import load_state
-from jupyterlab_autoresearch.workspaces import log_path
+from jupyterlab_autoresearch.notebooks.notebook import notebook_outputs
+from jupyterlab_autoresearch.read.journal import JournalError, problem, read_journal
+from jupyterlab_autoresearch.read.run_state import load_state
+from jupyterlab_autoresearch.read.workspaces import log_path
 
 EXPERIMENT_MIME = "application/vnd.autoresearch.experiment+json"
 TS = "2026-11-30T00:00:00Z"

@@ -14,10 +14,10 @@ from html.parser import HTMLParser
 import pytest
 
 from conftest import committed_workspace
-from jupyterlab_autoresearch.markdown_text import LITERAL_DOLLAR, markdown_literal, markdown_plain
 from jupyterlab_autoresearch.node import engine_path
-from jupyterlab_autoresearch.notebook import notebook_outputs
-from jupyterlab_autoresearch.watch import _text, state_words
+from jupyterlab_autoresearch.notebooks.markdown_text import LITERAL_DOLLAR, markdown_literal, markdown_plain
+from jupyterlab_autoresearch.notebooks.notebook import notebook_outputs
+from jupyterlab_autoresearch.notebooks.watch import _text, state_words
 
 nbconvert = pytest.importorskip("nbconvert")
 

@@ -11,10 +11,10 @@ import pytest
 from test_noise_journal import noisy_records, write_journal
 
 from jupyterlab_autoresearch.errors import StateUnreadable, Unavailable
-from jupyterlab_autoresearch.run_state import empty_state, load_state, read_state_file
-from jupyterlab_autoresearch.runs import run_status
-from jupyterlab_autoresearch.supervisor import Supervisor
-from jupyterlab_autoresearch.web_errors import api_error
+from jupyterlab_autoresearch.read.run_state import empty_state, load_state, read_state_file
+from jupyterlab_autoresearch.read.runs import run_status
+from jupyterlab_autoresearch.routes.web_errors import api_error
+from jupyterlab_autoresearch.supervise.supervisor import Supervisor
 
 END = {
     "type": "run_end",

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import make_workspace
-from jupyterlab_autoresearch.journal_schema import RecordProblem, checks, parse
 from jupyterlab_autoresearch.node import engine_path
-from jupyterlab_autoresearch.run_state import shape_problem
+from jupyterlab_autoresearch.read.journal_schema import RecordProblem, checks, parse
+from jupyterlab_autoresearch.read.run_state import shape_problem
 
 DROP = object()
 SAFE = 2**53 - 1

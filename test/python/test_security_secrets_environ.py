@@ -9,8 +9,8 @@ import secrets
 from pathlib import Path
 
 from conftest import STAND_IN, alive, journal, make_workspace, wait_for
-from jupyterlab_autoresearch.secrets import split_secrets
-from jupyterlab_autoresearch.supervisor import Supervisor
+from jupyterlab_autoresearch.supervise.secrets import split_secrets
+from jupyterlab_autoresearch.supervise.supervisor import Supervisor
 
 # What train.py does first: reads /proc/<pid>/environ of every process it can see and of each of
 # its ancestors up to init, and appends what it found (one JSON line a run) to $AR_PROBE_OUT.

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import GIT, STAND_IN, journal
 from jupyterlab_autoresearch.node import engine_path
-from jupyterlab_autoresearch.run_options import run_options
+from jupyterlab_autoresearch.supervise.run_options import run_options
 
 
 def budget_max() -> int:

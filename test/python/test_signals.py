@@ -58,7 +58,7 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="re
 
 @needs_proc
 def test_an_identity_is_the_boot_and_the_start_time_of_a_live_process(procs):
-    from jupyterlab_autoresearch import procid
+    from jupyterlab_autoresearch.supervise import procid
 
     proc = spawn()
     procs.append(proc)
@@ -181,7 +181,7 @@ async def test_the_server_s_own_engine_is_stopped_without_an_identity(workspace,
 
 
 def test_signal_if_same_refuses_a_reused_pid(procs):
-    from jupyterlab_autoresearch import procid
+    from jupyterlab_autoresearch.supervise import procid
 
     proc = spawn()
     procs.append(proc)

@@ -133,7 +133,7 @@ def test_a_programs_version_is_asked_once_per_binary(tmp_path):
     import os
     import time
 
-    from jupyterlab_autoresearch.program_version import version_of
+    from jupyterlab_autoresearch.supervise.tool_version import version_of
 
     calls = tmp_path / "calls"
     prog = tmp_path / "prog"

@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 
 from conftest import alive, git_status, journal, make_workspace, wait_for
-from jupyterlab_autoresearch import errors, validate
-from jupyterlab_autoresearch.engine_commands import scrub
-from jupyterlab_autoresearch.engine_info import read_engine_info
-from jupyterlab_autoresearch.journal import JournalError, JournalTail, problem
+from jupyterlab_autoresearch import errors
 from jupyterlab_autoresearch.node import engine_path
-from jupyterlab_autoresearch.run_options import proposers, run_options
-from jupyterlab_autoresearch.supervisor import Supervisor
-from jupyterlab_autoresearch.validate import ApiError
-from jupyterlab_autoresearch.web_errors import HTTP_STATUS, api_error
+from jupyterlab_autoresearch.read.journal import JournalError, JournalTail, problem
+from jupyterlab_autoresearch.routes import validate
+from jupyterlab_autoresearch.routes.validate import ApiError
+from jupyterlab_autoresearch.routes.web_errors import HTTP_STATUS, api_error
+from jupyterlab_autoresearch.supervise.engine_commands import scrub
+from jupyterlab_autoresearch.supervise.engine_info import read_engine_info
+from jupyterlab_autoresearch.supervise.run_options import proposers, run_options
+from jupyterlab_autoresearch.supervise.supervisor import Supervisor
 
 
 async def experiments(api, path, tag):

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import GIT, alive, wait_for
 from jupyterlab_autoresearch.node import engine_path
-from jupyterlab_autoresearch.supervisor import Supervisor
+from jupyterlab_autoresearch.supervise.supervisor import Supervisor
 
 # Deterministic; deeper at AUTORESEARCH_SCALE=2; SLOW seconds of sleep, to have a study to stop.
 TRAIN = """import os, time

@@ -193,7 +193,10 @@ describe('secrets in /proc/<pid>/environ', () => {
     const python = path.join(ROOT, '.venv', 'bin', 'python');
     const names = execFileSync(
       python,
-      ['-c', 'import json; from jupyterlab_autoresearch.secrets import SECRET_NAMES; print(json.dumps(SECRET_NAMES))'],
+      [
+        '-c',
+        'import json; from jupyterlab_autoresearch.supervise.secrets import SECRET_NAMES; print(json.dumps(SECRET_NAMES))',
+      ],
       { env: { ...process.env, PYTHONPATH: path.join(ROOT, 'jupyter_server_ext') }, encoding: 'utf8' },
     );
     expect(JSON.parse(names)).toEqual(SECRET_NAMES);

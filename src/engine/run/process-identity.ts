@@ -3,7 +3,7 @@
  * and its start time. A pid (or a process group's leader) recorded in `.autoresearch/engine.json`
  * is signalled only while its identity still matches, so a stale or forged file (after a reboot
  * the numbers are reused) cannot make an engine, or the server's stop, kill an unrelated process.
- * The server reads the same two fields (jupyter_server_ext/jupyterlab_autoresearch/procid.py).
+ * The server reads the same two fields (jupyter_server_ext/jupyterlab_autoresearch/supervise/procid.py).
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 
-from . import errors
+from .. import errors
 from .validate import ApiError
 
 # Each kind of domain error and the status that fits it; a subclass not listed takes its base's.

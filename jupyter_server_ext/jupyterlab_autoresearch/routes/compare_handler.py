@@ -6,11 +6,11 @@ import asyncio
 
 import tornado
 
+from ..errors import DomainError, NotFound
+from ..read.compare import compare
+from ..read.run_state import load_state
 from . import validate
 from .base_handler import BaseHandler
-from .compare import compare
-from .errors import DomainError, NotFound
-from .run_state import load_state
 from .validate import ApiError
 from .web_errors import answers_domain_errors
 

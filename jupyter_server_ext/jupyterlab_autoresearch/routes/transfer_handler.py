@@ -7,11 +7,12 @@ import asyncio
 
 import tornado
 
-from . import study, validate
+from ..read import study
+from ..read.workspaces import api_path, transfer_log_path
+from ..supervise.starter import EngineStarter
+from . import validate
 from .base_handler import BaseHandler
-from .starter import EngineStarter
 from .web_errors import answers_domain_errors
-from .workspaces import api_path, transfer_log_path
 
 
 class TransferHandler(EngineStarter, BaseHandler):

@@ -11,8 +11,8 @@ from typing import Any
 
 from tornado import web
 
-from .run_options import MissingOptions, proposers, run_options
-from .workspaces import TAG_RULE, valid_tag
+from ..read.workspaces import TAG_RULE, valid_tag
+from ..supervise.run_options import MissingOptions, proposers, run_options
 
 # Caps on what a client may send. The largest genuine body is a few short fields; a text field
 # becomes one command-line argument of the engine (Linux refuses one over 128 KiB with E2BIG)

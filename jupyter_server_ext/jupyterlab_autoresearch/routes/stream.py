@@ -12,16 +12,25 @@ from jupyter_server.base.websocket import WebSocketMixin
 from tornado.ioloop import PeriodicCallback
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
+from ..confine import OutsideError, read_from, read_tail
+from ..errors import DomainError
+from ..read.follower import (
+    LIGHT_FORM,
+    LOG_BACKLOG,
+    LOG_CHUNK,
+    Liveness,
+    LogBytes,
+    LogWanted,
+    RecordsMessage,
+    RunFollower,
+)
+from ..read.journal import OUTSIDE, FileTail, JournalError, read_journal_at
+from ..read.run_state import load_state
+from ..read.schema_check import SchemaMissing
+from ..read.workspaces import STATE_DIR, api_path, journal_path, log_path
 from . import validate
-from .confine import OutsideError, read_from, read_tail
-from .errors import DomainError
-from .follower import LIGHT_FORM, LOG_BACKLOG, LOG_CHUNK, Liveness, LogBytes, LogWanted, RecordsMessage, RunFollower
-from .journal import OUTSIDE, FileTail, JournalError, read_journal_at
 from .lookup import WorkspaceLookup
-from .run_state import load_state
-from .schema_check import SchemaMissing
 from .web_errors import JsonErrors
-from .workspaces import STATE_DIR, api_path, journal_path, log_path
 
 POLL_MS = 500
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .engine_info import EngineInfo
+from ..supervise.engine_info import EngineInfo
+from ..supervise.supervisor import Supervisor
 from .journal import read_journal
 from .run_state import load_state
-from .supervisor import Supervisor
 from .workspaces import STATE_DIR, api_path, engine_log_path, journal_path, log_path
 
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from fastjsonschema import JsonSchemaValueException
 
-from .confine import OUTSIDE_STATE, OutsideError, open_inside, read_json_inside
-from .engine_commands import engine_command
-from .errors import DomainError, StateUnreadable, Unavailable
-from .node import SERVER_HOST
+from ..confine import OUTSIDE_STATE, OutsideError, open_inside, read_json_inside
+from ..errors import DomainError, StateUnreadable, Unavailable
+from ..node import SERVER_HOST
+from ..supervise.engine_commands import engine_command
 from .schema_check import JSON_NUMBERS, compile_schema, int_plan, load_schema, whole_numbers
 from .schema_words import describe
 from .workspaces import LAYOUT, STATE_DIR, STATE_FILE, api_path, journal_path, state_path

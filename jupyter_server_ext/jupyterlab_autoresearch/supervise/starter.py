@@ -7,10 +7,10 @@ import shutil
 
 from jupyter_core.utils import ensure_async
 
-from . import validate
+from ..read.workspaces import api_path
+from ..routes import validate
+from ..routes.validate import ApiError
 from .engine_commands import server_url
-from .validate import ApiError
-from .workspaces import api_path
 
 
 class EngineStarter:

@@ -9,10 +9,11 @@ import re
 import subprocess
 from pathlib import Path
 
-from .confine import inside
-from .git_guard import GitConfigRefused, guarded_env
+from ..confine import inside
+from ..node import ENGINE_DIR
+from ..supervise.git_guard import GitConfigRefused, guarded_env
 
-LAYOUT_FILE = Path(__file__).resolve().parent / "engine" / "layout.json"
+LAYOUT_FILE = ENGINE_DIR / "layout.json"
 
 
 def _layout() -> dict:

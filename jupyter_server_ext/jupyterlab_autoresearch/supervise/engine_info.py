@@ -9,9 +9,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..confine import inside
+from ..read.workspaces import STATE_DIR, engine_file_path
 from . import procid
-from .confine import inside
-from .workspaces import STATE_DIR, engine_file_path
 
 # What may hold a workspace (src/engine/run/engine-lock.ts): a run, or a transfer study; and the engine command of each.
 KINDS = ("run", "transfer")

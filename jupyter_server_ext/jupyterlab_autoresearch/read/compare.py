@@ -27,8 +27,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .errors import NotFound
-from .git_guard import GitConfigRefused, guarded_env
+from ..errors import NotFound
+from ..supervise.git_guard import GitConfigRefused, guarded_env
 
 # Far beyond a proposal's diff (a few lines to a few hundred); a model that rewrote a file into
 # megabytes gets its first MiB and the flag, not a page that hangs the browser.

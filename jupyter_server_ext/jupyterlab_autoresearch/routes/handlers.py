@@ -11,27 +11,27 @@ import nbformat
 import tornado
 from jupyter_server.utils import url_path_join
 
+from ..confine import OutsideError, read_tail, replace_inside
+from ..errors import DomainError, FileInTheWay
+from ..node import engine_path, find_node
+from ..notebooks.signing import sign_node
+from ..read.journal import JournalError
+from ..read.runs import run_status
+from ..read.workspaces import STATE_DIR, api_path, find_workspaces, free_tag, log_path, run_tags
+from ..supervise.engine_info import EngineInfo
+from ..supervise.git_check import find_git
+from ..supervise.starter import EngineStarter
+from ..supervise.supervisor import Supervisor
+from ..version import __version__
 from . import validate
 from .base_handler import BaseHandler
 from .compare_handler import CompareHandler
-from .confine import OutsideError, read_tail, replace_inside
-from .engine_info import EngineInfo
-from .errors import DomainError, FileInTheWay
-from .git_check import find_git
-from .journal import JournalError
 from .lookup import SUPERVISOR
-from .node import engine_path, find_node
 from .review_handlers import ReviewHandler, StepHandler
-from .runs import run_status
-from .starter import EngineStarter
 from .stream import EventsHandler
-from .supervisor import Supervisor
 from .transfer_handler import TransferHandler
-from .trust import sign_node
 from .validate import ApiError
-from .version import __version__
 from .web_errors import answers_domain_errors
-from .workspaces import STATE_DIR, api_path, find_workspaces, free_tag, log_path, run_tags
 
 
 class StatusHandler(BaseHandler):

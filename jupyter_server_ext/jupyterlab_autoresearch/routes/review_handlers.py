@@ -7,9 +7,10 @@ import asyncio
 
 import tornado
 
-from . import review_files, validate
+from ..read import review_files
+from ..read.run_state import load_state
+from . import validate
 from .base_handler import BaseHandler
-from .run_state import load_state
 from .web_errors import answers_domain_errors
 
 

@@ -12,16 +12,9 @@ from pathlib import Path
 
 from tornado.ioloop import IOLoop, PeriodicCallback
 
-from . import procid
-from .confine import write_inside
-from .engine_commands import engine_command, export_notebook_text, usable_engine
-from .engine_info import EngineInfo, is_engine_process, read_engine_info
-from .engine_output import failure_message, run_started
-from .errors import BadRequest, EngineFailed, EngineRunning, NoEngine, Unavailable
-from .run_options import MissingOptions, engine_flags
-from .secrets import split_secrets
-from .spawn import spawn_detached
-from .workspaces import (
+from ..confine import write_inside
+from ..errors import BadRequest, EngineFailed, EngineRunning, NoEngine, Unavailable
+from ..read.workspaces import (
     JOURNAL_FILE,
     STATE_DIR,
     STOP_FILE,
@@ -33,6 +26,13 @@ from .workspaces import (
     transfer_log_path,
     transfer_path,
 )
+from . import procid
+from .engine_commands import engine_command, export_notebook_text, usable_engine
+from .engine_info import EngineInfo, is_engine_process, read_engine_info
+from .engine_output import failure_message, run_started
+from .run_options import MissingOptions, engine_flags
+from .secrets import split_secrets
+from .spawn import spawn_detached
 
 # The record an engine command writes once its checks have passed, in the journal it keeps.
 START_RECORD = {"run": "run_start", "transfer": "study_start"}

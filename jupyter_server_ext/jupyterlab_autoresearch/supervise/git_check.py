@@ -6,8 +6,8 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 
-from .node import SERVER_HOST
-from .program_version import version_of
+from ..node import SERVER_HOST
+from .tool_version import version_of
 
 
 def git_install_hint(where: str = SERVER_HOST) -> str:

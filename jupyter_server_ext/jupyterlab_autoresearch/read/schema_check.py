@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import fastjsonschema
 
-from .errors import Unavailable
-from .node import engine_path
+from ..errors import Unavailable
+from ..node import engine_path
 
 SCHEMA_DIR = engine_path().parent
 # z.number().int() is a safe integer: the schemas bound integers by it.

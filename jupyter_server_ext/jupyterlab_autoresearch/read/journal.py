@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from .confine import OutsideError, open_inside
+from ..confine import OutsideError, open_inside
 
 # problem is the schema check tests and callers use by name; journal_schema checks records
 # against the engine's own schema (engine/journal-record.schema.json).

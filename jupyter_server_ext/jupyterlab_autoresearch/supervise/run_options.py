@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 
-OPTIONS_FILE = Path(__file__).resolve().parent / "engine" / "run-options.json"
+from ..node import ENGINE_DIR
+
+OPTIONS_FILE = ENGINE_DIR / "run-options.json"
 
 
 class MissingOptions(RuntimeError):

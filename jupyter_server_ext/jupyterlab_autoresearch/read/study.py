@@ -10,9 +10,9 @@ import os
 import threading
 from pathlib import Path
 
-from .confine import OUTSIDE_STATE, OutsideError, read_json_inside
-from .engine_commands import engine_command
-from .errors import DomainError, FileInTheWay, StateUnreadable
+from ..confine import OUTSIDE_STATE, OutsideError, read_json_inside
+from ..errors import DomainError, FileInTheWay, StateUnreadable
+from ..supervise.engine_commands import engine_command
 from .workspaces import LAYOUT, STATE_DIR, api_path, transfer_path
 
 MAX_SUMMARY_BYTES = 16 * 1024 * 1024

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # IPython is imported when watch() is called, as the package promises
     from IPython.display import DisplayHandle
 
+from ..read.run_state import load_state
 from .markdown_text import markdown_literal, markdown_plain
 from .notebook import engine_on, joined, locate_workspace, run_notebook
-from .run_state import load_state
 
 
 def _plural(n: int, word: str) -> str:

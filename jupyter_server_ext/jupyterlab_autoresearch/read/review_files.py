@@ -8,9 +8,9 @@ import datetime
 import json
 from pathlib import Path
 
-from .confine import OUTSIDE_STATE, OutsideError, read_json_inside, replace_inside
-from .engine_info import EngineInfo
-from .errors import BadRequest, Conflict, FileInTheWay, StateUnreadable
+from ..confine import OUTSIDE_STATE, OutsideError, read_json_inside, replace_inside
+from ..errors import BadRequest, Conflict, FileInTheWay, StateUnreadable
+from ..supervise.engine_info import EngineInfo
 from .workspaces import REVIEW_DECISION_FILE, REVIEW_MODE_FILE, REVIEW_PENDING_FILE, STATE_DIR, api_path, run_file
 
 # A pending proposal holds the editable files whole: far below this for any real train.py.

@@ -8,8 +8,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .errors import BadRequest, EngineFailed, Unavailable
-from .node import SERVER_HOST, engine_path, find_node
+from ..errors import BadRequest, EngineFailed, Unavailable
+from ..node import SERVER_HOST, engine_path, find_node
 from .run_options import MissingOptions, secret_env
 from .secrets import split_secrets
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..confine import inside
+from ..read.journal import JournalError, read_journal
+from ..read.workspaces import STATE_DIR, PathError, api_path, journal_path, resolve, run_tags
+from ..supervise.supervisor import Supervisor
 from . import validate
-from .confine import inside
-from .journal import JournalError, read_journal
-from .supervisor import Supervisor
 from .validate import ApiError
-from .workspaces import STATE_DIR, PathError, api_path, journal_path, resolve, run_tags
 
 # The key of the server's supervisor in the tornado application's settings.
 SUPERVISOR = "autoresearch_supervisor"

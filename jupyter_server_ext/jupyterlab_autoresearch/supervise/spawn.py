@@ -9,10 +9,10 @@ import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from .confine import OUTSIDE_STATE, OutsideError, open_inside
-from .errors import EngineFailed, FileInTheWay
+from ..confine import OUTSIDE_STATE, OutsideError, open_inside
+from ..errors import EngineFailed, FileInTheWay
+from ..read.workspaces import STATE_DIR
 from .secrets import SECRETS_FD_ENV, hand_over, secrets_pipe
-from .workspaces import STATE_DIR
 
 
 def spawn_detached(

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import DomainError
-from .study import summary
-from .workspaces import run_tags
+from ..errors import DomainError
+from ..read.study import summary
+from ..read.workspaces import run_tags
 
 
 def _chosen(path: str | Path, tag: str | None) -> tuple[str, Path]:

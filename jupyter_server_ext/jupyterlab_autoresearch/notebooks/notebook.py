@@ -13,17 +13,17 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .confine import open_inside
-from .engine_commands import export_notebook_text
-from .engine_info import is_engine_process, read_engine_info
-from .errors import DomainError
-from .journal import read_journal
+from ..confine import open_inside
+from ..errors import DomainError
+from ..node import engine_path, find_node
+from ..read.journal import read_journal
+from ..read.run_state import load_state
+from ..read.workspaces import JOURNAL_FILE as JOURNAL
+from ..read.workspaces import STATE_DIR, run_tags
+from ..supervise.engine_commands import export_notebook_text
+from ..supervise.engine_info import is_engine_process, read_engine_info
 from .markdown_text import markdown_plain
-from .node import engine_path, find_node
-from .run_state import load_state
 from .transfer import study_of
-from .workspaces import JOURNAL_FILE as JOURNAL
-from .workspaces import STATE_DIR, run_tags
 
 
 def _locate(path: str | Path, tag: str | None) -> tuple[Path | None, str | None, Path]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .confine import read_from
+from ..confine import read_from
 from .engine_commands import scrub
 
 PREFIX = "autoresearch: "

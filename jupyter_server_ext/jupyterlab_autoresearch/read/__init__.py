@@ -1,0 +1,1 @@
+"""Reading a workspace as the engine left it: journals, state.json, logs, runs, reviews, checked against the engine's schemas."""
