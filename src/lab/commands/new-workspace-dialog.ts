@@ -10,6 +10,7 @@ import type { Dialog } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import type { IWorkspaceSource } from '../api/server';
+import { dialogRow } from '../dialog-row';
 
 /** The dialog's fields, as typed. */
 export interface INewWorkspaceFields {
@@ -56,19 +57,8 @@ export class NewWorkspaceBody extends Widget implements Dialog.IBodyWidget<INewW
     super();
     this.addClass('jp-AutoresearchNewWorkspace');
     const group = `jp-AutoresearchNewWorkspace-source-${++bodies}`;
-    const row = (label: string, control: HTMLElement, hint = '') => {
-      const wrap = document.createElement('label');
-      wrap.className = 'jp-AutoresearchNewWorkspace-row';
-      const text = document.createElement('span');
-      text.textContent = label;
-      wrap.append(text, control);
-      if (hint) {
-        const small = document.createElement('small');
-        small.textContent = hint;
-        wrap.appendChild(small);
-      }
-      return wrap;
-    };
+    const row = (label: string, control: HTMLElement, hint = '') =>
+      dialogRow('jp-AutoresearchNewWorkspace-row', label, control, hint);
     const choice = (radio: HTMLInputElement, value: string, label: string, hint: string) => {
       radio.type = 'radio';
       radio.name = group;

@@ -9,6 +9,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import type { ITransferRequest } from '../../api/transfer';
 import { envLines, parseTransferFields, type ITransferFields } from './transfer-fields';
+import { dialogRow } from '../../dialog-row';
 
 /** Numbers the dialogs' ids (a field points at its problem's line). */
 let dialogs = 0;
@@ -25,19 +26,8 @@ export class TransferDialogBody extends Widget implements Dialog.IBodyWidget<ITr
   constructor(trans: TranslationBundle, fields: ITransferFields, error: string | null, budgetHint: string) {
     super();
     this.addClass('jp-AutoresearchTransferDialog');
-    const row = (label: string, control: HTMLElement, hint = '') => {
-      const wrap = document.createElement('label');
-      wrap.className = 'jp-AutoresearchTransferDialog-row';
-      const text = document.createElement('span');
-      text.textContent = label;
-      wrap.append(text, control);
-      if (hint) {
-        const small = document.createElement('small');
-        small.textContent = hint;
-        wrap.appendChild(small);
-      }
-      return wrap;
-    };
+    const row = (label: string, control: HTMLElement, hint = '') =>
+      dialogRow('jp-AutoresearchTransferDialog-row', label, control, hint);
     // A checkbox before its word on one line, both in the label (a click on the word ticks it),
     // the hint under them and named as the box's description.
     const check = (label: string, box: HTMLInputElement, hint: string) => {
