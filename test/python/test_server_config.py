@@ -208,3 +208,31 @@ def test_each_environment_variable_the_page_names_is_read_somewhere():
     for names, _reader, _what in ENVIRONMENT:
         for name in names.split(", "):
             assert name in text, f"{name} is documented but nothing reads it"
+
+
+@pytest.mark.parametrize("jp_server_config", [{**SERVER, "Autoresearch": {"log_backlog_bytes": 20}}])
+async def test_a_new_subscriber_gets_the_configured_backlog_of_the_live_log(workspace, supervisor, jp_ws_fetch):
+    from conftest import wait_for
+
+    run = workspace / ".autoresearch" / "t"
+    (run / "logs").mkdir(parents=True)
+    start = {
+        "type": "experiment_start",
+        "ts": "2026-01-01T00:00:00Z",
+        "n": 0,
+        "parent_commit": "abc1234",
+        "description": "d",
+    }
+    (run / "journal.jsonl").write_text(json.dumps(start) + "\n")
+    (run / "logs" / "0000.log").write_text("".join(f"line {i:02}\n" for i in range(50)))  # 400 bytes
+    socket = await jp_ws_fetch("autoresearch", "events", params={"path": "ws", "tag": "t"})
+
+    async def next_log():
+        message = json.loads(await socket.read_message())
+        return message if message["type"] == "log" else None
+
+    log = await wait_for(next_log, timeout=30, what="the live log")
+    socket.close()
+    # The last 20 bytes, not the default 64 KiB that would hold all 50 lines.
+    assert log["lines"][-1] == "line 49" and "line 00" not in log["lines"]
+    assert len("\n".join(log["lines"]).encode()) <= 20
