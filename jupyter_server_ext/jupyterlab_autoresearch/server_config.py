@@ -39,9 +39,8 @@ class _Explained:
         return (
             f"{name} = {value!r} is refused: it must be {self.info()}. Fix it where it is set "
             f'(c.{name} in jupyter_server_config.py, {{"Autoresearch": {{"{self.name}": …}}}} in '
-            "jupyter_server_config.json, or "
-            f"--{name}=… on the command line), or remove it for the "
-            f"default, {self.default_value!r}."
+            f"jupyter_server_config.json, or --{name}=… on the command line), or remove it for "
+            f"the default, {self.default_value!r}."
         )
 
 
