@@ -12,6 +12,7 @@ from .notebooks.notebook import load, show
 from .notebooks.transfer import load_transfer
 from .notebooks.watch import watch
 from .routes.handlers import setup_route_handlers
+from .server_config import Autoresearch
 from .supervise.git_check import find_git
 from .version import __version__
 
@@ -27,16 +28,12 @@ def _jupyter_server_extension_points():
 
 
 def _load_jupyter_server_extension(server_app):
-    """Registers the autoresearch REST and WebSocket routes on the Jupyter server.
-
-    `c.Autoresearch.stop_grace_s` (default 20) and `c.Autoresearch.start_wait_s` (default 2)
-    in the server's configuration tune the supervisor.
-    """
-    setup_route_handlers(server_app.web_app, server_app.root_dir, server_app.log)
-    sup = server_app.web_app.settings["autoresearch_supervisor"]
-    config = server_app.config.get("Autoresearch", {})
-    sup.stop_grace_s = float(config.get("stop_grace_s", sup.stop_grace_s))
-    sup.start_wait_s = float(config.get("start_wait_s", sup.start_wait_s))
+    """Registers the autoresearch REST and WebSocket routes on the Jupyter server, tuned by its
+    `Autoresearch` settings (server_config.py); a value refused there fails the extension's load
+    with a message naming the setting."""
+    # The server's config: its files, and `--Autoresearch.*` on its command line.
+    settings = Autoresearch(parent=server_app)
+    setup_route_handlers(server_app.web_app, server_app.root_dir, server_app.log, settings)
     server_app.log.info("Registered jupyterlab_autoresearch server extension")
     # Said once at start, where whoever runs the server looks: no run can start without both.
     for found in (find_node(), find_git()):

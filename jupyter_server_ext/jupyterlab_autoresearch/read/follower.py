@@ -21,7 +21,8 @@ from .journal import Form, JournalError, JournalLines
 from .schema_check import SchemaMissing
 from .workspaces import LAYOUT
 
-# How much of a log already written a new subscriber gets: enough to show, bounded for a flood.
+# How much of a log already written a new subscriber gets by default (the server's
+# Autoresearch.log_backlog_bytes): enough to show, bounded for a flood.
 LOG_BACKLOG = 64 * 1024
 LOG_CHUNK = 256 * 1024
 # Records per `records` message: a long replay goes in a few messages of bounded size.
@@ -31,7 +32,8 @@ RECORDS_PER_MESSAGE = 500
 @dataclass(frozen=True)
 class LogWanted:
     """The log to read for the follower: experiment n's run-th run's, from `offset` (at most
-    LOG_CHUNK bytes), or, with offset None (a log just picked), its last LOG_BACKLOG bytes."""
+    LOG_CHUNK bytes), or, with offset None (a log just picked), its last bytes (the server's
+    Autoresearch.log_backlog_bytes)."""
 
     n: int
     run: int

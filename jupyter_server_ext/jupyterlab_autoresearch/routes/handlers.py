@@ -18,6 +18,7 @@ from ..notebooks.signing import sign_node
 from ..read.journal import JournalError
 from ..read.runs import run_status
 from ..read.workspaces import STATE_DIR, api_path, find_workspaces, free_tag, log_path, run_tags
+from ..server_config import Autoresearch
 from ..supervise.engine_info import EngineInfo
 from ..supervise.git_check import find_git
 from ..supervise.starter import EngineStarter
@@ -26,7 +27,7 @@ from ..version import __version__
 from . import validate
 from .base_handler import BaseHandler
 from .compare_handler import CompareHandler
-from .lookup import SUPERVISOR
+from .lookup import LOG_BACKLOG_BYTES, POLL_MS, SUPERVISOR
 from .review_handlers import ReviewHandler, StepHandler
 from .stream import EventsHandler
 from .transfer_handler import TransferHandler
@@ -271,11 +272,15 @@ class LogHandler(BaseHandler):
         )
 
 
-def setup_route_handlers(web_app, root_dir: str | None = None, log=None) -> None:
-    """Adds the autoresearch handlers to the server's tornado application."""
+def setup_route_handlers(web_app, root_dir: str | None = None, log=None, settings: Autoresearch | None = None) -> None:
+    """Adds the autoresearch handlers to the server's tornado application (with `settings`, the
+    server's Autoresearch config: its defaults when None)."""
+    settings = settings or Autoresearch()
     if SUPERVISOR not in web_app.settings:
         root = root_dir or web_app.settings.get("server_root_dir") or os.getcwd()
-        web_app.settings[SUPERVISOR] = Supervisor(os.path.expanduser(root), log=log)
+        web_app.settings[SUPERVISOR] = Supervisor(os.path.expanduser(root), log=log, settings=settings)
+    web_app.settings[POLL_MS] = round(settings.poll_interval_s * 1000)
+    web_app.settings[LOG_BACKLOG_BYTES] = settings.log_backlog_bytes
     base_url = web_app.settings["base_url"]
     routes = {
         "status": StatusHandler,

@@ -12,8 +12,11 @@ from ..supervise.supervisor import Supervisor
 from . import validate
 from .validate import ApiError
 
-# The key of the server's supervisor in the tornado application's settings.
+# The keys of the server's supervisor and of the event stream's settings (server_config.py's
+# poll_interval_s and log_backlog_bytes) in the tornado application's settings.
 SUPERVISOR = "autoresearch_supervisor"
+POLL_MS = "autoresearch_poll_ms"
+LOG_BACKLOG_BYTES = "autoresearch_log_backlog_bytes"
 # A file of a run that a symlink (or a FIFO) puts out of reach: what the client is told.
 OUTSIDE_MESSAGE = (
     "resolves outside {folder} or is not a regular file (a symlink or a FIFO left there, perhaps by a training run); "

@@ -16,7 +16,6 @@ from ..confine import OutsideError, read_from, read_tail
 from ..errors import DomainError
 from ..read.follower import (
     LIGHT_FORM,
-    LOG_BACKLOG,
     LOG_CHUNK,
     Liveness,
     LogBytes,
@@ -29,10 +28,8 @@ from ..read.run_state import load_state
 from ..read.schema_check import SchemaMissing
 from ..read.workspaces import STATE_DIR, api_path, journal_path, log_path
 from . import validate
-from .lookup import WorkspaceLookup
+from .lookup import LOG_BACKLOG_BYTES, POLL_MS, WorkspaceLookup
 from .web_errors import JsonErrors
-
-POLL_MS = 500
 
 
 class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandler, JupyterHandler):
@@ -88,8 +85,7 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
         else:
             self.tail = FileTail(journal, self.folder, at)
             replay = self.follower.replay(records, raw, at.lines)
-        interval = self.settings.get("autoresearch_poll_ms", POLL_MS)
-        self.timer = PeriodicCallback(self.poll, interval)
+        self.timer = PeriodicCallback(self.poll, self.settings[POLL_MS])
         await self.poll(replay)
         self.timer.start()
 
@@ -148,7 +144,7 @@ class EventsHandler(JsonErrors, WorkspaceLookup, WebSocketMixin, WebSocketHandle
         file = log_path(self.ws, self.tag, wanted.n, wanted.run)
         try:
             if wanted.offset is None:
-                data, size = read_tail(file, self.folder, LOG_BACKLOG)
+                data, size = read_tail(file, self.folder, self.settings[LOG_BACKLOG_BYTES])
                 return LogBytes(data, size - len(data))
             return LogBytes(read_from(file, self.folder, wanted.offset, LOG_CHUNK), wanted.offset)
         except FileNotFoundError:

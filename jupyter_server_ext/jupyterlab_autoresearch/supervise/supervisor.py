@@ -26,6 +26,7 @@ from ..read.workspaces import (
     transfer_log_path,
     transfer_path,
 )
+from ..server_config import Autoresearch
 from . import procid
 from .engine_commands import engine_command, export_notebook_text, usable_engine
 from .engine_info import EngineInfo, is_engine_process, read_engine_info
@@ -53,11 +54,14 @@ class Child:
 class Supervisor:
     """The server's view of engine processes: one per workspace, found again after a restart."""
 
-    def __init__(self, root: str | Path, log=None, stop_grace_s: float = 20.0, start_wait_s: float = 2.0):
+    def __init__(self, root: str | Path, log=None, settings: Autoresearch | None = None):
         self.root = Path(os.path.realpath(root))
         self.log = log
-        self.stop_grace_s = stop_grace_s
-        self.start_wait_s = start_wait_s
+        # The server's Autoresearch settings (server_config.py), which say what each timer is for.
+        settings = settings or Autoresearch()
+        self.stop_grace_s = settings.stop_grace_s
+        self.start_wait_s = settings.start_wait_s
+        self.clone_timeout_s = settings.clone_timeout_s
         # Engines this server started, so they are reaped (not left as zombies) once they exit.
         self.children: dict[Path, Child] = {}
         # An engine that failed after start() stopped waiting leaves no journal: keep its message
@@ -304,7 +308,8 @@ class Supervisor:
             args += ["--budget", str(budget_s)]
         try:
             # A clone may fetch a large history over the network: more time than a template needs.
-            return await asyncio.to_thread(engine_command, args, self.root, 600 if source else 120)
+            timeout_s = self.clone_timeout_s if source else 120
+            return await asyncio.to_thread(engine_command, args, self.root, timeout_s)
         except BadRequest as err:
             # The folder given is what a template's init refuses; a clone's refusals are mostly about the source.
             field = "path" if source is None or "not empty" in err.message else "from"
