@@ -5,7 +5,6 @@ import subprocess
 import sys
 
 from conftest import ROOT
-
 from jupyterlab_autoresearch.routes.handlers import StatusHandler
 
 
