@@ -1,13 +1,16 @@
 /**
- * docs/cli.md's generated tables (scripts/docs-cli.mjs) are the run-option declaration as it is now
- * (src/core/config/run-options.ts): a flag, default or front matter key added there shows here.
+ * docs/cli.md's generated part (scripts/docs-cli.mjs) is the run-option declaration as it is now
+ * (src/core/config/run-options.ts): a flag, default or front matter key added there shows here;
+ * and every other command's `--help`, as the built engine prints it.
  */
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RUN_OPTIONS, runOptionList } from '../src/core/config/run-options';
 // @ts-expect-error: a plain JavaScript module without types
 import { BEGIN, END, FIX, generated, render, withGenerated } from '../scripts/docs-cli.mjs';
+import { ENGINE } from './helpers/workspace';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -39,6 +42,18 @@ describe('docs/cli.md', () => {
     expect(withGenerated(edited, await generated())).toBe(current);
     expect(() => withGenerated(edited.replace(BEGIN, ''), '')).toThrow(/lacks the markers/);
     expect(current.indexOf(END)).toBeGreaterThan(current.indexOf(BEGIN));
+  });
+
+  it("holds every other command's --help as the built engine prints it", () => {
+    const help = spawnSync(process.execPath, [ENGINE, '--help'], { encoding: 'utf8' }).stdout;
+    const names = [...help.split('\nCommands:\n')[1].matchAll(/^ {2}(\S+)/gm)]
+      .map(m => m[1])
+      .filter(name => name !== 'run' && name !== 'help');
+    expect(names).toEqual(expect.arrayContaining(['init', 'status', 'export', 'transfer', 'review', 'step']));
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/cli.md'), 'utf8');
+    for (const name of names) {
+      expect(doc, name).toContain(`#### \`${name}\`\n\n\`\`\`text\nUsage: autoresearch ${name} `);
+    }
   });
 
   it('has a --check that passes on the committed file', () => {
