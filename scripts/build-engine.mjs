@@ -16,6 +16,7 @@ import { chmodSync, copyFileSync, mkdirSync, statSync, writeFileSync } from 'nod
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { coreModule } from './core-module.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
@@ -28,20 +29,6 @@ const { values: opts } = parseArgs({
 const packageCopy = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/autoresearch.cjs');
 const optionsFile = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/run-options.json');
 const layoutFile = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/layout.json');
-
-/** A module of src/core, run from an in-memory bundle (Node cannot import .ts). */
-async function coreModule(file) {
-  const out = await build({
-    entryPoints: [resolve(root, file)],
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'neutral',
-    logLevel: 'warning',
-  });
-  const code = Buffer.from(out.outputFiles[0].contents).toString('base64');
-  return import(`data:text/javascript;base64,${code}`);
-}
 
 /** Resolves `X?raw` to file X loaded as a string (Vite's convention, which vitest also follows). */
 const rawPlugin = {

@@ -201,7 +201,7 @@ describe('the claude prompt', () => {
     for (const r of h) expect(text).toContain(`#${r.n} ${r.status} `);
     const descriptions = new Set(h.map(r => r.description.slice(0, 60)));
     for (const d of descriptions) expect(text).toContain(d);
-    // ≈ 4 characters a token: about 119k, the figure the README states (within 5%), about 80 a line;
+    // ≈ 4 characters a token: about 119k, the figure docs/proposers.md states (within 5%), about 80 a line;
     // an eighth of claude-sonnet-5-5's 1M-token context, and about $0.012 a turn read from its cache.
     const tokens = text.length / 4;
     expect(tokens).toBeGreaterThan(113_000);

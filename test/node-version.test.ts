@@ -2,7 +2,7 @@
  * One Node.js minimum: package.json's engines.node declares it, every dependency's `engines`
  * accepts it (so `npm ci` on that Node.js warns of nothing), and every other place that states or
  * checks it says the same number: the server's and the command's check (node.py), the `[node]`
- * extra, the engine bundle's target, the Makefile, the npm bin and the README.
+ * extra, the engine bundle's target, the Makefile, the npm bin, the README and the docs.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -67,8 +67,14 @@ describe('the Node.js minimum', () => {
     // The Makefile and the npm bin read package.json themselves.
     expect(read('Makefile')).toMatch(/^node-version:\n.*json\.load\(open\("package\.json"\)\)\["engines"\]\["node"\]/m);
     expect(read('bin/autoresearch.cjs')).toContain("const { engines } = require('../package.json');");
-    const readme = read('README.md');
-    const stated = [...readme.matchAll(/Node\.js (?:≥|>=) ?([\d.]+)/g)].map(m => m[1]);
+    const pages = [
+      'README.md',
+      ...fs
+        .readdirSync(path.join(ROOT, 'docs'))
+        .filter(f => f.endsWith('.md'))
+        .map(f => `docs/${f}`),
+    ];
+    const stated = pages.flatMap(page => [...read(page).matchAll(/Node\.js (?:≥|>=) ?([\d.]+)/g)].map(m => m[1]));
     expect(stated.length).toBeGreaterThan(2);
     expect(new Set(stated)).toEqual(new Set([words]));
   });

@@ -178,11 +178,11 @@ def test_load_gives_the_engine_s_best_and_state_in_attrs(workspace):
     assert df.attrs["best"] == state["best"] and df.attrs["best"]["n"] in set(df["n"])
 
 
-def test_attrs_best_has_the_keys_the_readme_names(workspace):
-    """The README's `df.attrs["best"]` line names its keys; they are state.json's best's, no more, no fewer."""
+def test_attrs_best_has_the_keys_the_docs_name(workspace):
+    """docs/notebooks-api.md's `df.attrs["best"]` line names its keys; they are state.json's best's, no more, no fewer."""
     pytest.importorskip("pandas")
-    readme = (ROOT / "README.md").read_text()
-    (named,) = re.findall(r'^df\.attrs\["best"\]\s+# the engine\'s best \(([^)]*)\)', readme, re.MULTILINE)
+    page = (ROOT / "docs" / "notebooks-api.md").read_text()
+    (named,) = re.findall(r'^df\.attrs\["best"\]\s+# the engine\'s best \(([^)]*)\)', page, re.MULTILINE)
     best = load(workspace).attrs["best"]
     assert set(best) == {k.strip() for k in named.split(",")} == {"n", "commit", "metric", "runs", "stderr"}
     assert best["metric"] == min(e["metric"] for e in journal_experiments(workspace) if e["status"] == "keep")
