@@ -1,0 +1,39 @@
+"""The server's side of src/core/journal/layout.ts's rules (read from engine/layout.json) over the
+case table test/layout-rules.test.ts runs the engine's functions over: a rule changed on one
+side only fails one of the two."""
+
+import datetime
+import json
+from pathlib import Path
+
+import pytest
+
+from jupyterlab_autoresearch.read.workspaces import default_tag, free_tag, journal_path, log_path, valid_tag
+
+CASES = json.loads((Path(__file__).parent.parent / "cases" / "layout-rules.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", CASES["tags"], ids=lambda c: repr(c["tag"])[:24])
+def test_a_tag_is_valid_exactly_as_the_engine_says(case):
+    assert valid_tag(case["tag"]) is case["valid"]
+
+
+@pytest.mark.parametrize("case", CASES["logs"], ids=lambda c: c["name"])
+def test_a_run_log_is_named_as_the_engine_names_it(case, tmp_path):
+    file = log_path(tmp_path, "t", case["n"], case["run"])
+    assert file == tmp_path / ".autoresearch" / "t" / "logs" / case["name"]
+
+
+@pytest.mark.parametrize("case", CASES["default_tags"], ids=lambda c: c["tag"])
+def test_the_default_tag_is_the_engines(case):
+    assert default_tag(datetime.datetime(case["year"], case["month"], case["day"], 23, 59)) == case["tag"]
+
+
+@pytest.mark.parametrize("case", CASES["free_tags"], ids=lambda c: c["tag"])
+def test_a_new_run_gets_the_tag_the_engine_would_give_it(case, tmp_path):
+    today = default_tag()
+    for taken in case["taken"]:
+        journal = journal_path(tmp_path, taken.replace("{today}", today))
+        journal.parent.mkdir(parents=True)
+        journal.write_text("")
+    assert free_tag(tmp_path) == case["tag"].replace("{today}", today)
