@@ -2,28 +2,13 @@
 (engine/rest.schema.json), the declaration the lab's types are inferred from: a field the server
 adds, drops, renames or retypes, or a state word it serves that src/core does not declare, fails here."""
 
-import json
 from pathlib import Path
 
 import fastjsonschema
 import pytest
 
 from conftest import alive, journal, wait_for, write_long_run
-from jupyterlab_autoresearch.node import ENGINE_DIR
-
-SCHEMAS = json.loads((ENGINE_DIR / "rest.schema.json").read_text(encoding="utf-8"))
-
-
-def conforms(name: str, reply) -> None:
-    """Fails naming the field when `reply` is not what src/core declares for response `name`."""
-    if name == "runs":
-        # Each run first, against the one shape its state says, for a failure that names the field.
-        for run in reply["runs"]:
-            conforms("corrupt_run" if run.get("state") == "corrupt" else "run_summary", run)
-    try:
-        fastjsonschema.compile(SCHEMAS[name])(reply)
-    except fastjsonschema.JsonSchemaValueException as err:
-        pytest.fail(f"the {name} response drifted from src/core/api/responses.ts: {err.name} {err.message}\n{reply}")
+from rest_conformance import SCHEMAS, conforms
 
 
 def test_the_schemas_refuse_what_they_should():

@@ -8,6 +8,14 @@
 import * as z from 'zod/mini';
 import { ExperimentRecord } from '../journal/journal';
 import { RunStatus } from '../journal/run-state';
+import {
+  CompareAnswer,
+  DecisionAnswer,
+  ReviewAnswer,
+  StepAnswer,
+  TransferStarted,
+  TransferState,
+} from './tool-answers';
 
 const count = z.int().check(z.nonnegative());
 const when = z.string();
@@ -185,4 +193,11 @@ export const REST_RESPONSES = {
   log: LogTail,
   export: NotebookExported,
   error: ApiErrorBody,
+  // The panel's tools (./tool-answers.ts).
+  compare: CompareAnswer,
+  review: ReviewAnswer,
+  review_decided: DecisionAnswer,
+  step: StepAnswer,
+  transfer: TransferState,
+  transfer_started: TransferStarted,
 } as const;
