@@ -6,13 +6,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultTag, freeTag, layout, runLogName, validTag } from '../src/core/journal/layout';
+import { defaultTag, freeTag, layout, runBranch, runLogName, validTag } from '../src/core/journal/layout';
 
 interface Cases {
   tags: Array<{ tag: string; valid: boolean }>;
   logs: Array<{ n: number; run: number; name: string }>;
   default_tags: Array<{ year: number; month: number; day: number; tag: string }>;
-  free_tags: Array<{ taken: string[]; tag: string }>;
+  free_tags: Array<{ journals: string[]; branches: string[]; tag: string }>;
+  branches: Array<{ tag: string; branch: string }>;
 }
 
 const CASES = JSON.parse(fs.readFileSync(path.join(__dirname, 'cases', 'layout-rules.json'), 'utf8')) as Cases;
@@ -31,10 +32,14 @@ describe("the layout's rules, as the case table states them", () => {
     expect(defaultTag(new Date(year, month - 1, day, 23, 59))).toBe(tag);
   });
 
-  it.each(CASES.free_tags)('taken $taken: $tag', ({ taken, tag }) => {
+  it.each(CASES.free_tags)('journals $journals, branches $branches: $tag', ({ journals, branches, tag }) => {
     const today = 'dec4';
-    const held = taken.map(t => t.replace('{today}', today));
+    const held = [...journals, ...branches].map(t => t.replace('{today}', today));
     expect(freeTag(t => held.includes(t), today)).toBe(tag.replace('{today}', today));
+  });
+
+  it.each(CASES.branches)('run $tag: branch $branch', ({ tag, branch }) => {
+    expect(runBranch(tag)).toBe(branch);
   });
 
   it('the table covers what layout.json hands the server', () => {

@@ -4,11 +4,20 @@ side only fails one of the two."""
 
 import datetime
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from jupyterlab_autoresearch.read.workspaces import default_tag, free_tag, journal_path, log_path, valid_tag
+from conftest import GIT, committed_workspace
+from jupyterlab_autoresearch.read.workspaces import (
+    RUN_BRANCH_PREFIX,
+    default_tag,
+    free_tag,
+    journal_path,
+    log_path,
+    valid_tag,
+)
 
 CASES = json.loads((Path(__file__).parent.parent / "cases" / "layout-rules.json").read_text(encoding="utf-8"))
 
@@ -29,11 +38,19 @@ def test_the_default_tag_is_the_engines(case):
     assert default_tag(datetime.datetime(case["year"], case["month"], case["day"], 23, 59)) == case["tag"]
 
 
-@pytest.mark.parametrize("case", CASES["free_tags"], ids=lambda c: c["tag"])
+@pytest.mark.parametrize("case", CASES["free_tags"], ids=lambda c: f"{c['journals']}-{c['branches']}")
 def test_a_new_run_gets_the_tag_the_engine_would_give_it(case, tmp_path):
     today = default_tag()
-    for taken in case["taken"]:
-        journal = journal_path(tmp_path, taken.replace("{today}", today))
+    ws = committed_workspace(tmp_path, "print(1)\n")
+    for taken in case["journals"]:
+        journal = journal_path(ws, taken.replace("{today}", today))
         journal.parent.mkdir(parents=True)
         journal.write_text("")
-    assert free_tag(tmp_path) == case["tag"].replace("{today}", today)
+    for taken in case["branches"]:
+        subprocess.run([*GIT, "branch", f"{RUN_BRANCH_PREFIX}{taken.replace('{today}', today)}"], cwd=ws, check=True)
+    assert free_tag(ws) == case["tag"].replace("{today}", today)
+
+
+@pytest.mark.parametrize("case", CASES["branches"], ids=lambda c: c["tag"])
+def test_the_branch_prefix_is_the_engines(case):
+    assert RUN_BRANCH_PREFIX + case["tag"] == case["branch"]

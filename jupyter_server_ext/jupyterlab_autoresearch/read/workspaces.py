@@ -31,6 +31,8 @@ TAG_RE = re.compile(LAYOUT["tag_pattern"])
 TAG_MAX: int = LAYOUT["tag_max"]
 TAG_RULE: str = LAYOUT["tag_rule"]
 MONTHS: list[str] = LAYOUT["month_tags"]
+# A run's branch is this prefix and its tag.
+RUN_BRANCH_PREFIX: str = LAYOUT["run_branch_prefix"]
 # Folders never worth walking into when looking for workspaces.
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
 
@@ -145,7 +147,7 @@ def run_branches(ws: Path) -> set[str]:
     except GitConfigRefused:
         return set()
     result = subprocess.run(
-        ["git", "for-each-ref", "--format=%(refname:short)", "refs/heads/autoresearch/"],
+        ["git", "for-each-ref", "--format=%(refname:short)", f"refs/heads/{RUN_BRANCH_PREFIX}"],
         cwd=ws,
         capture_output=True,
         text=True,
@@ -154,7 +156,7 @@ def run_branches(ws: Path) -> set[str]:
     )
     if result.returncode != 0:
         return set()
-    return {line.removeprefix("autoresearch/") for line in result.stdout.splitlines() if line}
+    return {line.removeprefix(RUN_BRANCH_PREFIX) for line in result.stdout.splitlines() if line}
 
 
 def free_tag(ws: Path) -> str:

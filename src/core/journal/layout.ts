@@ -61,6 +61,14 @@ export function studyLogName(kind: 'transfer' | 'ablate', commit: string, k: num
   return `${kind}-${commit.slice(0, 7)}-${k}.log`;
 }
 
+/** A run's git branch is `autoresearch/<tag>`, as in the original autoresearch. */
+export const RUN_BRANCH_PREFIX = 'autoresearch/';
+
+/** The branch run `tag` advances on a keep. */
+export function runBranch(tag: string): string {
+  return `${RUN_BRANCH_PREFIX}${tag}`;
+}
+
 /** The longest tag: it names a folder and a branch. */
 export const TAG_MAX = 100;
 
@@ -133,6 +141,7 @@ export function layout() {
     /** `{tag}` is replaced by the tag. */
     engine_log: engineLogName('{tag}'),
     transfer_log: transferLogName('{tag}'),
+    run_branch_prefix: RUN_BRANCH_PREFIX,
     tag_pattern: TAG_PATTERN,
     tag_max: TAG_MAX,
     tag_rule: TAG_RULE_WORDS,
