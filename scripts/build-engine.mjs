@@ -11,8 +11,8 @@
 // engine/layout.json, the `.autoresearch/` file names and the tag rule of src/core/journal/layout.ts
 // (workspaces.py reads them); and the JSON Schemas of a journal record and of state.json, from
 // their zod schemas (src/core/journal/json-schemas.ts), which the server validates against;
-// engine/rules.json, the secret names (src/core/config/secrets.ts) and status words
-// (src/core/api/status-words.ts) the server follows; and engine/rest.schema.json, the REST
+// engine/rules.json, the secret names (src/core/config/secrets.ts), status words
+// (src/core/api/status-words.ts) and environment variable names (src/core/study/transfer-journal.ts) the server follows; and engine/rest.schema.json, the REST
 // responses' JSON Schemas (src/core/api/responses.ts), which the Python tests check the server's answers against.
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
@@ -110,6 +110,7 @@ if (result.errors.length === 0) {
     const rules = {
       ...(await coreModule('src/core/config/secrets.ts')).secretRules(),
       status_words: (await coreModule('src/core/api/status-words.ts')).statusWords(),
+      env_name_pattern: (await coreModule('src/core/study/transfer-journal.ts')).ENV_NAME_PATTERN,
     };
     writeFileSync(rulesFile, JSON.stringify(rules, null, 2) + '\n');
     writeFileSync(

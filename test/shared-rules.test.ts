@@ -1,11 +1,12 @@
 /**
- * The rules of src/core/journal/layout.ts over the case table the server's side is tested with
- * too (test/python/test_layout_rules.py): the server reads them from engine/layout.json, so a
- * rule changed on one side only fails one of the two.
+ * The rules of src/core the server follows over the case table its side is tested with too
+ * (test/python/test_shared_rules.py): the server reads them from engine/layout.json and
+ * engine/rules.json, so a rule changed on one side only fails one of the two.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ENV_NAME } from '../src/core/study/transfer-journal';
 import { defaultTag, freeTag, layout, runBranch, runLogName, validTag } from '../src/core/journal/layout';
 
 interface Cases {
@@ -14,11 +15,16 @@ interface Cases {
   default_tags: Array<{ year: number; month: number; day: number; tag: string }>;
   free_tags: Array<{ journals: string[]; branches: string[]; tag: string }>;
   branches: Array<{ tag: string; branch: string }>;
+  env_names: Array<{ name: string; valid: boolean }>;
 }
 
-const CASES = JSON.parse(fs.readFileSync(path.join(__dirname, 'cases', 'layout-rules.json'), 'utf8')) as Cases;
+const CASES = JSON.parse(fs.readFileSync(path.join(__dirname, 'cases', 'shared-rules.json'), 'utf8')) as Cases;
 
-describe("the layout's rules, as the case table states them", () => {
+describe('the rules the server shares, as the case table states them', () => {
+  it.each(CASES.env_names)('environment variable $name: valid $valid', ({ name, valid }) => {
+    expect(ENV_NAME.test(name)).toBe(valid);
+  });
+
   it.each(CASES.tags)('tag $tag: valid $valid', ({ tag, valid }) => {
     expect(validTag(tag)).toBe(valid);
   });

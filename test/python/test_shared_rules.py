@@ -1,6 +1,6 @@
-"""The server's side of src/core/journal/layout.ts's rules (read from engine/layout.json) over the
-case table test/layout-rules.test.ts runs the engine's functions over: a rule changed on one
-side only fails one of the two."""
+"""The server's side of the rules of src/core it follows (read from engine/layout.json and
+engine/rules.json) over the case table test/shared-rules.test.ts runs the engine's functions
+over: a rule changed on one side only fails one of the two."""
 
 import datetime
 import json
@@ -18,8 +18,9 @@ from jupyterlab_autoresearch.read.workspaces import (
     log_path,
     valid_tag,
 )
+from jupyterlab_autoresearch.routes.validate import ENV_NAME
 
-CASES = json.loads((Path(__file__).parent.parent / "cases" / "layout-rules.json").read_text(encoding="utf-8"))
+CASES = json.loads((Path(__file__).parent.parent / "cases" / "shared-rules.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("case", CASES["tags"], ids=lambda c: repr(c["tag"])[:24])
@@ -54,3 +55,8 @@ def test_a_new_run_gets_the_tag_the_engine_would_give_it(case, tmp_path):
 @pytest.mark.parametrize("case", CASES["branches"], ids=lambda c: c["tag"])
 def test_the_branch_prefix_is_the_engines(case):
     assert RUN_BRANCH_PREFIX + case["tag"] == case["branch"]
+
+
+@pytest.mark.parametrize("case", CASES["env_names"], ids=lambda c: repr(c["name"]))
+def test_an_environment_variable_name_is_valid_exactly_as_the_engine_says(case):
+    assert (ENV_NAME.fullmatch(case["name"]) is not None) is case["valid"]
