@@ -10,7 +10,7 @@ WORDS: dict[str, list[str]] = generated("rules.json")["status_words"]
 
 
 def declared(kind: str, word: str) -> str:
-    """`word`, when src/core declares it among `kind`'s words (experiment, results, run, served)."""
+    """`word`, when src/core declares it among `kind`'s words (results, run, served)."""
     if word not in WORDS[kind]:
         raise RuntimeError(
             f"src/core declares no {kind} status {word!r} (it has {', '.join(WORDS[kind])}); "

@@ -3,7 +3,8 @@
  * schemas' z.infer (src/lab/api/server.ts), and the build writes them as JSON Schema to
  * engine/rest.schema.json (src/core/api/json-schemas.ts), against which test/python/test_rest_schemas.py
  * checks a real server's answers, so a field Python adds, drops or retypes fails a test.
- * Objects are strict: a field the server sends that is not declared here is a drift too.
+ * Objects are strict: a field the server sends that is not declared here is a drift too. The
+ * panel's tools' answers (./tool-answers.ts) join them in the file.
  */
 import * as z from 'zod/mini';
 import { ExperimentRecord } from '../journal/journal';

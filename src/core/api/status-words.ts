@@ -4,15 +4,13 @@
  * uses from there (refusing at import one that is not declared), so a word renamed here cannot
  * leave a stale copy in Python.
  */
-import { EXPERIMENT_STATUSES } from '../journal/journal';
 import { RESULTS_STATUSES } from '../journal/results';
 import { RunStatus } from '../journal/run-state';
 import { SERVED_RUN_STATES } from './responses';
 
-/** experiment: a journal's experiment statuses; results: those results.tsv holds; run: state.json's; served: the REST routes'. */
+/** results: the experiment statuses results.tsv holds; run: state.json's status; served: a run's state in the REST routes. */
 export function statusWords() {
   return {
-    experiment: EXPERIMENT_STATUSES,
     results: RESULTS_STATUSES,
     run: RunStatus.options,
     served: SERVED_RUN_STATES,
