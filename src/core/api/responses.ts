@@ -8,6 +8,7 @@
  */
 import * as z from 'zod/mini';
 import { ExperimentRecord } from '../journal/journal';
+import { ENGINE_KINDS } from '../journal/layout';
 import { RunStatus } from '../journal/run-state';
 import {
   CompareAnswer,
@@ -53,7 +54,7 @@ export const EngineInfo = z.strictObject({
   started: when,
   /** The process group of the training run in progress, or null between runs. */
   run_pgid: z.nullable(z.int()),
-  kind: z.enum(['run', 'transfer']),
+  kind: z.enum(ENGINE_KINDS),
 });
 
 /** A workspace as `GET workspaces` lists it. */

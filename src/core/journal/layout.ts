@@ -10,6 +10,9 @@ export const STATE_DIR = '.autoresearch';
 
 /** Directly in STATE_DIR. */
 export const ENGINE_FILE = 'engine.json';
+/** What ENGINE_FILE says holds the workspace: a run's loop, or a transfer study of a run. */
+export const ENGINE_KINDS = ['run', 'transfer'] as const;
+export type EngineKind = (typeof ENGINE_KINDS)[number];
 export const STOP_FILE = 'stop-requested';
 
 /** In STATE_DIR/<tag>/, one run's own files. */
@@ -123,6 +126,7 @@ export function layout() {
   return {
     state_dir: STATE_DIR,
     engine_file: ENGINE_FILE,
+    engine_kinds: ENGINE_KINDS,
     stop_file: STOP_FILE,
     journal_file: JOURNAL_FILE,
     state_file: STATE_FILE,
