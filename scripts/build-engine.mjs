@@ -10,7 +10,10 @@
 // (validate.py, supervisor.py) reads since it cannot import src/core/config/run-options.ts; and
 // engine/layout.json, the `.autoresearch/` file names and the tag rule of src/core/journal/layout.ts
 // (workspaces.py reads them); and the JSON Schemas of a journal record and of state.json, from
-// their zod schemas (src/core/journal/json-schemas.ts), which the server validates against.
+// their zod schemas (src/core/journal/json-schemas.ts), which the server validates against;
+// engine/rules.json, the secret names (src/core/config/secrets.ts), status words
+// (src/core/api/status-words.ts) and environment variable names (src/core/study/transfer-journal.ts) the server follows; and engine/rest.schema.json, the REST
+// responses' JSON Schemas (src/core/api/responses.ts), which the Python tests check the server's answers against.
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -29,6 +32,8 @@ const { values: opts } = parseArgs({
 const packageCopy = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/autoresearch.cjs');
 const optionsFile = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/run-options.json');
 const layoutFile = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/layout.json');
+const rulesFile = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/rules.json');
+const restFile = resolve(root, 'jupyter_server_ext/jupyterlab_autoresearch/engine/rest.schema.json');
 
 /** Resolves `X?raw` to file X loaded as a string (Vite's convention, which vitest also follows). */
 const rawPlugin = {
@@ -89,5 +94,15 @@ if (result.errors.length === 0) {
     for (const [name, schema] of Object.entries((await coreModule('src/core/journal/json-schemas.ts')).jsonSchemas())) {
       writeFileSync(resolve(dirname(layoutFile), name), JSON.stringify(schema, null, 1) + '\n');
     }
+    const rules = {
+      ...(await coreModule('src/core/config/secrets.ts')).secretRules(),
+      status_words: (await coreModule('src/core/api/status-words.ts')).statusWords(),
+      env_name_pattern: (await coreModule('src/core/study/transfer-journal.ts')).ENV_NAME_PATTERN,
+    };
+    writeFileSync(rulesFile, JSON.stringify(rules, null, 2) + '\n');
+    writeFileSync(
+      restFile,
+      JSON.stringify((await coreModule('src/core/api/json-schemas.ts')).restSchemas(), null, 1) + '\n',
+    );
   }
 }

@@ -12,6 +12,7 @@ import {
   RUN_OPTIONS,
   serverOptions,
 } from '../src/core/config/run-options';
+import { isSecretName, SECRET_NAMES, SERVER_SECRET_NAMES } from '../src/core/config/secrets';
 import { createProposer, defaultProposer, PROPOSER_REGISTRY } from '../src/engine/proposers';
 import { DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
 import { UserError } from '../src/engine/workspace/workspace';
@@ -103,5 +104,20 @@ describe('the proposer declarations and the registry', () => {
     });
     expect(proposers.offline).toMatchObject({ has_model: false, needs_key: false, key_env: [] });
     expect(proposerKeyEnv()).toEqual(['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']);
+  });
+
+  it("every proposer's credentials are secrets no training run gets, beside the server's tokens", () => {
+    for (const name of PROPOSER_NAMES) {
+      for (const env of [...PROPOSER_INFO[name].keyEnv, ...PROPOSER_INFO[name].secretEnv]) {
+        expect(isSecretName(env, SECRET_NAMES), `${name}: ${env}`).toBe(true);
+      }
+    }
+    // The SDK's other variables (a base URL can carry a key) and Claude Code's login, by the claude declaration.
+    expect(isSecretName('ANTHROPIC_BASE_URL', SECRET_NAMES)).toBe(true);
+    expect(isSecretName('CLAUDE_CODE_OAUTH_TOKEN', SECRET_NAMES)).toBe(true);
+    for (const token of SERVER_SECRET_NAMES) expect(SECRET_NAMES).toContain(token);
+    // A name a prefix covers is not listed again.
+    expect(SECRET_NAMES).not.toContain('ANTHROPIC_API_KEY');
+    expect(isSecretName('PATH', SECRET_NAMES)).toBe(false);
   });
 });

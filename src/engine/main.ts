@@ -1,6 +1,6 @@
 /** Entry point of the bundled engine (`autoresearch …`). */
 import { main } from './cli/cli';
-import { SECRET_NAMES } from './executor/guard';
+import { SECRET_NAMES } from '../core/config/secrets';
 import { exitAfterFlush } from './cli/exit-after-flush';
 import { guardServicesCancellations } from './executor/services-guard';
 import { guardOutput } from './cli/output-guard';

@@ -13,6 +13,7 @@ import pytest
 from conftest import GIT, STAND_IN, make_workspace
 from jupyterlab_autoresearch.node import engine_path
 from jupyterlab_autoresearch.read import compare as compare_mod
+from rest_conformance import conforms
 
 # The stand-in, crashing when the offline proposer deepens the model: with its fixed seed, six
 # experiments give keeps, discards and a crash (#5, N_LAYER 4 → 8).
@@ -70,6 +71,7 @@ async def test_the_baseline_against_the_best(ws, api):
     state = json.loads((ws / ".autoresearch" / "t1" / "state.json").read_text())
     code, got = await api("compare", path="ws", tag="t1", a=0, b="best")
     assert code == 200, got
+    conforms("compare", got)
     best = experiments(ws)[state["best"]["n"]]
     assert got["best"] == best["n"] == got["b"]["n"] and got["b"]["status"] == "keep"
     assert got["a"] == experiments(ws)[0]

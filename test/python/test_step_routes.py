@@ -6,6 +6,7 @@ import json
 import pytest
 
 from conftest import journal, make_workspace, wait_for
+from rest_conformance import conforms
 
 
 def reviews(ws, event):
@@ -29,6 +30,7 @@ async def test_a_run_reviewed_from_the_panel(workspace, supervisor, api):
     # Switched on while it runs: from the next proposal on, each waits.
     code, switched = await api("runs/step", "POST", {"path": "ws", "step": True})
     assert code == 200 and switched == {"tag": "t1", "step": True}
+    conforms("step", switched)
     status = await wait_for(lambda: pending_n(api, 1), timeout=60, what="#1 awaiting review")
     assert status["step"] is True and status["pid"] == started["pid"]
     assert reviews(workspace, "mode")[0] | {"ts": None} == {
@@ -43,9 +45,11 @@ async def test_a_run_reviewed_from_the_panel(workspace, supervisor, api):
     assert runs["engine"]["kind"] == "run"
     (run,) = runs["runs"]
     assert run["state"] == "awaiting-review" and run["pending"]["n"] == 1 and run["step"] is True
+    conforms("runs", runs)
 
     code, shown = await api("review", path="ws")
     assert code == 200 and shown["tag"] == "t1" and shown["live"] is True
+    conforms("review", shown)
     pending = shown["pending"]
     assert pending["n"] == 1 and pending["proposer"] == "offline" and pending["editable"] == ["train.py"]
     assert pending["why"].startswith("offline move: ") and pending["diff"].startswith("diff --git")
@@ -69,6 +73,7 @@ async def test_a_run_reviewed_from_the_panel(workspace, supervisor, api):
 
     code, decided = await api("review", "POST", {"path": "ws", "n": 1, "decision": "reject", "note": "too timid"})
     assert code == 202 and decided == {"tag": "t1", "n": 1, "decision": "reject"}
+    conforms("review_decided", decided)
     rejected = await wait_for(lambda: experiment(workspace, 1), timeout=60, what="#1 recorded")
     assert rejected["status"] == "rejected" and rejected["reason"] == "rejected by reviewer: too timid"
     assert rejected["review"]["source"] == "panel" and rejected["review"]["action"] == "reject"

@@ -11,6 +11,7 @@ import pytest
 from conftest import GIT, alive, wait_for
 from jupyterlab_autoresearch.node import engine_path
 from jupyterlab_autoresearch.supervise.supervisor import Supervisor
+from rest_conformance import conforms
 
 # Deterministic; deeper at AUTORESEARCH_SCALE=2; SLOW seconds of sleep, to have a study to stop.
 TRAIN = """import os, time
@@ -45,6 +46,7 @@ def studied(engine_bundle, jp_root_dir):
 async def test_a_study_from_the_panel(studied, supervisor, api):
     code, status = await api("transfer", path="ws")
     assert code == 200, status
+    conforms("transfer", status)
     assert status == {
         "tag": "t1",
         "running": False,
@@ -82,10 +84,12 @@ async def test_a_study_from_the_panel(studied, supervisor, api):
     code, started = await api("transfer", "POST", body)
     assert code == 202, started
     assert started["tag"] == "t1" and alive(started["pid"]) and started["log"] == "ws/.autoresearch/transfer-t1.log"
+    conforms("transfer_started", started)
     code, runs = await api("runs", path="ws")
     assert runs["engine"]["kind"] == "transfer" and runs["engine"]["pid"] == started["pid"]
     code, status = await api("transfer", path="ws")
     assert status["running"] is True and status["log"] == started["log"]
+    conforms("transfer", status)
     code, again = await api("transfer", "POST", body)
     assert code == 409 and "a transfer study is already running" in again["message"]
     code, run = await api("runs", "POST", {"path": "ws", "proposer": "offline", "tag": "t2"})

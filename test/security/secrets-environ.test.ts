@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SECRET_NAMES } from '../../src/engine/executor/guard';
+import { isSecretName, SECRET_NAMES } from '../../src/core/config/secrets';
 import { resolvePython } from '../../src/engine/workspace/python';
 import { ENGINE, experiments, finished, makeWorkspace, ROOT, standInTrain } from '../helpers/workspace';
 import { MessagesApiServer } from '../stand-ins/messages-api';
@@ -157,7 +157,7 @@ describe('secrets in /proc/<pid>/environ', () => {
     });
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of Object.keys(env)) {
-      if (SECRET_NAMES.some(s => (s.endsWith('_') ? name.startsWith(s) : name === s))) delete env[name];
+      if (isSecretName(name, SECRET_NAMES)) delete env[name];
     }
     const child = spawn(
       process.execPath,
@@ -190,16 +190,31 @@ describe('secrets in /proc/<pid>/environ', () => {
   });
 
   it("the server keeps from an engine's environment exactly the variables the engine counts as secrets", () => {
+    // Names either side might get wrong: each exact name, a prefix's members, near misses.
+    const names = [
+      ...SECRET_NAMES,
+      'ANTHROPIC_API_KEY',
+      'ANTHROPIC_BASE_URL',
+      'ANTHROPIC',
+      'CLAUDE_CODE_OAUTH_TOKEN_X',
+      'JUPYTER_TOKENS',
+      'XJUPYTER_TOKEN',
+      'PATH',
+      'HOME',
+    ];
     const python = path.join(ROOT, '.venv', 'bin', 'python');
-    const names = execFileSync(
+    const answers = execFileSync(
       python,
       [
         '-c',
-        'import json; from jupyterlab_autoresearch.supervise.secrets import SECRET_NAMES; print(json.dumps(SECRET_NAMES))',
+        'import json, sys; from jupyterlab_autoresearch.supervise.secrets import is_secret_name; ' +
+          'print(json.dumps([is_secret_name(n) for n in json.loads(sys.argv[1])]))',
+        JSON.stringify(names),
       ],
       { env: { ...process.env, PYTHONPATH: path.join(ROOT, 'jupyter_server_ext') }, encoding: 'utf8' },
     );
-    expect(JSON.parse(names)).toEqual(SECRET_NAMES);
+    expect(JSON.parse(answers)).toEqual(names.map(n => isSecretName(n, SECRET_NAMES)));
+    expect(names.filter(n => isSecretName(n, SECRET_NAMES))).toContain('ANTHROPIC_BASE_URL');
   });
 
   it('bad secrets on the pipe are a one-line error naming the fd and the fix', async () => {

@@ -18,6 +18,7 @@ from ..errors import DomainError
 from ..node import engine_path, find_node
 from ..read.journal import read_journal
 from ..read.run_state import load_state
+from ..read.status_words import RESULTS_STATUSES
 from ..read.workspaces import JOURNAL_FILE as JOURNAL
 from ..read.workspaces import STATE_DIR, run_tags
 from ..supervise.engine_commands import export_notebook_text
@@ -67,7 +68,7 @@ def _with_runs(row: dict[str, Any]) -> dict[str, Any]:
     refs = row.get("runs")
     verdict = row.get("verdict") or {}
     if refs is None:
-        ran = row["status"] in ("keep", "discard", "crash")
+        ran = row["status"] in RESULTS_STATUSES
         metrics = [row["metric"]] if ran else []
     else:
         row["run_list"] = refs

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # IPython is imported when watch() is called, as the package 
     from IPython.display import DisplayHandle
 
 from ..read.run_state import load_state
+from ..read.status_words import RUNNING, STOPPED
 from .markdown_text import markdown_literal, markdown_plain
 from .notebook import engine_on, joined, locate_workspace, run_notebook
 
@@ -31,7 +32,7 @@ def state_words(tag: str, state: dict, watching: str | None = None) -> str:
     A description or an end's message is a model's or a run's text: shown literally (no maths from a `$`)."""
     status = state["status"]
     pending = state.get("pending")
-    if status == "running" and pending:
+    if status == RUNNING and pending:
         status = "awaiting review"
     parts = [f"**Run `{tag}`: {status}**"]
     counts = ", ".join(f"{v} {k}" for k, v in state["counts"].items())
@@ -42,7 +43,7 @@ def state_words(tag: str, state: dict, watching: str | None = None) -> str:
         parts.append(f"best {run.get('metric', 'metric')} {best['metric']:.6f}{err} (#{best['n']})")
     if state.get("sigma") is not None:
         parts.append(f"σ {state['sigma']:.4f}")
-    if state["status"] == "running":
+    if state["status"] == RUNNING:
         for flight in state.get("in_flight", []):
             parts.append(f"in flight: #{flight['n']} {markdown_literal(flight['description'])}")
         if pending:
@@ -51,7 +52,7 @@ def state_words(tag: str, state: dict, watching: str | None = None) -> str:
                 " (the panel, or `autoresearch review`)"
             )
     end = state.get("end")
-    if state["status"] == "stopped" and end:
+    if state["status"] == STOPPED and end:
         message = f" ({markdown_literal(end['message'])})" if end.get("message") else ""
         parts.append(f"ended: {end['reason']}{message}")
     if watching:
@@ -126,7 +127,7 @@ def watch(path: str | Path, tag: str | None = None, *, latest: int = 5, interval
             live = engine_on(workspace, chosen)
             state = load_state(workspace, chosen, live, where="this machine")
             size = journal.stat().st_size
-            words = state_words(chosen, state, None if state["status"] != "running" else "watching")
+            words = state_words(chosen, state, None if state["status"] != RUNNING else "watching")
             if words != last_words:
                 view.show_state(words)
                 last_words = words
@@ -134,7 +135,7 @@ def watch(path: str | Path, tag: str | None = None, *, latest: int = 5, interval
                 # The engine's export, only when the journal grew: one Node.js call an experiment, not a poll.
                 view.show_run(run_notebook(workspace, chosen))
                 drawn_size = size
-            if state["status"] != "running":
+            if state["status"] != RUNNING:
                 return
             time.sleep(interval)
     except KeyboardInterrupt:

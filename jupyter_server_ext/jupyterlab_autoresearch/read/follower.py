@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from .journal import Form, JournalError, JournalLines
 from .schema_check import SchemaMissing
+from .status_words import DIED, RUNNING, STOPPED
 from .workspaces import LAYOUT
 
 # How much of a log already written a new subscriber gets by default (the server's
@@ -256,7 +257,7 @@ class RunFollower:
     def liveness(self, engine: Liveness) -> list[dict]:
         """The `state` message, when it differs from the last one sent."""
         status = self.state["status"] if self.state else None
-        state = "running" if engine.live else "stopped" if status == "stopped" else "died"
+        state = RUNNING if engine.live else STOPPED if status == STOPPED else DIED
         newest = self._newest()
         message = {
             "type": "state",

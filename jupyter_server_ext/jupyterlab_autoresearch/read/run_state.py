@@ -25,6 +25,7 @@ from ..node import SERVER_HOST
 from ..supervise.engine_commands import engine_command
 from .schema_check import JSON_NUMBERS, compile_schema, int_plan, load_schema, whole_numbers
 from .schema_words import describe
+from .status_words import DIED, RUNNING
 from .workspaces import LAYOUT, STATE_DIR, STATE_FILE, api_path, journal_path, state_path
 
 # Far above a real one (its lists are the experiments in flight and the best's changes).
@@ -159,6 +160,6 @@ def load_state(ws: Path, tag: str, live: bool, where: str = SERVER_HOST) -> dict
 
 def with_liveness(state: dict, live: bool) -> dict:
     """The state with "running" turned into "died" when no live engine works on the run."""
-    if state["status"] == "running" and not live:
-        return {**state, "status": "died"}
+    if state["status"] == RUNNING and not live:
+        return {**state, "status": DIED}
     return state

@@ -8,6 +8,7 @@ from ..supervise.engine_info import EngineInfo
 from ..supervise.supervisor import Supervisor
 from .journal import read_journal
 from .run_state import load_state
+from .status_words import AWAITING_REVIEW, RUNNING
 from .workspaces import STATE_DIR, api_path, engine_log_path, journal_path, log_path
 
 
@@ -34,7 +35,7 @@ def run_status(sup: Supervisor, ws: Path, tag: str, engine: EngineInfo | None) -
     state = load_state(ws, tag, mine)
     pending = state.get("pending")
     # A proposal waits for its reviewer only while a run's engine (not a transfer study) works on the run.
-    awaiting = engine is not None and engine.runs(tag) and state["status"] == "running" and pending is not None
+    awaiting = engine is not None and engine.runs(tag) and state["status"] == RUNNING and pending is not None
     run = state["run"] or {}
     flight = newest_flight(state)
     engine_log = engine_log_path(ws, tag)
@@ -47,7 +48,7 @@ def run_status(sup: Supervisor, ws: Path, tag: str, engine: EngineInfo | None) -
 
     return {
         "tag": tag,
-        "state": "awaiting-review" if awaiting else state["status"],
+        "state": AWAITING_REVIEW if awaiting else state["status"],
         "pid": engine.pid if mine else None,
         "engine_started": engine.started if mine else None,
         "stopping": mine and sup.stopping(ws),

@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
 from ..confine import inside
-from ..node import ENGINE_DIR
+from ..generated import generated
 from ..supervise.git_guard import GitConfigRefused, guarded_env
 
-LAYOUT_FILE = ENGINE_DIR / "layout.json"
-
-
-def _layout() -> dict:
-    """The engine's file names and tag rule, as the build writes them from src/core/journal/layout.ts."""
-    try:
-        return json.loads(LAYOUT_FILE.read_text())
-    except (OSError, ValueError) as err:
-        raise RuntimeError(
-            f"the engine's layout {LAYOUT_FILE} is missing or broken ({err}); this installation is broken "
-            "(in a checkout: node scripts/build-engine.mjs)"
-        ) from None
-
-
-LAYOUT = _layout()
+# The engine's file names and tag rule, as the build writes them from src/core/journal/layout.ts.
+LAYOUT = generated("layout.json")
 STATE_DIR: str = LAYOUT["state_dir"]
 STOP_FILE: str = LAYOUT["stop_file"]
 ENGINE_FILE: str = LAYOUT["engine_file"]
@@ -44,7 +30,9 @@ LOG_DIGITS: int = LAYOUT["log_digits"]
 TAG_RE = re.compile(LAYOUT["tag_pattern"])
 TAG_MAX: int = LAYOUT["tag_max"]
 TAG_RULE: str = LAYOUT["tag_rule"]
-MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+MONTHS: list[str] = LAYOUT["month_tags"]
+# A run's branch is this prefix and its tag.
+RUN_BRANCH_PREFIX: str = LAYOUT["run_branch_prefix"]
 # Folders never worth walking into when looking for workspaces.
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
 
@@ -97,7 +85,8 @@ def log_path(ws: Path, tag: str, n: int, run: int = 1) -> Path:
     """`.autoresearch/<tag>/logs/NNNN.log`: experiment n's training output; its i-th run's
     `NNNN-i.log` when the noise-aware rule runs it again (as the engine's runPaths names them)."""
     number = f"{n:0{LOG_DIGITS}d}"
-    return ws / STATE_DIR / tag / LOGS_DIR / (f"{number}.log" if run <= 1 else f"{number}-{run}.log")
+    name = LAYOUT["run_log"] if run <= 1 else LAYOUT["repeat_log"].replace("{i}", str(run))
+    return ws / STATE_DIR / tag / LOGS_DIR / name.replace("{n}", number)
 
 
 def engine_log_path(ws: Path, tag: str) -> Path:
@@ -158,7 +147,7 @@ def run_branches(ws: Path) -> set[str]:
     except GitConfigRefused:
         return set()
     result = subprocess.run(
-        ["git", "for-each-ref", "--format=%(refname:short)", "refs/heads/autoresearch/"],
+        ["git", "for-each-ref", "--format=%(refname:short)", f"refs/heads/{RUN_BRANCH_PREFIX}"],
         cwd=ws,
         capture_output=True,
         text=True,
@@ -167,7 +156,7 @@ def run_branches(ws: Path) -> set[str]:
     )
     if result.returncode != 0:
         return set()
-    return {line.removeprefix("autoresearch/") for line in result.stdout.splitlines() if line}
+    return {line.removeprefix(RUN_BRANCH_PREFIX) for line in result.stdout.splitlines() if line}
 
 
 def free_tag(ws: Path) -> str:

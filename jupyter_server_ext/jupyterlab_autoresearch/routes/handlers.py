@@ -17,6 +17,7 @@ from ..node import engine_path, find_node
 from ..notebooks.signing import sign_node
 from ..read.journal import JournalError
 from ..read.runs import run_status
+from ..read.status_words import CORRUPT
 from ..read.workspaces import STATE_DIR, api_path, find_workspaces, free_tag, log_path, run_tags
 from ..server_config import Autoresearch
 from ..supervise.engine_info import EngineInfo
@@ -132,10 +133,10 @@ class RunsHandler(EngineStarter, BaseHandler):
         try:
             return run_status(self.sup, ws, tag, engine)
         except JournalError as err:
-            return {"tag": tag, "state": "corrupt", "error": err.describe(self.sup.root)}
+            return {"tag": tag, "state": CORRUPT, "error": err.describe(self.sup.root)}
         except DomainError as err:
             # state.json unreadable and not rewritable (or no Node.js to rewrite it): the message says why.
-            return {"tag": tag, "state": "corrupt", "error": err.message}
+            return {"tag": tag, "state": CORRUPT, "error": err.message}
 
 
 class ResumeHandler(EngineStarter, BaseHandler):

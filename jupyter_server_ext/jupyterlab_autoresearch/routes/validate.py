@@ -11,6 +11,7 @@ from typing import Any
 
 from tornado import web
 
+from ..generated import generated
 from ..read.workspaces import TAG_RULE, valid_tag
 from ..supervise.run_options import MissingOptions, proposers, run_options
 
@@ -24,7 +25,7 @@ MAX_PATH = 4096
 MAX_REVIEW_BODY = 16 * 1024 * 1024
 MAX_NOTE = 8 * 1024
 # An environment variable's name, as the engine's --env takes it (src/core/study/transfer-journal.ts ENV_NAME).
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = re.compile(generated("rules.json")["env_name_pattern"])
 # What a refusal quotes of a bad value: enough to recognise it, never the whole of a huge one.
 SHOWN = 60
 # A query number: ASCII digits only (str.isdigit() takes '²' and '٣', which int() then refuses or reads).

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..confine import inside
-from ..read.workspaces import STATE_DIR, engine_file_path
+from ..read.workspaces import LAYOUT, STATE_DIR, engine_file_path
 from . import procid
 
-# What may hold a workspace (src/engine/run/engine-lock.ts): a run, or a transfer study; and the engine command of each.
-KINDS = ("run", "transfer")
+# What may hold a workspace (src/core/journal/layout.ts's ENGINE_KINDS): a run, or a transfer study; and the engine command of each.
+KINDS: tuple[str, ...] = tuple(LAYOUT["engine_kinds"])
 
 
 @dataclass(frozen=True)

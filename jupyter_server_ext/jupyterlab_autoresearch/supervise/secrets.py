@@ -9,20 +9,14 @@ import json
 import os
 from collections.abc import Mapping
 
-# As SECRET_NAMES in src/engine/executor/guard.ts (a trailing `_` names a prefix);
-# test/security/secrets-environ.test.ts checks that the two agree.
-SECRET_NAMES = (
-    "ANTHROPIC_",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-    "JUPYTER_TOKEN",
-    "JUPYTER_PASSWORD",
-    "JPY_API_TOKEN",
-    "JUPYTERHUB_API_TOKEN",
-    "AUTORESEARCH_TOKEN",
-)
+from ..generated import generated
 
-# Names the fd the engine reads its secrets from (src/engine/executor/secrets.ts).
-SECRETS_FD_ENV = "AUTORESEARCH_SECRETS_FD"
+# The variables holding secrets (a trailing `_` names a prefix), as src/core/config/secrets.ts
+# declares them; test/security/secrets-environ.test.ts checks both sides give the same answers.
+SECRET_NAMES: tuple[str, ...] = tuple(generated("rules.json")["secret_names"])
+
+# Names the fd the engine reads its secrets from (src/core/config/secrets.ts).
+SECRETS_FD_ENV: str = generated("rules.json")["secrets_fd_env"]
 
 
 def is_secret_name(name: str) -> bool:

@@ -26,6 +26,11 @@ export interface ProposerInfo<Option extends string = RunOptionKey> {
   needsKey: boolean;
   /** The environment variables holding its credentials ([] for none): training runs never see them, messages are scrubbed of them. */
   keyEnv: readonly string[];
+  /**
+   * Every variable its SDK may take a credential from, beyond keyEnv (a trailing `_` names a
+   * prefix): src/core/config/secrets.ts keeps them all from training runs.
+   */
+  secretEnv: readonly string[];
   /** The run options that apply to it alone. */
   options: readonly Option[];
 }
@@ -37,6 +42,7 @@ export const DECLARED = {
     hasModel: false,
     needsKey: false,
     keyEnv: [],
+    secretEnv: [],
     options: ['seed'],
   },
   claude: {
@@ -45,6 +51,8 @@ export const DECLARED = {
     hasModel: true,
     needsKey: true,
     keyEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'],
+    // The whole ANTHROPIC_ family (a base URL can carry a key) and Claude Code's own login.
+    secretEnv: ['ANTHROPIC_', 'CLAUDE_CODE_OAUTH_TOKEN'],
     options: ['model', 'effort', 'pipeline'],
   },
 } as const;

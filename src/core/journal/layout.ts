@@ -10,6 +10,9 @@ export const STATE_DIR = '.autoresearch';
 
 /** Directly in STATE_DIR. */
 export const ENGINE_FILE = 'engine.json';
+/** What ENGINE_FILE says holds the workspace: a run's loop, or a transfer study of a run. */
+export const ENGINE_KINDS = ['run', 'transfer'] as const;
+export type EngineKind = (typeof ENGINE_KINDS)[number];
 export const STOP_FILE = 'stop-requested';
 
 /** In STATE_DIR/<tag>/, one run's own files. */
@@ -37,9 +40,14 @@ export function transferLogName(tag: string): string {
 /** Digits of the experiment number in a log's name. */
 export const LOG_DIGITS = 4;
 
+/** A run log's name: `{n}` is the experiment's number in LOG_DIGITS digits, `{i}` the run's (from 2). */
+export const RUN_LOG_FORM = '{n}.log';
+export const REPEAT_LOG_FORM = '{n}-{i}.log';
+
 /** `NNNN.log`: experiment n's training output; its i-th run's `NNNN-i.log` when it ran again. */
 export function runLogName(n: number, i = 1): string {
-  return `${String(n).padStart(LOG_DIGITS, '0')}${i > 1 ? `-${i}` : ''}.log`;
+  const number = String(n).padStart(LOG_DIGITS, '0');
+  return i > 1 ? REPEAT_LOG_FORM.replace('{n}', number).replace('{i}', String(i)) : RUN_LOG_FORM.replace('{n}', number);
 }
 
 /**
@@ -54,6 +62,14 @@ export const TRANSFER_WORKTREE = 'worktree';
 /** A study run's log: `transfer-<commit7>-<k>.log`, or `ablate-<reverted7>-<k>.log`. */
 export function studyLogName(kind: 'transfer' | 'ablate', commit: string, k: number): string {
   return `${kind}-${commit.slice(0, 7)}-${k}.log`;
+}
+
+/** A run's git branch is `autoresearch/<tag>`, as in the original autoresearch. */
+export const RUN_BRANCH_PREFIX = 'autoresearch/';
+
+/** The branch run `tag` advances on a keep. */
+export function runBranch(tag: string): string {
+  return `${RUN_BRANCH_PREFIX}${tag}`;
 }
 
 /** The longest tag: it names a folder and a branch. */
@@ -77,10 +93,12 @@ export function validTag(tag: string): boolean {
   return tag.length > 0 && tag.length <= TAG_MAX && TAG_RE.test(tag);
 }
 
+/** A default tag's month, January first: English, so a tag reads the same on every machine. */
+export const MONTH_TAGS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
 /** Today's tag, like `nov30` (local time: the day the researcher started it). */
 export function defaultTag(now = new Date()): string {
-  const month = now.toLocaleString('en-US', { month: 'short' }).toLowerCase();
-  return `${month}${now.getDate()}`;
+  return `${MONTH_TAGS[now.getMonth()]}${now.getDate()}`;
 }
 
 /** How a run tag is formed when `base` is taken: `{base}-{n}`, n from 2. */
@@ -108,11 +126,15 @@ export function layout() {
   return {
     state_dir: STATE_DIR,
     engine_file: ENGINE_FILE,
+    engine_kinds: ENGINE_KINDS,
     stop_file: STOP_FILE,
     journal_file: JOURNAL_FILE,
     state_file: STATE_FILE,
     logs_dir: LOGS_DIR,
     log_digits: LOG_DIGITS,
+    /** runLogName's forms: `{n}` the number in log_digits digits, `{i}` the run's. */
+    run_log: RUN_LOG_FORM,
+    repeat_log: REPEAT_LOG_FORM,
     worktrees_dir: WORKTREES_DIR,
     recover_patch: RECOVER_PATCH,
     review_pending_file: REVIEW_PENDING_FILE,
@@ -123,9 +145,12 @@ export function layout() {
     /** `{tag}` is replaced by the tag. */
     engine_log: engineLogName('{tag}'),
     transfer_log: transferLogName('{tag}'),
+    run_branch_prefix: RUN_BRANCH_PREFIX,
     tag_pattern: TAG_PATTERN,
     tag_max: TAG_MAX,
     tag_rule: TAG_RULE_WORDS,
+    /** defaultTag's months, January first. */
+    month_tags: MONTH_TAGS,
     /** freeTag's form and bound, which the server's free_tag follows. */
     taken_tag_form: TAKEN_TAG_FORM,
     tags_per_day: TAGS_PER_DAY,

@@ -14,8 +14,11 @@ export const RESULTS_HEADER = 'commit\tval_bpb\tmemory_gb\tstatus\tdescription';
 export const RESULTS_HEADER_WORKERS = `${RESULTS_HEADER}\tworker`;
 
 /** Statuses the original format knows; interrupted and rejected runs live in the journal only. */
+export const RESULTS_STATUSES = ['keep', 'discard', 'crash'] as const satisfies readonly ExperimentRecord['status'][];
+
+/** Whether an experiment of this status has a row in results.tsv. */
 export function belongsInResults(status: ExperimentRecord['status']): boolean {
-  return status === 'keep' || status === 'discard' || status === 'crash';
+  return (RESULTS_STATUSES as readonly string[]).includes(status);
 }
 
 type RowSource = Pick<

@@ -13,8 +13,12 @@ englishMessages();
 const isoTime = z.string().check(z.minLength(1));
 const commitHash = z.string().check(z.regex(/^[0-9a-f]{7,64}$/));
 
-/** A name a shell and Python's os.environ both take. */
-export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/**
+ * A name a shell and Python's os.environ both take, matched whole; the same syntax to Python's re,
+ * so the server checks POST transfer's env with it (engine/rules.json).
+ */
+export const ENV_NAME_PATTERN = '[A-Za-z_][A-Za-z0-9_]*';
+export const ENV_NAME = new RegExp(`^(?:${ENV_NAME_PATTERN})$`);
 
 /** Front matter `transfer:` — what the larger scale is, the study's defaults (flags win). */
 export const TransferSetting = z.strictObject({

@@ -10,6 +10,7 @@ import { progressChart, VEGALITE_MIME } from './chart';
 import { progressChartSvg } from './chart-svg';
 import { experimentsOf, type ExperimentRecord, type JournalRecord } from '../journal/journal';
 import { literalDollars, markdownLiteral } from './markdown-text';
+import { runBranch } from '../journal/layout';
 import type { TransferSummary } from '../study/transfer';
 import { transferChartBundle, transferTableBundle } from './transfer-view';
 import type { Direction } from '../rule/keep';
@@ -117,7 +118,7 @@ function summaryMarkdown(tag: string, records: JournalRecord[], metric: string, 
   // Two dollar amounts in one cell (a cost and a trust figure) would be a formula to every
   // notebook renderer, and `\$` is no escape in JupyterLab: see ./markdown-text.
   const text = literalDollars(parts.join(' · '));
-  return `## Run \`${tag.replace(/`/g, '')}\` on branch \`autoresearch/${tag.replace(/`/g, '')}\`\n\n${text}.${order}`;
+  return `## Run \`${tag.replace(/`/g, '')}\` on branch \`${runBranch(tag.replace(/`/g, ''))}\`\n\n${text}.${order}`;
 }
 
 function outputCell(id: string, ...data: Record<string, unknown>[]): Cell {

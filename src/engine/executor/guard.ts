@@ -1,12 +1,14 @@
 /**
  * The run guard's side in the engine (run-guard.py does the work, on whichever host trains):
- * its configuration for one run, the credentials it must keep from the run, and its report.
+ * its configuration for one run, the credentials it must keep from the run (src/core/config/secrets.ts
+ * names them), and its report.
  */
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import GUARD_SOURCE from './run-guard.py?raw';
 import type { RunConfig } from '../../core/journal/journal';
 import { heldSecretValues } from './secrets';
+import { isSecretName, SECRET_NAMES } from '../../core/config/secrets';
 import { STATE_DIR } from '../../core/journal/layout';
 import { limitsOf } from '../../core/config/limits';
 import { sandboxOf } from '../../core/config/sandbox';
@@ -18,20 +20,6 @@ import { workspaceBytes } from './workspace-size';
 englishMessages();
 
 export { GUARD_SOURCE };
-
-/**
- * Environment variables no training run gets, by name (a trailing `_` names a prefix): the
- * proposer's key, the Jupyter server's and JupyterHub's tokens.
- */
-export const SECRET_NAMES = [
-  'ANTHROPIC_',
-  'CLAUDE_CODE_OAUTH_TOKEN',
-  'JUPYTER_TOKEN',
-  'JUPYTER_PASSWORD',
-  'JPY_API_TOKEN',
-  'JUPYTERHUB_API_TOKEN',
-  'AUTORESEARCH_TOKEN',
-];
 
 /**
  * Inside the workspace, what a run may never write: git's history, the engine's own state, and
@@ -84,7 +72,7 @@ export const DEFAULT_ISOLATION: RunIsolation = { sandbox: 'auto', network: false
 /** sha256 of every secret value the engine holds: the guard drops variables holding one, whatever their name. */
 export function secretHashes(extra: Array<string | undefined> = []): string[] {
   const values = Object.entries(process.env)
-    .filter(([name]) => SECRET_NAMES.some(s => (s.endsWith('_') ? name.startsWith(s) : name === s)))
+    .filter(([name]) => isSecretName(name, SECRET_NAMES))
     .map(([, value]) => value);
   return [...new Set([...values, ...heldSecretValues(), ...extra])]
     .filter((v): v is string => typeof v === 'string' && v.length >= 8)

@@ -1,5 +1,5 @@
 /**
- * The engine's secrets (the proposer's key, the Jupyter token: SECRET_NAMES), held in memory
+ * The engine's secrets (the proposer's key, the Jupyter token: src/core/config/secrets.ts's SECRET_NAMES), held in memory
  * only. They arrive on a pipe (the server's engines: $AUTORESEARCH_SECRETS_FD names the fd) or in
  * the environment (`autoresearch run` from a shell). Either way they leave process.env, and, since
  * /proc/<pid>/environ shows a process's initial environment whatever process.env says, they are
@@ -8,16 +8,9 @@
  * guard's secret hashes read them from here.
  */
 import * as fs from 'node:fs';
-
-/** Names the fd the server hands the engine's secrets on (a JSON object of strings, read to its end). */
-export const SECRETS_FD_ENV = 'AUTORESEARCH_SECRETS_FD';
+import { isSecretName, SECRETS_FD_ENV } from '../../core/config/secrets';
 
 const held = new Map<string, string>();
-
-/** Whether `name` is one of `names` (a trailing `_` names a prefix), as SECRET_NAMES are read. */
-export function isSecretName(name: string, names: readonly string[]): boolean {
-  return names.some(s => (s.endsWith('_') ? name.startsWith(s) : name === s));
-}
 
 /** A one-line error the engine ends with (exit code 2): its secrets could not be taken. */
 export class SecretsError extends Error {}

@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as z from 'zod/mini';
+import { ENGINE_KINDS, type EngineKind } from '../../core/journal/layout';
 import { englishMessages } from '../../core/journal/zod-english';
 import type { RunKernel } from '../executor/types';
 import { killCgroups } from '../executor/leftovers';
@@ -22,7 +23,7 @@ const EngineInfo = z.object({
   tag: z.string(),
   started: z.string(),
   /** What holds the workspace: a run's loop, or a transfer study of a run; absent (a run) in older files. */
-  kind: z.optional(z.enum(['run', 'transfer'])),
+  kind: z.optional(z.enum(ENGINE_KINDS)),
   /** The engine's own identity; absent in files written before identities were recorded. */
   identity: z.optional(ProcessIdentity),
   run_pgid: z.nullable(z.int()),
@@ -105,7 +106,7 @@ export function assertNoOtherEngine(dir: string): void {
  * win. A dead engine's claim is taken over, after killing the training run it left behind;
  * the kernels its runs went to are returned for the executors to reclaim.
  */
-export function acquireEngineLock(dir: string, tag: string, kind: 'run' | 'transfer' = 'run'): RunKernel[] {
+export function acquireEngineLock(dir: string, tag: string, kind: EngineKind = 'run'): RunKernel[] {
   const file = enginePidFile(dir);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   // Kernels a dead engine's runs went to: only the executor can reach them (see Executor.reclaim).

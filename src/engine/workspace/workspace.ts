@@ -13,6 +13,8 @@ import {
   freeTag,
   JOURNAL_FILE,
   LOGS_DIR,
+  RUN_BRANCH_PREFIX,
+  runBranch,
   runLogName,
   STATE_DIR,
   STATE_FILE,
@@ -259,10 +261,10 @@ export { defaultTag };
  */
 export async function freeRunTag(dir: string, base = defaultTag()): Promise<string> {
   const branches = await new Repo(dir)
-    .raw(['for-each-ref', '--format=%(refname:short)', 'refs/heads/autoresearch/'])
+    .raw(['for-each-ref', '--format=%(refname:short)', `refs/heads/${RUN_BRANCH_PREFIX}`])
     .then(out => new Set(out.split('\n').filter(Boolean)))
     .catch(() => new Set<string>());
-  return freeTag(tag => branches.has(`autoresearch/${tag}`) || fs.existsSync(runPaths(dir, tag).journal), base);
+  return freeTag(tag => branches.has(runBranch(tag)) || fs.existsSync(runPaths(dir, tag).journal), base);
 }
 
 /** The most recently active run tag in a workspace, for --resume, status and results. */

@@ -1,37 +1,14 @@
 /**
  * `GET compare`: two experiments of a run side by side, their records and the diff between the
- * code each ran. The answer is checked with zod, the records with the journal's own schema, so the
- * compare view never draws from a shape it does not know.
+ * code each ran. The answer is checked with zod (src/core/api/tool-answers.ts), the records with the
+ * journal's own schema, so the compare view never draws from a shape it does not know.
  */
 import type { ServerConnection } from '@jupyterlab/services';
 import * as z from 'zod/mini';
-import { ExperimentRecord } from '../../core/journal/journal';
-import { englishMessages } from '../../core/journal/zod-english';
+import { CompareAnswer } from '../../core/api/tool-answers';
 import { query, requestAPI } from './server';
 
-englishMessages();
-
-/** Where a side's code came from: its commit, or recomposed from its parent and its journaled diff. */
-const Source = z.nullable(z.enum(['commit', 'journal']));
-
-export const CompareAnswer = z.object({
-  tag: z.string(),
-  metric: z.nullable(z.string()),
-  direction: z.nullable(z.enum(['lower', 'higher'])),
-  editable: z.array(z.string()),
-  /** The run's best experiment (state.json's), null before any keep. */
-  best: z.nullable(z.int()),
-  a: ExperimentRecord,
-  b: ExperimentRecord,
-  /** `git diff <a> <b> -- <editable>`; null when one side's code cannot be had (`reason` says why). */
-  diff: z.nullable(z.string()),
-  /** The diff was cut at the server's cap (at a line's end). */
-  truncated: z.boolean(),
-  sources: z.object({ a: Source, b: Source }),
-  /** Why diff is null, or that a side was recomposed from the journal; null when both had commits. */
-  reason: z.nullable(z.string()),
-});
-export type CompareAnswer = z.infer<typeof CompareAnswer>;
+export { CompareAnswer };
 
 /** Which experiment to compare: its number, or the run's best keep. */
 export type CompareSide = number | 'best';

@@ -1,20 +1,14 @@
 /**
  * Step mode's routes: the proposal awaiting review (GET review), a reviewer's decision (POST
  * review) and switching step mode while a run goes on (POST runs/step). Every answer is checked
- * with zod: the pending proposal's schema is the engine's own (src/core/step-mode/review.ts).
+ * with zod (src/core/api/tool-answers.ts): the pending proposal's schema is the engine's own
+ * (src/core/step-mode/review.ts).
  */
 import { ServerConnection } from '@jupyterlab/services';
 import * as z from 'zod/mini';
-import { PendingReview } from '../../core/step-mode/review';
-import { englishMessages } from '../../core/journal/zod-english';
+import { DecisionAnswer, ReviewAnswer, StepAnswer } from '../../core/api/tool-answers';
+import type { PendingReview } from '../../core/step-mode/review';
 import { post, query, requestAPI } from './server';
-
-englishMessages();
-
-/** `pending` null: nothing awaits review (a normal state, answered 200). */
-const ReviewAnswer = z.object({ tag: z.string(), pending: z.nullable(PendingReview) });
-const DecisionAnswer = z.object({ tag: z.string(), n: z.int(), decision: z.enum(['approve', 'reject']) });
-const StepAnswer = z.object({ tag: z.string(), step: z.boolean() });
 
 /**
  * What a reviewer sends: approve (with `files`, the edited version; with `all`, leaving step

@@ -1,26 +1,29 @@
 /**
  * Calls to the server extension's REST routes under `<base_url>/autoresearch/`, made with
- * Jupyter's own ServerConnection so the token and XSRF cookie go with every request.
+ * Jupyter's own ServerConnection so the token and XSRF cookie go with every request. What they
+ * answer is declared once, in src/core/api/responses.ts, which the server's tests check it against.
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
+import type * as z from 'zod/mini';
+import type {
+  EngineInfo,
+  ExperimentsPage,
+  LogTail,
+  NotebookExported,
+  RunsList,
+  RunStarted,
+  RunStopping,
+  RunSummary,
+  ServerStatus,
+  WorkspaceCreated,
+  WorkspaceInfo,
+  WorkspacesList,
+} from '../../core/api/responses';
 import type { RunRequest } from '../../core/config/run-options';
-import type { ExperimentRecord } from '../../core/journal/journal';
 
 /** What `GET /autoresearch/status` answers. */
-export interface IServerStatus {
-  version: string;
-  engine: { path: string; exists: boolean };
-  node: {
-    ok: boolean;
-    path: string | null;
-    version: string | null;
-    required: string;
-    message: string | null;
-  };
-  /** Absent from servers older than the git check. */
-  git?: { ok: boolean; path: string | null; version: string | null; message: string | null };
-}
+export type IServerStatus = z.infer<typeof ServerStatus>;
 
 /** Sends a request to `<base_url>/autoresearch/<endPoint>` and returns the parsed JSON body. */
 export async function requestAPI<T>(
@@ -57,54 +60,16 @@ export function fetchStatus(serverSettings: ServerConnection.ISettings): Promise
 }
 
 /** A workspace as `GET /autoresearch/workspaces` lists it. */
-export interface IWorkspaceInfo {
-  path: string;
-  name: string;
-  program: boolean;
-  runs: string[];
-  engine: IEngineInfo | null;
-}
+export type IWorkspaceInfo = z.infer<typeof WorkspaceInfo>;
 
-export interface IEngineInfo {
-  pid: number;
-  tag: string;
-  started: string;
-  /** What the engine does: a run, or a transfer study of the run's kept commits (absent from older servers: a run). */
-  kind?: 'run' | 'transfer';
-}
+/** The engine that holds a workspace: a run's, or a transfer study's. */
+export type IEngineInfo = z.infer<typeof EngineInfo>;
 
-/** One run's summary, as `GET /autoresearch/runs/status` and `GET /autoresearch/runs` answer. */
-export interface IRunStatus {
-  tag: string;
-  state: 'running' | 'awaiting-review' | 'stopped' | 'died' | 'corrupt';
-  pid: number | null;
-  stopping: boolean;
-  resumable: boolean;
-  in_flight: { n: number; description: string; ts: string; log: string } | null;
-  metric: string | null;
-  direction: 'lower' | 'higher' | null;
-  budget_s: number | null;
-  proposer: string | null;
-  experiments: number;
-  best: { n: number; metric: number | null; commit: string | null } | null;
-  baseline: number | null;
-  cost_usd: number;
-  end: { reason: string; message: string | null; ts: string } | null;
-  records: number;
-  /** Step mode: the proposal awaiting review, and whether proposals are reviewed now. */
-  pending?: { n: number; description: string; since: string } | null;
-  step?: boolean;
-  error?: string;
-}
+/** One run's summary, as `GET /autoresearch/runs/status` and `GET /autoresearch/runs` answer (a corrupt run's has its error instead). */
+export type IRunStatus = z.infer<typeof RunSummary>;
 
-export interface IRunsList {
-  path: string;
-  engine: IEngineInfo | null;
-  last_failure: string | null;
-  runs: IRunStatus[];
-  /** The tag a Start without one gives the new run (src/core/journal/layout.ts freeTag); null when unknown (no git). */
-  next_tag?: string | null;
-}
+/** `GET /autoresearch/runs`: a workspace's runs, most recently active first, and the tag a Start without one gives. */
+export type IRunsList = z.infer<typeof RunsList>;
 
 /**
  * What the panel may pass when it starts or resumes a run: the run options the server takes, as
@@ -127,7 +92,7 @@ export function query(params: Record<string, string | number | undefined>): stri
   return q ? `?${q}` : '';
 }
 
-export function listWorkspaces(settings: ServerConnection.ISettings): Promise<{ workspaces: IWorkspaceInfo[] }> {
+export function listWorkspaces(settings: ServerConnection.ISettings): Promise<z.infer<typeof WorkspacesList>> {
   return requestAPI('workspaces', settings);
 }
 
@@ -139,7 +104,7 @@ export function createWorkspace(
   settings: ServerConnection.ISettings,
   path: string,
   source: IWorkspaceSource = { template: 'tiny-cpu' },
-): Promise<{ path: string; message: string }> {
+): Promise<z.infer<typeof WorkspaceCreated>> {
   return post('workspaces', settings, { path, ...source });
 }
 
@@ -151,7 +116,7 @@ export function startRun(
   settings: ServerConnection.ISettings,
   path: string,
   options: IRunOptions,
-): Promise<{ path: string; tag: string; pid: number }> {
+): Promise<z.infer<typeof RunStarted>> {
   return post('runs', settings, { path, ...options });
 }
 
@@ -159,11 +124,11 @@ export function resumeRun(
   settings: ServerConnection.ISettings,
   path: string,
   options: IRunOptions,
-): Promise<{ path: string; tag: string; pid: number }> {
+): Promise<z.infer<typeof RunStarted>> {
   return post('runs/resume', settings, { path, ...options });
 }
 
-export function stopRun(settings: ServerConnection.ISettings, path: string): Promise<{ state: string }> {
+export function stopRun(settings: ServerConnection.ISettings, path: string): Promise<z.infer<typeof RunStopping>> {
   return post('runs/stop', settings, { path });
 }
 
@@ -173,7 +138,7 @@ export function fetchLog(
   tag: string,
   n: number,
   tailBytes = 16384,
-): Promise<{ text: string; truncated: boolean; path: string }> {
+): Promise<z.infer<typeof LogTail>> {
   return requestAPI(`log${query({ path, tag, n, tail_bytes: tailBytes })}`, settings);
 }
 
@@ -181,7 +146,7 @@ export function exportNotebook(
   settings: ServerConnection.ISettings,
   path: string,
   tag: string,
-): Promise<{ notebook: string; message: string }> {
+): Promise<z.infer<typeof NotebookExported>> {
   return post('export', settings, { path, tag });
 }
 
@@ -194,7 +159,7 @@ export function fetchExperiments(
   path: string,
   tag: string,
   numbers: readonly number[],
-): Promise<{ experiments: ExperimentRecord[] }> {
+): Promise<z.infer<typeof ExperimentsPage>> {
   return requestAPI(`experiments${query({ path, tag, n: numbers.join(',') })}`, settings);
 }
 
