@@ -38,6 +38,12 @@ function loop(dir: string, proposals: ReturnType<typeof trainProposal>[], tag = 
   });
 }
 
+/** The chart's best line as [n, best] at each experiment where the best changed. */
+function bestLine(records: JournalRecord[]): Array<[number, number | null]> {
+  const rows = chartRows(records);
+  return rows.filter((r, i) => i === 0 || r.best !== rows[i - 1].best).map(r => [r.n, r.best]);
+}
+
 function stateOnDisk(dir: string, tag: string): RunStateFile {
   return RunStateFile.parse(JSON.parse(fs.readFileSync(runPaths(dir, tag).state, 'utf8')));
 }
@@ -99,7 +105,6 @@ describe('deriveRunState', () => {
       counts: {},
       best: null,
       baseline: null,
-      best_path: [],
       in_flight: [],
       cost_usd: 0,
       tokens: 0,
@@ -154,9 +159,12 @@ describe('deriveRunState', () => {
     expect(s.sigma_df).toBeGreaterThan(0);
     expect(s.best!.stderr).toBeCloseTo(s.sigma! / Math.sqrt(3), 12);
     expect(s.baseline).toEqual({ n: 0, metric: 1 });
-    // The best line: the baseline, #2's keep, then #3's re-measure of #2.
-    expect(s.best_path.map(p => p.n)).toEqual([0, 2, 3]);
-    expect(s.best_path.map(p => p.metric)).toEqual([1, 0.982, s.best!.metric]);
+    // The best line (the chart's, from bestTimeline): the baseline, #2's keep, then #3's re-measure of #2.
+    expect(bestLine(records)).toEqual([
+      [0, 1],
+      [2, 0.982],
+      [3, s.best!.metric],
+    ]);
     expect(s.counts).toEqual({ keep: 2, discard: 3, crash: 1 });
     expect(s.noise).toMatch(/^σ 0\.\d+ per run \(\d+ df\); a keep must beat the best by 2 standard errors/);
     // The chart, given the whole journal, draws that same line.
@@ -277,9 +285,9 @@ describe('state.json, written by the engine', () => {
     expect(s).toEqual(deriveRunState(journal(dir, 't1'), fs.statSync(file.journal).size, 't1'));
     expect(s).toMatchObject({ status: 'stopped', experiments: 3, counts: { keep: 2, discard: 1 } });
     expect(s.best).toMatchObject({ n: 1, metric: 0.9, runs: 1 });
-    expect(s.best_path).toEqual([
-      { n: 0, metric: 1 },
-      { n: 1, metric: 0.9 },
+    expect(bestLine(journal(dir, 't1'))).toEqual([
+      [0, 1],
+      [1, 0.9],
     ]);
     expect(s.end?.reason).toBe('exhausted');
     // No temp file left beside it.

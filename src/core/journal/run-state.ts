@@ -17,8 +17,9 @@ import {
   type RunEndRecord,
   type RunStartRecord,
 } from './journal';
-import { bestPath, bestTimeline, Measurements } from '../rule/measurements';
+import { bestTimeline, Measurements } from '../rule/measurements';
 import { hasRepeats, noiseLineWords } from '../rule/noise-words';
+import { standardError } from '../rule/noise';
 import { trustReport, type TrustReport } from '../rule/trust-cost';
 import { englishMessages } from './zod-english';
 
@@ -114,8 +115,6 @@ export const RunStateFile = z.object({
   ),
   /** The first keep. */
   baseline: z.nullable(z.object({ n: z.int(), metric: z.nullable(metric) })),
-  /** The best's estimate after each experiment at which it changed, in journal order: the chart's best line. */
-  best_path: z.array(z.object({ n: z.int(), metric })),
   /** experiment_start records without an experiment record, by n; worker null with one worker. */
   in_flight: z.array(
     z.object({
@@ -265,10 +264,9 @@ export function deriveRunState(records: readonly JournalRecord[], journalBytes: 
       commit: best.commit,
       metric: best.metric,
       runs: best.runs,
-      stderr: sigma !== null ? sigma / Math.sqrt(best.runs) : null,
+      stderr: standardError(sigma, best.runs),
     },
     baseline: baseline ? { n: baseline.n, metric: baseline.metric } : null,
-    best_path: bestPath(timeline),
     in_flight: inFlightStarts(records).map(s => ({
       n: s.n,
       worker: s.worker ?? null,

@@ -12,7 +12,7 @@ import { experimentsOf, type ExperimentRecord, type JournalRecord } from '../jou
 import { literalDollars, markdownLiteral } from './markdown-text';
 import type { TransferSummary } from '../study/transfer';
 import { transferChartBundle, transferTableBundle } from './transfer-view';
-import type { Direction } from '../rule/keep';
+import type { Direction } from '../rule/noise';
 import {
   bestWords,
   hasRepeats,
