@@ -10,7 +10,7 @@ import { Measurements } from '../src/core/rule/measurements';
 import { judge } from '../src/core/rule/judge';
 import { pooledSigma, type NoiseRule } from '../src/core/rule/noise';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop, type LoopOptions } from '../src/engine/run/loop';
+import { Loop, type LoopOptions } from '../src/engine/run/setup';
 import type { Proposal, Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
 import {

@@ -15,7 +15,7 @@ import { deriveRunState, RunStateFile } from '../src/core/journal/run-state';
 import { trustReport } from '../src/core/rule/trust-cost';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { JournalStore } from '../src/engine/store/journal-store';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { resolvePython } from '../src/engine/workspace/python';
 import { statusText } from '../src/engine/cli/report';
 import { writeStateFromJournal } from '../src/engine/cli/state-command';

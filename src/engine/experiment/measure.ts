@@ -243,7 +243,7 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
 
 const REPOSITORY_DELETED = "the training run deleted the workspace's git repository (.git)";
 
-/** A training run deleted .git: no commit can be kept or reset, so the run cannot go on (loop.ts adds how to recover). */
+/** A training run deleted .git: no commit can be kept or reset, so the run cannot go on (setup.ts adds how to recover). */
 export class RepositoryDeleted extends UserError {
   constructor(readonly n: number) {
     super(
