@@ -11,7 +11,7 @@ import { chartRows } from '../src/core/views/chart';
 import type { ExperimentStartRecord, JournalRecord, RunEndRecord, RunRecord } from '../src/core/journal/journal';
 import { layout, TAG_PATTERN, validTag } from '../src/core/journal/layout';
 import { bestEstimate, Measurements } from '../src/core/rule/measurements';
-import { deriveRunState, RunStateFile } from '../src/core/journal/run-state';
+import { deriveRunState, runActivity, RunStateFile } from '../src/core/journal/run-state';
 import { trustReport } from '../src/core/rule/trust-cost';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { JournalStore } from '../src/engine/store/journal-store';
@@ -89,6 +89,25 @@ const END: RunEndRecord = {
   best_commit: null,
   best_metric: null,
 };
+
+describe('runActivity: state.json with whether an engine is alive', () => {
+  const pending = { n: 3, description: 'try 3', since: '2026-01-01T00:00:00Z' };
+  it('without a live engine: stopped when the journal ended, else died (resumable), a pending proposal or not', () => {
+    expect(runActivity({ status: 'stopped', pending: null }, false)).toBe('stopped');
+    expect(runActivity({ status: 'running', pending: null }, false)).toBe('died');
+    expect(runActivity({ status: 'running', pending }, false)).toBe('died');
+    // A reader that already said died (the server's state.json) says it again.
+    expect(runActivity({ status: 'died' }, false)).toBe('died');
+  });
+
+  it('with one: running, awaiting review while the running state has a pending proposal', () => {
+    expect(runActivity({ status: 'running', pending: null }, true)).toBe('running');
+    expect(runActivity({ status: 'running' }, true)).toBe('running');
+    expect(runActivity({ status: 'running', pending }, true)).toBe('awaiting-review');
+    // An engine resumed on a stopped run works on it before its run_start lands; the old pending is not awaited yet.
+    expect(runActivity({ status: 'stopped', pending }, true)).toBe('running');
+  });
+});
 
 describe('deriveRunState', () => {
   it('an empty journal: nothing yet, running (a reader without a live engine says died)', () => {

@@ -289,6 +289,24 @@ export function deriveRunState(records: readonly JournalRecord[], journalBytes: 
   };
 }
 
+/** What a run is doing, as every reader says it: state.json's status, the live engine's say on top. */
+export type RunActivity = 'running' | 'awaiting-review' | 'stopped' | 'died';
+
+/**
+ * The one place (in TypeScript; read/run_state.py's run_status in Python) where state.json meets
+ * what the file cannot hold: whether an engine is alive on the run. Its engine writes the file, so
+ * one killed mid-run leaves "running" behind: without a live engine that is "died" (resumable). A
+ * live engine works on the run, even before it journals its start over a stopped state; it awaits
+ * review while the running state has a pending proposal.
+ */
+export function runActivity(
+  state: { status: RunStatus | 'died'; pending?: RunStateFile['pending'] },
+  live: boolean,
+): RunActivity {
+  if (!live) return state.status === 'stopped' ? 'stopped' : 'died';
+  return state.status === 'running' && state.pending ? 'awaiting-review' : 'running';
+}
+
 /** The proposal a reviewer has not decided yet: offered (a review pending record), neither decided nor recorded. */
 export function pendingReviewOf(records: readonly JournalRecord[]): RunStateFile['pending'] {
   let pending: { n: number; since: string } | null = null;
