@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .journal import Form, JournalError, JournalLines
+from .run_state import run_activity
 from .schema_check import SchemaMissing
 from .workspaces import LAYOUT
 
@@ -253,8 +254,8 @@ class RunFollower:
 
     def liveness(self, engine: Liveness) -> list[dict]:
         """The `state` message, when it differs from the last one sent."""
-        status = self.state["status"] if self.state else None
-        state = "running" if engine.live else "stopped" if status == "stopped" else "died"
+        # The stream says whether an engine works on the run; the proposal awaiting review is state.json's.
+        state = run_activity({"status": self.state["status"] if self.state else None}, engine.live)
         newest = self._newest()
         message = {
             "type": "state",

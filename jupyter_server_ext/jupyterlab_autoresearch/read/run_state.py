@@ -157,8 +157,18 @@ def load_state(ws: Path, tag: str, live: bool, where: str = SERVER_HOST) -> dict
     return with_liveness(state, live)
 
 
+def run_activity(state: dict, live: bool) -> str:
+    """What a run is doing: "running", "awaiting-review", "stopped" or "died". The one place the
+    server combines state.json with what the file cannot hold, whether an engine is alive on the run
+    (src/core/journal/run-state.ts's runActivity says the same for TypeScript): its engine writes the
+    file, so one killed mid-run leaves "running" behind, which without a live engine is "died"
+    (resumable). A live engine works on the run even before it journals its start over a stopped
+    state, and awaits review while the running state has a pending proposal."""
+    if not live:
+        return "stopped" if state.get("status") == "stopped" else "died"
+    return "awaiting-review" if state.get("status") == "running" and state.get("pending") else "running"
+
+
 def with_liveness(state: dict, live: bool) -> dict:
-    """The state with "running" turned into "died" when no live engine works on the run."""
-    if state["status"] == "running" and not live:
-        return {**state, "status": "died"}
-    return state
+    """The state with "running" turned into "died" when no live engine works on the run (run_activity)."""
+    return state if live else {**state, "status": run_activity(state, live=False)}
