@@ -58,7 +58,7 @@ export function pooledSigma(groups: number[][]): { sigma: number | null; df: num
 }
 
 /** Whether the rule measures noise at all (`noise_runs` above 1); else it is the original's strict rule. */
-export function measuresNoise(rule: NoiseRule): boolean {
+export function measuresNoise(rule: Pick<NoiseRule, 'noiseRuns'>): boolean {
   return rule.noiseRuns > 1;
 }
 
