@@ -70,6 +70,7 @@ export interface Job {
   resume?: Continuation;
 }
 
+/** The loop's state, built from the journal (a resumed run knows what a killed engine recorded); extended by Proposing, then RunLoop. */
 export abstract class LoopState {
   protected best: Best | null;
   protected next: number;

@@ -32,6 +32,7 @@ function unrunOf(p: Proposal): Unrun {
   };
 }
 
+/** The loop's propose step, on the state it shares; RunLoop (loop.ts) runs what it hands over. */
 export abstract class Proposing extends LoopState {
   /** The lane's next job: a resumed experiment, else a fresh proposal. */
   protected async take(lane: Lane): Promise<Job | 'stop' | 'wait' | 'retry'> {
