@@ -13,7 +13,7 @@ import { belongsInResults, RESULTS_HEADER, resultsRow } from '../src/core/journa
 import { parseSummary, readMetric } from '../src/core/rule/summary';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Repo } from '../src/engine/git/git';
-import { Loop, type LoopOptions } from '../src/engine/run/loop';
+import { Loop, type LoopOptions } from '../src/engine/run/setup';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
 import {

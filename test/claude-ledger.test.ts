@@ -12,7 +12,7 @@ import type { ExperimentRecord, Usage } from '../src/core/journal/journal';
 import { costOf } from '../src/core/config/pricing';
 import { RunStateFile } from '../src/core/journal/run-state';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { ClaudeProposer, DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
 import type { Proposal, ProposalContext, Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Usage } from '../src/core/journal/journal';
 import { costOf } from '../src/core/config/pricing';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { ClaudeProposer, DEFAULT_MODEL, type ClaudeOptions } from '../src/engine/proposers/claude/proposer';
 import { ProposalAbandoned, type ProposalContext } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';

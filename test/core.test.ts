@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isImprovement } from '../src/core/rule/keep';
+import { judge, judgeBaseline } from '../src/core/rule/judge';
+import { noiseRuleOf, type Direction } from '../src/core/rule/noise';
 import { parseJournal } from '../src/core/journal/journal';
 import { parseProgram, resolveConfig } from '../src/core/config/program';
 import { parseResults, RESULTS_HEADER, resultsRow } from '../src/core/journal/results';
@@ -122,12 +123,18 @@ describe('summary block', () => {
 });
 
 describe('keep rule', () => {
+  // The original's rule is the judge's strict one (noise_runs 1): one run, any improvement kept.
+  const strict = (direction: Direction) => noiseRuleOf({ direction });
+  const action = (candidate: number, best: number, direction: Direction) =>
+    judge({ candidate: [candidate], best: [best], sigma: null, rule: strict(direction) }).action;
+
   it('keeps only strict improvements in the configured direction', () => {
-    expect(isImprovement(1.0, null, 'lower')).toBe(true);
-    expect(isImprovement(0.9, 1.0, 'lower')).toBe(true);
-    expect(isImprovement(1.0, 1.0, 'lower')).toBe(false);
-    expect(isImprovement(1.1, 1.0, 'higher')).toBe(true);
-    expect(isImprovement(0.9, 1.0, 'higher')).toBe(false);
+    // A first result (the baseline) has no best to beat: it is always kept.
+    expect(judgeBaseline([1.0], null, strict('lower')).action).toBe('keep');
+    expect(action(0.9, 1.0, 'lower')).toBe('keep');
+    expect(action(1.0, 1.0, 'lower')).toBe('discard');
+    expect(action(1.1, 1.0, 'higher')).toBe('keep');
+    expect(action(0.9, 1.0, 'higher')).toBe('discard');
   });
 });
 

@@ -8,7 +8,7 @@ import { kernelReady } from '../src/engine/executor/kernel-call';
 import { RUN_MIME, runnerCode, type KernelReport } from '../src/engine/executor/kernel-code';
 import { KernelExecutor, serverSettings } from '../src/engine/executor/kernel';
 import { LogCapture } from '../src/engine/experiment/log-capture';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
 import { kernelPid, startJupyterServer, type JupyterServer } from './helpers/jupyter-server';

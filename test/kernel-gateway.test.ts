@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KernelExecutor, serverSettings } from '../src/engine/executor/kernel';
 import { CALL_MIME, callKernel, kernelReady } from '../src/engine/executor/kernel-call';
 import { LogCapture } from '../src/engine/experiment/log-capture';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { resolvePython } from '../src/engine/workspace/python';
 import { startGatewayServer, startHiddenGateway, type Gateway, type Service } from './helpers/kernel-gateway';
 import { kernelPid } from './helpers/jupyter-server';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { RunStateFile, type LivePhase } from '../src/core/journal/run-state';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { LogCapture } from '../src/engine/experiment/log-capture';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { resolvePython } from '../src/engine/workspace/python';
 import { runPaths } from '../src/engine/workspace/workspace';
 import { makeWorkspace, ScriptedProposer, standInTrain } from './helpers/workspace';

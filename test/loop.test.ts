@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { ExperimentRecord, JournalRecord } from '../src/core/journal/journal';
 import { RESULTS_HEADER } from '../src/core/journal/results';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop, type LoopOptions } from '../src/engine/run/loop';
+import { Loop, type LoopOptions } from '../src/engine/run/setup';
 import type { Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
 import {

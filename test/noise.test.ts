@@ -1,5 +1,5 @@
 /**
- * The noise-aware keep rule: the pure decision (src/core/rule/noise.ts), the measurements it reads,
+ * The noise-aware keep rule: the pure decision (src/core/rule/judge.ts), the measurements it reads,
  * and the engine gathering runs for it — real git, real Python runs, seeds from the engine.
  */
 import * as fs from 'node:fs';
@@ -7,9 +7,10 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../src/core/journal/journal';
 import { Measurements } from '../src/core/rule/measurements';
-import { decide, pooledSigma, type NoiseRule } from '../src/core/rule/noise';
+import { judge } from '../src/core/rule/judge';
+import { pooledSigma, type NoiseRule } from '../src/core/rule/noise';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop, type LoopOptions } from '../src/engine/run/loop';
+import { Loop, type LoopOptions } from '../src/engine/run/setup';
 import type { Proposal, Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
 import {
@@ -26,45 +27,45 @@ import {
 
 const RULE: NoiseRule = { direction: 'lower', noiseRuns: 3, keepSigma: 2, confirmRuns: 2 };
 
-describe('decide', () => {
+describe('judge', () => {
   it('is the strict rule with noise_runs 1 or a deterministic metric', () => {
     for (const [rule, sigma] of [
       [{ ...RULE, noiseRuns: 1 }, null],
       [RULE, 0],
     ] as const) {
-      expect(decide({ candidate: [0.999], best: [1], sigma, rule }).action).toBe('keep');
-      expect(decide({ candidate: [1], best: [1], sigma, rule }).action).toBe('discard');
+      expect(judge({ candidate: [0.999], best: [1], sigma, rule }).action).toBe('keep');
+      expect(judge({ candidate: [1], best: [1], sigma, rule }).action).toBe('discard');
     }
   });
 
   it('discards at once what is not better, confirms what looks better, keeps only a reproduced gain past the floor', () => {
     const best = [1.01, 0.99, 1.0];
-    const worse = decide({ candidate: [1.004], best, sigma: 0.01, rule: RULE });
+    const worse = judge({ candidate: [1.004], best, sigma: 0.01, rule: RULE });
     expect(worse).toMatchObject({ action: 'discard', reason: 'not better (+0.0040; floor 0.0231 at 2σ)' });
     // Past the floor on its first run: still run again, a keep is reproduced.
-    expect(decide({ candidate: [0.95], best, sigma: 0.01, rule: RULE }).action).toBe('run-candidate');
-    expect(decide({ candidate: [0.95, 0.96], best, sigma: 0.01, rule: RULE })).toMatchObject({
+    expect(judge({ candidate: [0.95], best, sigma: 0.01, rule: RULE }).action).toBe('run-candidate');
+    expect(judge({ candidate: [0.95, 0.96], best, sigma: 0.01, rule: RULE })).toMatchObject({
       action: 'keep',
       reason: expect.stringMatching(/^beats the noise \(−0\.0450; floor 0\.0183 at 2σ, 2 runs\)$/),
     });
     // Better but within the floor: confirm, up to 1 + confirm_runs runs, then discard.
-    expect(decide({ candidate: [0.996], best, sigma: 0.01, rule: RULE }).action).toBe('run-candidate');
-    expect(decide({ candidate: [0.996, 0.996, 0.996], best, sigma: 0.01, rule: RULE })).toMatchObject({
+    expect(judge({ candidate: [0.996], best, sigma: 0.01, rule: RULE }).action).toBe('run-candidate');
+    expect(judge({ candidate: [0.996, 0.996, 0.996], best, sigma: 0.01, rule: RULE })).toMatchObject({
       action: 'discard',
       reason: 'within noise (−0.0040; floor 0.0163 at 2σ)',
     });
   });
 
   it('re-measures a best with fewer runs than the candidate, and works for higher-is-better', () => {
-    expect(decide({ candidate: [0.99, 0.991], best: [1], sigma: 0.01, rule: RULE }).action).toBe('run-best');
+    expect(judge({ candidate: [0.99, 0.991], best: [1], sigma: 0.01, rule: RULE }).action).toBe('run-best');
     const higher = { ...RULE, direction: 'higher' as const };
-    expect(decide({ candidate: [0.9], best: [1, 1.01, 0.99], sigma: 0.01, rule: higher }).action).toBe('discard');
-    expect(decide({ candidate: [1.1, 1.09], best: [1, 1.01, 0.99], sigma: 0.01, rule: higher }).action).toBe('keep');
+    expect(judge({ candidate: [0.9], best: [1, 1.01, 0.99], sigma: 0.01, rule: higher }).action).toBe('discard');
+    expect(judge({ candidate: [1.1, 1.09], best: [1, 1.01, 0.99], sigma: 0.01, rule: higher }).action).toBe('keep');
   });
 
   it('measures σ first when nothing was run twice (a best from before repeats)', () => {
-    expect(decide({ candidate: [0.99], best: [1], sigma: null, rule: RULE }).action).toBe('run-candidate');
-    expect(decide({ candidate: [1.01], best: [1], sigma: null, rule: RULE }).action).toBe('discard');
+    expect(judge({ candidate: [0.99], best: [1], sigma: null, rule: RULE }).action).toBe('run-candidate');
+    expect(judge({ candidate: [1.01], best: [1], sigma: null, rule: RULE }).action).toBe('discard');
   });
 });
 

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../src/core/journal/journal';
 import { costOf } from '../src/core/config/pricing';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { ClaudeProposer, DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
 import { resolvePython } from '../src/engine/workspace/python';
 import { experiments, git, journal, makeWorkspace } from './helpers/workspace';

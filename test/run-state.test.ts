@@ -11,11 +11,11 @@ import { chartRows } from '../src/core/views/chart';
 import type { ExperimentStartRecord, JournalRecord, RunEndRecord, RunRecord } from '../src/core/journal/journal';
 import { layout, TAG_PATTERN, validTag } from '../src/core/journal/layout';
 import { bestEstimate, Measurements } from '../src/core/rule/measurements';
-import { deriveRunState, RunStateFile } from '../src/core/journal/run-state';
+import { deriveRunState, runActivity, RunStateFile } from '../src/core/journal/run-state';
 import { trustReport } from '../src/core/rule/trust-cost';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { JournalStore } from '../src/engine/store/journal-store';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { resolvePython } from '../src/engine/workspace/python';
 import { statusText } from '../src/engine/cli/report';
 import { writeStateFromJournal } from '../src/engine/cli/state-command';
@@ -36,6 +36,12 @@ function loop(dir: string, proposals: ReturnType<typeof trainProposal>[], tag = 
     signal: new AbortController().signal,
     overrides: { noise_runs: 1 },
   });
+}
+
+/** The chart's best line as [n, best] at each experiment where the best changed. */
+function bestLine(records: JournalRecord[]): Array<[number, number | null]> {
+  const rows = chartRows(records);
+  return rows.filter((r, i) => i === 0 || r.best !== rows[i - 1].best).map(r => [r.n, r.best]);
 }
 
 function stateOnDisk(dir: string, tag: string): RunStateFile {
@@ -84,6 +90,25 @@ const END: RunEndRecord = {
   best_metric: null,
 };
 
+describe('runActivity: state.json with whether an engine is alive', () => {
+  const pending = { n: 3, description: 'try 3', since: '2026-01-01T00:00:00Z' };
+  it('without a live engine: stopped when the journal ended, else died (resumable), a pending proposal or not', () => {
+    expect(runActivity({ status: 'stopped', pending: null }, false)).toBe('stopped');
+    expect(runActivity({ status: 'running', pending: null }, false)).toBe('died');
+    expect(runActivity({ status: 'running', pending }, false)).toBe('died');
+    // A reader that already said died (the server's state.json) says it again.
+    expect(runActivity({ status: 'died' }, false)).toBe('died');
+  });
+
+  it('with one: running, awaiting review while the running state has a pending proposal', () => {
+    expect(runActivity({ status: 'running', pending: null }, true)).toBe('running');
+    expect(runActivity({ status: 'running' }, true)).toBe('running');
+    expect(runActivity({ status: 'running', pending }, true)).toBe('awaiting-review');
+    // An engine resumed on a stopped run works on it before its run_start lands; the old pending is not awaited yet.
+    expect(runActivity({ status: 'stopped', pending }, true)).toBe('running');
+  });
+});
+
 describe('deriveRunState', () => {
   it('an empty journal: nothing yet, running (a reader without a live engine says died)', () => {
     const s = deriveRunState([], 0, 't');
@@ -99,7 +124,6 @@ describe('deriveRunState', () => {
       counts: {},
       best: null,
       baseline: null,
-      best_path: [],
       in_flight: [],
       cost_usd: 0,
       tokens: 0,
@@ -154,9 +178,12 @@ describe('deriveRunState', () => {
     expect(s.sigma_df).toBeGreaterThan(0);
     expect(s.best!.stderr).toBeCloseTo(s.sigma! / Math.sqrt(3), 12);
     expect(s.baseline).toEqual({ n: 0, metric: 1 });
-    // The best line: the baseline, #2's keep, then #3's re-measure of #2.
-    expect(s.best_path.map(p => p.n)).toEqual([0, 2, 3]);
-    expect(s.best_path.map(p => p.metric)).toEqual([1, 0.982, s.best!.metric]);
+    // The best line (the chart's, from bestTimeline): the baseline, #2's keep, then #3's re-measure of #2.
+    expect(bestLine(records)).toEqual([
+      [0, 1],
+      [2, 0.982],
+      [3, s.best!.metric],
+    ]);
     expect(s.counts).toEqual({ keep: 2, discard: 3, crash: 1 });
     expect(s.noise).toMatch(/^σ 0\.\d+ per run \(\d+ df\); a keep must beat the best by 2 standard errors/);
     // The chart, given the whole journal, draws that same line.
@@ -277,9 +304,9 @@ describe('state.json, written by the engine', () => {
     expect(s).toEqual(deriveRunState(journal(dir, 't1'), fs.statSync(file.journal).size, 't1'));
     expect(s).toMatchObject({ status: 'stopped', experiments: 3, counts: { keep: 2, discard: 1 } });
     expect(s.best).toMatchObject({ n: 1, metric: 0.9, runs: 1 });
-    expect(s.best_path).toEqual([
-      { n: 0, metric: 1 },
-      { n: 1, metric: 0.9 },
+    expect(bestLine(journal(dir, 't1'))).toEqual([
+      [0, 1],
+      [1, 0.9],
     ]);
     expect(s.end?.reason).toBe('exhausted');
     // No temp file left beside it.

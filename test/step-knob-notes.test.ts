@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunConfig } from '../src/core/journal/journal';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { changesOf, OfflineMeta } from '../src/engine/proposers/offline/moves';
 import { OfflineProposer } from '../src/engine/proposers/offline/proposer';
 import { resolvePython } from '../src/engine/workspace/python';

@@ -8,7 +8,7 @@ import { REVIEW_DECISION_FILE } from '../src/core/journal/layout';
 import type { ReviewDecision } from '../src/core/step-mode/review';
 import { RunStateFile } from '../src/core/journal/run-state';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { OfflineProposer } from '../src/engine/proposers/offline/proposer';
 import { userContent } from '../src/engine/proposers/claude/prompt';
 import type { Proposer } from '../src/engine/proposers/types';

@@ -7,7 +7,7 @@ import { REVIEW_MODE_FILE } from '../src/core/journal/layout';
 import type { ReviewMode } from '../src/core/step-mode/review';
 import { deriveRunState, RunStateFile } from '../src/core/journal/run-state';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import type { Proposal, ProposalContext, Proposer } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
 import { statusText } from '../src/engine/cli/report';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseStudyJournal, type StudyRecord, type StudyRunRecord } from '../src/core/study/transfer-journal';
 import type { TransferSummary } from '../src/core/study/transfer';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { resolvePython } from '../src/engine/workspace/python';
 import { startJupyterServer, type JupyterServer } from './helpers/jupyter-server';
 import { cli, experiments, git, makeWorkspace, ScriptedProposer } from './helpers/workspace';

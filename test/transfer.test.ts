@@ -10,7 +10,7 @@ import { parseProgram } from '../src/core/config/program';
 import { directionVerdict, scaleLabel, type TransferSummary } from '../src/core/study/transfer';
 import { parseStudyJournal, type StudyRunRecord } from '../src/core/study/transfer-journal';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop } from '../src/engine/run/loop';
+import { Loop } from '../src/engine/run/setup';
 import { resolvePython } from '../src/engine/workspace/python';
 import {
   cli,

@@ -16,7 +16,7 @@ import type {
 } from '../src/core/journal/journal';
 import { parseResults, RESULTS_HEADER, RESULTS_HEADER_WORKERS } from '../src/core/journal/results';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop, type LoopOptions } from '../src/engine/run/loop';
+import { Loop, type LoopOptions } from '../src/engine/run/setup';
 import { ClaudeProposer } from '../src/engine/proposers/claude/proposer';
 import { OfflineProposer } from '../src/engine/proposers/offline/proposer';
 import type { Proposer } from '../src/engine/proposers/types';

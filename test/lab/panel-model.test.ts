@@ -321,6 +321,21 @@ describe('RunModel with run records (the noise-aware engine)', () => {
     );
   });
 
+  it('a config without noise_runs is the strict rule, as noiseRuleOf says for the engine', () => {
+    const model = new RunModel();
+    model.reset('t1');
+    const before = noisyJournal().map(r => {
+      if (r.type !== 'run_start') return r;
+      const { noise_runs: _dropped, ...config } = r.config;
+      return { ...r, config };
+    });
+    feed(model, [...new Journal().append(before), state('stopped', before.length)]);
+    expect(model.runStart?.config.noise_runs).toBeUndefined();
+    expect(describeNoise(model, trans)).toEqual([
+      expect.stringMatching(/^strict rule \(noise_runs 1\): any improvement/),
+    ]);
+  });
+
   it('a run from before repeats shows what it always did', () => {
     const model = new RunModel();
     model.reset('t1');

@@ -11,7 +11,7 @@ import pytest
 from test_noise_journal import noisy_records, write_journal
 
 from jupyterlab_autoresearch.errors import StateUnreadable, Unavailable
-from jupyterlab_autoresearch.read.run_state import empty_state, load_state, read_state_file
+from jupyterlab_autoresearch.read.run_state import empty_state, load_state, read_state_file, run_activity
 from jupyterlab_autoresearch.read.runs import run_status
 from jupyterlab_autoresearch.routes.web_errors import api_error
 from jupyterlab_autoresearch.supervise.supervisor import Supervisor
@@ -248,3 +248,24 @@ async def test_get_runs_reports_a_run_it_cannot_read_the_state_of_for_itself(
     assert runs["old"]["state"] == "corrupt" and "Node.js >= 20.19 is required" in runs["old"]["error"]
     code, reply = await api("runs/status", path="ws", tag="old")
     assert code == 503 and "Node.js >= 20.19 is required" in reply["message"]
+
+
+PENDING = {"n": 3, "description": "try 3", "since": "2026-01-01T00:00:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("state", "live", "activity"),
+    [
+        # The same cases as test/run-state.test.ts's runActivity: both languages say the same.
+        ({"status": "stopped", "pending": None}, False, "stopped"),
+        ({"status": "running", "pending": None}, False, "died"),
+        ({"status": "running", "pending": PENDING}, False, "died"),
+        ({"status": "died"}, False, "died"),
+        ({"status": "running", "pending": None}, True, "running"),
+        ({"status": "running"}, True, "running"),
+        ({"status": "running", "pending": PENDING}, True, "awaiting-review"),
+        ({"status": "stopped", "pending": PENDING}, True, "running"),
+    ],
+)
+def test_run_activity_combines_the_state_with_a_live_engine(state, live, activity):
+    assert run_activity(state, live) == activity

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # IPython is imported when watch() is called, as the package promises
     from IPython.display import DisplayHandle
 
-from ..read.run_state import load_state
+from ..read.run_state import load_state, run_activity
 from ..read.status_words import RUNNING, STOPPED
 from .markdown_text import markdown_literal, markdown_plain
 from .notebook import engine_on, joined, locate_workspace, run_notebook
@@ -30,10 +30,9 @@ def _plural(n: int, word: str) -> str:
 def state_words(tag: str, state: dict, watching: str | None = None) -> str:
     """The run's state as one markdown paragraph: status, counts, best, what is in flight or awaits review.
     A description or an end's message is a model's or a run's text: shown literally (no maths from a `$`)."""
-    status = state["status"]
+    # load_state said "died" of a run no engine works on: one still "running" has a live engine.
+    status = run_activity(state, live=state["status"] == RUNNING).replace("-", " ")
     pending = state.get("pending")
-    if status == RUNNING and pending:
-        status = "awaiting review"
     parts = [f"**Run `{tag}`: {status}**"]
     counts = ", ".join(f"{v} {k}" for k, v in state["counts"].items())
     parts.append(_plural(state["experiments"], "experiment") + (f" ({counts})" if counts else ""))

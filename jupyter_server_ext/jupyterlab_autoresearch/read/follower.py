@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .journal import Form, JournalError, JournalLines
+from .run_state import run_activity
 from .schema_check import SchemaMissing
-from .status_words import DIED, RUNNING, STOPPED
 from .workspaces import LAYOUT
 
 # How much of a log already written a new subscriber gets by default (the server's
@@ -256,8 +256,8 @@ class RunFollower:
 
     def liveness(self, engine: Liveness) -> list[dict]:
         """The `state` message, when it differs from the last one sent."""
-        status = self.state["status"] if self.state else None
-        state = RUNNING if engine.live else STOPPED if status == STOPPED else DIED
+        # The stream says whether an engine works on the run; the proposal awaiting review is state.json's.
+        state = run_activity({"status": self.state["status"] if self.state else None}, engine.live)
         newest = self._newest()
         message = {
             "type": "state",

@@ -25,7 +25,7 @@ from ..node import SERVER_HOST
 from ..supervise.engine_commands import engine_command
 from .schema_check import JSON_NUMBERS, compile_schema, int_plan, load_schema, whole_numbers
 from .schema_words import describe
-from .status_words import DIED, RUNNING
+from .status_words import AWAITING_REVIEW, DIED, RUNNING, STOPPED
 from .workspaces import LAYOUT, STATE_DIR, STATE_FILE, api_path, journal_path, state_path
 
 # Far above a real one (its lists are the experiments in flight and the best's changes).
@@ -158,8 +158,18 @@ def load_state(ws: Path, tag: str, live: bool, where: str = SERVER_HOST) -> dict
     return with_liveness(state, live)
 
 
+def run_activity(state: dict, live: bool) -> str:
+    """What a run is doing: "running", "awaiting-review", "stopped" or "died". The one place the
+    server combines state.json with what the file cannot hold, whether an engine is alive on the run
+    (src/core/journal/run-state.ts's runActivity says the same for TypeScript): its engine writes the
+    file, so one killed mid-run leaves "running" behind, which without a live engine is "died"
+    (resumable). A live engine works on the run even before it journals its start over a stopped
+    state, and awaits review while the running state has a pending proposal."""
+    if not live:
+        return STOPPED if state.get("status") == STOPPED else DIED
+    return AWAITING_REVIEW if state.get("status") == RUNNING and state.get("pending") else RUNNING
+
+
 def with_liveness(state: dict, live: bool) -> dict:
-    """The state with "running" turned into "died" when no live engine works on the run."""
-    if state["status"] == RUNNING and not live:
-        return {**state, "status": DIED}
-    return state
+    """The state with "running" turned into "died" when no live engine works on the run (run_activity)."""
+    return state if live else {**state, "status": run_activity(state, live=False)}

@@ -7,8 +7,7 @@ from pathlib import Path
 from ..supervise.engine_info import EngineInfo
 from ..supervise.supervisor import Supervisor
 from .journal import read_journal
-from .run_state import load_state
-from .status_words import AWAITING_REVIEW, RUNNING
+from .run_state import load_state, run_activity
 from .workspaces import STATE_DIR, api_path, engine_log_path, journal_path, log_path
 
 
@@ -33,9 +32,8 @@ def run_status(sup: Supervisor, ws: Path, tag: str, engine: EngineInfo | None) -
     read_journal(journal_path(ws, tag), ws / STATE_DIR)
     mine = engine is not None and engine.tag == tag
     state = load_state(ws, tag, mine)
-    pending = state.get("pending")
-    # A proposal waits for its reviewer only while a run's engine (not a transfer study) works on the run.
-    awaiting = engine is not None and engine.runs(tag) and state["status"] == RUNNING and pending is not None
+    # Only a run's engine (not a transfer study of it) makes the run running, or awaiting its reviewer.
+    activity = run_activity(state, live=engine is not None and engine.runs(tag))
     run = state["run"] or {}
     flight = newest_flight(state)
     engine_log = engine_log_path(ws, tag)
@@ -48,7 +46,7 @@ def run_status(sup: Supervisor, ws: Path, tag: str, engine: EngineInfo | None) -
 
     return {
         "tag": tag,
-        "state": AWAITING_REVIEW if awaiting else state["status"],
+        "state": activity,
         "pid": engine.pid if mine else None,
         "engine_started": engine.started if mine else None,
         "stopping": mine and sup.stopping(ws),
@@ -81,7 +79,7 @@ def run_status(sup: Supervisor, ws: Path, tag: str, engine: EngineInfo | None) -
         "end": state.get("end"),
         # Step mode: the proposal awaiting review ({n, description, since}; a stopped run's is offered
         # again on --resume), and whether step mode is on now.
-        "pending": pending,
+        "pending": state.get("pending"),
         "step": state.get("step", False),
         # What a client has seen so far, for the event stream's `since`.
         "records": state["records"],

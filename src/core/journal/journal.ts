@@ -204,7 +204,7 @@ export const RunRef = z.object({
 });
 export type RunRef = z.infer<typeof RunRef>;
 
-/** The statistics a keep decision was made with (src/core/rule/noise.ts). */
+/** The statistics a keep decision was made with (src/core/rule/judge.ts). */
 export const Verdict = z.object({
   /** Pooled standard deviation of one run; null before any code was measured twice, 0 for a deterministic metric. */
   sigma: z.nullable(z.number().check(z.nonnegative())),

@@ -17,8 +17,9 @@ import {
   type RunEndRecord,
   type RunStartRecord,
 } from './journal';
-import { bestPath, bestTimeline, Measurements } from '../rule/measurements';
+import { bestTimeline, Measurements } from '../rule/measurements';
 import { hasRepeats, noiseLineWords } from '../rule/noise-words';
+import { standardError } from '../rule/noise';
 import { trustReport, type TrustReport } from '../rule/trust-cost';
 import { englishMessages } from './zod-english';
 
@@ -114,8 +115,6 @@ export const RunStateFile = z.object({
   ),
   /** The first keep. */
   baseline: z.nullable(z.object({ n: z.int(), metric: z.nullable(metric) })),
-  /** The best's estimate after each experiment at which it changed, in journal order: the chart's best line. */
-  best_path: z.array(z.object({ n: z.int(), metric })),
   /** experiment_start records without an experiment record, by n; worker null with one worker. */
   in_flight: z.array(
     z.object({
@@ -265,10 +264,9 @@ export function deriveRunState(records: readonly JournalRecord[], journalBytes: 
       commit: best.commit,
       metric: best.metric,
       runs: best.runs,
-      stderr: sigma !== null ? sigma / Math.sqrt(best.runs) : null,
+      stderr: standardError(sigma, best.runs),
     },
     baseline: baseline ? { n: baseline.n, metric: baseline.metric } : null,
-    best_path: bestPath(timeline),
     in_flight: inFlightStarts(records).map(s => ({
       n: s.n,
       worker: s.worker ?? null,
@@ -289,6 +287,24 @@ export function deriveRunState(records: readonly JournalRecord[], journalBytes: 
     pending: pendingReviewOf(records),
     step: stepModeOf(records),
   };
+}
+
+/** What a run is doing, as every reader says it: state.json's status, the live engine's say on top. */
+export type RunActivity = 'running' | 'awaiting-review' | 'stopped' | 'died';
+
+/**
+ * The one place (in TypeScript; read/run_state.py's run_status in Python) where state.json meets
+ * what the file cannot hold: whether an engine is alive on the run. Its engine writes the file, so
+ * one killed mid-run leaves "running" behind: without a live engine that is "died" (resumable). A
+ * live engine works on the run, even before it journals its start over a stopped state; it awaits
+ * review while the running state has a pending proposal.
+ */
+export function runActivity(
+  state: { status: RunStatus | 'died'; pending?: RunStateFile['pending'] },
+  live: boolean,
+): RunActivity {
+  if (!live) return state.status === 'stopped' ? 'stopped' : 'died';
+  return state.status === 'running' && state.pending ? 'awaiting-review' : 'running';
 }
 
 /** The proposal a reviewer has not decided yet: offered (a review pending record), neither decided nor recorded. */

@@ -191,22 +191,3 @@ function remeasured(r: ExperimentRecord, best: BestEstimate): boolean {
     r.verdict !== undefined && r.best_before !== null && r.verdict.best_runs > 0 && r.parent_commit === best.commit
   );
 }
-
-/** One step of the best line: the best's estimate after experiment n, where it changed. */
-export interface BestPoint {
-  n: number;
-  metric: number;
-}
-
-/** The best's estimate after each experiment at which it (its code or its estimate) changed, in journal order. */
-export function bestPath(timeline: readonly BestAfter[]): BestPoint[] {
-  const path: BestPoint[] = [];
-  let before: BestEstimate | null = null;
-  for (const { n, best } of timeline) {
-    if (best && (!before || best.commit !== before.commit || best.metric !== before.metric)) {
-      path.push({ n, metric: best.metric });
-    }
-    before = best;
-  }
-  return path;
-}

@@ -6,9 +6,8 @@
  * so old runs render exactly as they did.
  */
 import type { ExperimentRecord, JournalRecord, RunConfig, RunRef } from '../journal/journal';
-import type { Direction } from './keep';
 import { bestEstimate, Measurements } from './measurements';
-import { fmtNoise, noiseRuleOf } from './noise';
+import { fmtNoise, measuresNoise, noiseRuleOf, standardError, type Direction } from './noise';
 import { trustReport, type TrustCost, type TrustReport } from './trust-cost';
 
 type Exp = Pick<ExperimentRecord, 'runs' | 'verdict' | 'same_as' | 'metric'>;
@@ -110,7 +109,7 @@ export function noiseSummary(records: JournalRecord[], direction: Direction): No
   const { sigma, df } = m.sigma();
   const exps = records.filter((r): r is ExperimentRecord => r.type === 'experiment');
   const b = bestEstimate(exps, m);
-  const best = b && { n: b.n, metric: b.metric, runs: b.runs, se: sigma !== null ? sigma / Math.sqrt(b.runs) : null };
+  const best = b && { n: b.n, metric: b.metric, runs: b.runs, se: standardError(sigma, b.runs) };
   return { sigma, df, best, trust: trustReport(records, direction) };
 }
 
@@ -152,7 +151,7 @@ export function perProposerWords(t: TrustReport): string[] {
  */
 export function noiseLineWords(sigma: number | null, df: number, config: RunConfig | undefined): string {
   const rule = config ? noiseRuleOf(config) : null;
-  if (!rule || rule.noiseRuns <= 1) return 'not measured (noise_runs 1: the strict rule keeps any improvement)';
+  if (!rule || !measuresNoise(rule)) return 'not measured (noise_runs 1: the strict rule keeps any improvement)';
   if (sigma === null) return `not measured yet (the baseline runs ${rule.noiseRuns} times first)`;
   if (sigma === 0)
     return `σ 0 over ${df} repeat${df === 1 ? '' : 's'}: a deterministic metric, any improvement is kept`;

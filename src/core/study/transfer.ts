@@ -8,7 +8,7 @@
 import type { ExperimentRecord, JournalRecord, RunStartRecord } from '../journal/journal';
 import { experimentsOf, runsOf } from '../journal/journal';
 import { Measurements, stateKey } from '../rule/measurements';
-import { fmtNoise, mean, pooledSigma, signed } from '../rule/noise';
+import { differenceError, fmtNoise, mean, pooledSigma, signed } from '../rule/noise';
 import type { StudyRecord, StudyRunRecord, StudyStartRecord } from './transfer-journal';
 import { studyRunsOf } from './transfer-journal';
 
@@ -115,7 +115,7 @@ function estimate(values: number[]): Estimate {
 
 function diff(after: Estimate, before: Estimate, sigma: number | null): { delta: number | null; se: number | null } {
   if (after.mean === null || before.mean === null) return { delta: null, se: null };
-  const se = sigma === null ? null : sigma * Math.sqrt(1 / after.runs + 1 / before.runs);
+  const se = sigma === null ? null : differenceError(sigma, after.runs, before.runs);
   return { delta: after.mean - before.mean, se };
 }
 

@@ -7,7 +7,7 @@
  * Pure: no DOM and no Node APIs, so the panel and the engine share it.
  */
 import { proposalNotes, type ExperimentRecord, type ProposalNotes } from '../journal/journal';
-import type { Direction } from '../rule/keep';
+import type { Direction } from '../rule/noise';
 import { fmtNoise } from '../rule/noise';
 import { cacheHitRate } from '../config/pricing';
 import { confirmedWords, runWords, sameAsWords, spread, verdictWords } from '../rule/noise-words';

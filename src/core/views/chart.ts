@@ -12,7 +12,7 @@
  * panel's width) and the exported notebook (neither: fixed colours, see COLORS).
  */
 import type { ExperimentRecord, JournalRecord } from '../journal/journal';
-import type { Direction } from '../rule/keep';
+import { standardError, type Direction } from '../rule/noise';
 import { bestTimeline } from '../rule/measurements';
 import { filterChartRows } from './chart-filter';
 import { placeLabels } from './chart-labels';
@@ -178,7 +178,7 @@ function experimentsIn(records: readonly JournalRecord[]): ExperimentRecord[] {
 
 /**
  * The rows the chart plots, in experiment order, with the running best (and its band) filled in.
- * The best after each experiment is bestTimeline's (the rule the engine and state.json's best_path
+ * The best after each experiment is bestTimeline's (the rule the engine and state.json's best
  * follow): given a whole journal its estimates use every run; experiment records alone say the same.
  */
 export function chartRows(records: readonly JournalRecord[]): ChartRow[] {
@@ -208,7 +208,7 @@ export function chartRows(records: readonly JournalRecord[]): ChartRow[] {
       label: null, // the labelled keeps get theirs below
     };
     if (best !== null && sigma) {
-      const half = (BAND_SE * sigma) / Math.sqrt(bestRuns);
+      const half = BAND_SE * standardError(sigma, bestRuns);
       row.best_lo = best - half;
       row.best_hi = best + half;
     }

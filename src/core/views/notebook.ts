@@ -13,7 +13,7 @@ import { literalDollars, markdownLiteral } from './markdown-text';
 import { runBranch } from '../journal/layout';
 import type { TransferSummary } from '../study/transfer';
 import { transferChartBundle, transferTableBundle } from './transfer-view';
-import type { Direction } from '../rule/keep';
+import type { Direction } from '../rule/noise';
 import {
   bestWords,
   hasRepeats,

@@ -20,7 +20,7 @@ import { exitAfterFlush } from './exit-after-flush';
 import { exportNotebook } from './export-command';
 import { initWorkspace, TEMPLATE_NEEDS } from '../workspace/init';
 import { initFromRepository } from '../workspace/init-from';
-import { Loop } from '../run/loop';
+import { Loop } from '../run/setup';
 import { createProposer, defaultProposer } from '../proposers';
 import { resolvePython } from '../workspace/python';
 import { resultsText, statusText } from './report';

@@ -5,7 +5,7 @@ import { experimentsOf, type JournalRecord, type RunConfig } from '../../core/jo
 import { Measurements } from '../../core/rule/measurements';
 import { fmtNoise } from '../../core/rule/noise';
 import { noiseLineWords } from '../../core/rule/noise-words';
-import { deriveRunState } from '../../core/journal/run-state';
+import { deriveRunState, runActivity, type RunStateFile } from '../../core/journal/run-state';
 import { sandboxOf } from '../../core/config/sandbox';
 import { describeTrust, trustReport } from '../../core/rule/trust-cost';
 import { isEngineAlive, readEngineInfo } from '../run/engine-lock';
@@ -39,19 +39,27 @@ function load(dir: string, tag?: string): { tag: string; records: JournalRecord[
   return { tag: t, records: new JournalStore(runPaths(dir, t).journal).read() };
 }
 
+/** The run's `state:` line, for what runActivity says it is doing. */
+function stateWords(s: RunStateFile, activity: ReturnType<typeof runActivity>, pid: number | undefined, dir: string) {
+  switch (activity) {
+    case 'awaiting-review':
+      return `awaiting-review: #${s.pending?.n} ${s.pending?.description} (engine pid ${pid}; autoresearch review ${dir})`;
+    case 'running':
+      return `running (engine pid ${pid})`;
+    case 'stopped':
+      return `stopped (${s.end?.reason}${s.end?.message ? `: ${s.end.message}` : ''})`;
+    case 'died':
+      return 'not running, ended without a clean stop; continue with --resume';
+  }
+}
+
 /** A few lines on where the run stands: state.json's reading of the journal (src/core/journal/run-state.ts), in words. */
 export function statusText(dir: string, tag?: string): string {
   const { tag: t, records } = load(dir, tag);
   const s = deriveRunState(records, 0, t);
   const engine = readEngineInfo(dir);
-  const running = engine && engine.tag === t && isEngineAlive(engine);
-  const state = running
-    ? s.pending
-      ? `awaiting-review: #${s.pending.n} ${s.pending.description} (engine pid ${engine.pid}; autoresearch review ${dir})`
-      : `running (engine pid ${engine.pid})`
-    : s.end
-      ? `stopped (${s.end.reason}${s.end.message ? `: ${s.end.message}` : ''})`
-      : 'not running, ended without a clean stop; continue with --resume';
+  const running = engine !== null && engine.tag === t && isEngineAlive(engine);
+  const state = stateWords(s, runActivity(s, running), engine?.pid, dir);
   const counts = Object.entries(s.counts);
   const { trust, config } = noiseOf(records);
   const { best, baseline } = s;

@@ -8,7 +8,7 @@ import type { ExperimentRecord } from '../../core/journal/journal';
 import { fmtNoise } from '../../core/rule/noise';
 import { printable } from '../../core/views/printable';
 import type { LogCapture } from '../experiment/log-capture';
-import type { Loop } from '../run/loop';
+import type { Loop } from '../run/setup';
 import { writeControl } from './output-guard';
 
 const BAR_WIDTH = 20;

@@ -6,7 +6,8 @@
 import type { ExperimentRecord, RunConfig, RunPurpose } from '../../core/journal/journal';
 import { fmtMetric } from '../../core/views/bundle';
 import { ZERO_USAGE } from '../../core/journal/journal';
-import { decide, mean, noiseRuleOf, type NoiseRule } from '../../core/rule/noise';
+import { judgeAgainstBest } from '../../core/rule/judge';
+import { mean, noiseRuleOf, type NoiseRule } from '../../core/rule/noise';
 import { isolationOf } from '../executor/guard';
 import type { Executor, RunKernel } from '../executor/types';
 import { countDiffLines, type Repo } from '../git/git';
@@ -269,14 +270,7 @@ export function rejudge(
   rule: NoiseRule,
 ): Partial<ExperimentRecord> {
   if (!best || !record.state || best.commit === record.commit || best.state === record.state) return {};
-  const m = ledger.measurements;
-  const bestValues = m.values(best.state);
-  const d = decide({
-    candidate: m.values(record.state),
-    best: bestValues.length ? bestValues : [best.metric],
-    sigma: m.sigma().sigma,
-    rule,
-  });
+  const d = judgeAgainstBest(ledger.measurements, record.state, best, rule);
   const moved = { best_before: d.bestMean, delta: d.delta };
   if (record.status === 'discard') {
     // The best only improves, so a discard stays one; its delta is against the best as it is now.

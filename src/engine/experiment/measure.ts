@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunPurpose, RunRecord, Verdict } from '../../core/journal/journal';
-import { decide, fmtNoise, mean, type Decision, type NoiseRule } from '../../core/rule/noise';
+import { judgeAgainstBest, judgeBaseline, type Decision } from '../../core/rule/judge';
+import type { NoiseRule } from '../../core/rule/noise';
 import { sizeWords } from '../../core/config/limits';
 import { memoryGb, parseSummary, readMetric } from '../../core/rule/summary';
 import type { Executor, RunIsolation, RunKernel, RunOutcome } from '../executor/types';
@@ -73,7 +74,6 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
   const m = env.ledger.measurements;
   const spent = { measure: 0, noise: 0, confirm: 0, best: 0 };
   let decision: Decision | null = null;
-  let bestRuns = 0;
   // What the tree has checked out (the caller hands it over at the candidate): moved only for a
   // re-measure of the best, so a plain experiment asks git nothing here.
   let at = candidate.commit;
@@ -92,14 +92,7 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
       } else {
         const best = env.currentBest();
         if (!best) throw new Error(`experiment #${n} has no best to be judged against`);
-        const bestValues = m.values(best.state);
-        bestRuns = Math.max(1, bestValues.length);
-        decision = decide({
-          candidate: values,
-          best: bestValues.length ? bestValues : [best.metric],
-          sigma: m.sigma().sigma,
-          rule: env.rule,
-        });
+        decision = judgeAgainstBest(m, candidate.state, best, env.rule);
         if (decision.action === 'run-best') next = { target: best, purpose: 'best' };
         else if (decision.action === 'run-candidate') next = { target: candidate, purpose: 'confirm' };
       }
@@ -118,7 +111,7 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
             mean: d.mean,
             bestMean: d.bestMean,
             delta: d.delta,
-            verdict: verdictOf(env, d, bestRuns, spent, candidate),
+            verdict: verdictOf(env, d, spent, candidate),
           };
         }
         const which =
@@ -130,31 +123,16 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
     // With the repository gone there is nothing to check out; the error that says so goes on up.
     if (!repositoryGone(env.dir)) await checkout(candidate.commit);
   }
-  const values = m.values(candidate.state);
   if (baseline) {
-    const sigma = m.sigma().sigma;
-    const reason =
-      values.length > 1
-        ? `the reference: mean of ${values.length} runs${sigma !== null ? `, σ ${fmtNoise(sigma)}` : ''}`
-        : 'the reference';
-    const d: Decision = {
-      action: 'keep',
-      reason,
-      mean: mean(values),
-      bestMean: NaN,
-      delta: 0,
-      se: sigma !== null ? sigma / Math.sqrt(values.length) : null,
-      floor: null,
-      strict: env.rule.noiseRuns <= 1 || sigma === 0,
-    };
+    const d = judgeBaseline(m.values(candidate.state), m.sigma().sigma, env.rule);
     return {
       kind: 'decided',
       status: 'keep',
-      reason,
+      reason: d.reason,
       mean: d.mean,
       bestMean: null,
       delta: null,
-      verdict: verdictOf(env, d, 0, spent, candidate),
+      verdict: verdictOf(env, d, spent, candidate),
     };
   }
   const d = decision as Decision;
@@ -165,17 +143,11 @@ export async function measure(env: MeasureEnv, n: number, candidate: Target, bas
     mean: d.mean,
     bestMean: d.bestMean,
     delta: d.delta,
-    verdict: verdictOf(env, d, bestRuns, spent, candidate),
+    verdict: verdictOf(env, d, spent, candidate),
   };
 }
 
-function verdictOf(
-  env: MeasureEnv,
-  d: Decision,
-  bestRuns: number,
-  spent: Verdict['spent'],
-  candidate: Target,
-): Verdict {
+function verdictOf(env: MeasureEnv, d: Decision, spent: Verdict['spent'], candidate: Target): Verdict {
   const sigma = env.ledger.measurements.sigma().sigma;
   const runs = env.ledger.measurements.values(candidate.state).length;
   return {
@@ -183,7 +155,7 @@ function verdictOf(
     se: d.se,
     floor: d.floor,
     keep_sigma: env.rule.keepSigma,
-    best_runs: bestRuns,
+    best_runs: d.bestRuns,
     strict: d.strict,
     confirmed: d.action === 'keep' && !d.strict && runs > 1,
     spent,
@@ -271,7 +243,7 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
 
 const REPOSITORY_DELETED = "the training run deleted the workspace's git repository (.git)";
 
-/** A training run deleted .git: no commit can be kept or reset, so the run cannot go on (loop.ts adds how to recover). */
+/** A training run deleted .git: no commit can be kept or reset, so the run cannot go on (setup.ts adds how to recover). */
 export class RepositoryDeleted extends UserError {
   constructor(readonly n: number) {
     super(

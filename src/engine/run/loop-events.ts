@@ -1,5 +1,5 @@
 /**
- * The events a run emits while it works (Loop, fed by the pool), typed so a listener for an
+ * The events a run emits while it works (Loop, fed by the loop of loop.ts), typed so a listener for an
  * event that does not exist, or with the wrong arguments, fails to compile. The worker (1..N)
  * comes last, and only in runs with several workers.
  */
@@ -27,5 +27,5 @@ export interface LoopEvents {
   note: [text: string, worker?: number];
 }
 
-/** How the pool hands an event to the Loop's listeners. */
+/** How the loop hands an event to the Loop's listeners. */
 export type EmitLoopEvent = <K extends keyof LoopEvents>(event: K, ...args: LoopEvents[K]) => void;

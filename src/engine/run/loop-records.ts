@@ -1,8 +1,8 @@
 /**
  * Journal records the loop writes on its own (an experiment left in flight, a
  * proposal given up, a proposal paid for that never ran), and what it reads back
- * from a journal: the best so far and the experiments a dead engine left in
- * flight. Shared by one worker and several.
+ * from a journal: the best so far and the experiments made. Shared by one worker
+ * and several.
  */
 import type {
   ExperimentRecord,
@@ -12,7 +12,6 @@ import type {
   Usage,
 } from '../../core/journal/journal';
 import { bestEstimate, type Measurements } from '../../core/rule/measurements';
-import { inFlightStarts } from '../../core/journal/run-state';
 import type { ProposalAbandoned } from '../proposers/types';
 
 export interface Best {
@@ -27,11 +26,6 @@ export interface Best {
 export function bestOf(history: ExperimentRecord[], m: Measurements): Best | null {
   const b = bestEstimate(history, m);
   return b && { commit: b.commit, state: b.state, metric: b.metric };
-}
-
-/** The experiments left in flight, by n: state.json's rule (inFlightStarts in src/core/journal/run-state.ts). */
-export function findInFlight(records: JournalRecord[]): ExperimentStartRecord[] {
-  return inFlightStarts(records);
 }
 
 /**

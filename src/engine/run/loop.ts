@@ -1,352 +1,333 @@
 /**
- * The engine's run: set up or resume it (the branch, the journal, what a killed engine left),
- * then hand it to the one loop (pool.ts: propose → measure → keep or reset → journal, for one
- * worker or N) until a stop condition. The journal and git are the only state; everything here
- * can be rebuilt from them after a kill -9.
+ * The loop, for one worker or N, as the method's steps: propose (propose.ts) → edit → commit →
+ * run → measure → judge (experiment/: runExperiment, measure.ts, the judge of
+ * src/core/rule/judge.ts) → judge again against the best as it is now → record (the journal,
+ * results.tsv) → keep or reset (git), on each lane (lanes.ts) until a stop condition.
+ *
+ * One global best: the branch `autoresearch/<tag>`, checked out in the workspace folder. Every
+ * proposal starts from it as it is at that moment, and a result is kept only if it beats it as
+ * it is when the result lands. With several workers the kept commit itself becomes the tip of
+ * the branch: a fast-forward when the best did not move meanwhile, else a sideways move to the
+ * new keep, which beat the one that landed in between — re-applying it would make a commit
+ * nobody measured. Numbers are allocated as proposals arrive, so they are unique and in order.
  */
-import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import type {
-  ExperimentStartRecord,
-  JournalRecord,
-  RunConfig,
-  RunEndRecord,
-  RunStartRecord,
-} from '../../core/journal/journal';
-import { settingsFrom, type SettingsChanged, type SettingsFrom } from '../../core/config/security-settings';
-import { experimentsOf } from '../../core/journal/journal';
-import { RECOVER_PATCH } from '../../core/journal/layout';
-import { Measurements } from '../../core/rule/measurements';
-import { acquireEngineLock, assertNoOtherEngine, releaseEngineLock } from './engine-lock';
-import type { Executor } from '../executor/types';
-import { repositoryGone, type Repo } from '../git/git';
-import { JournalStore } from '../store/journal-store';
-import type { LoopEvents } from './loop-events';
-import { bestOf, experimentsMade, findInFlight, interruptedRecord } from './loop-records';
-import { runPool } from './pool';
-import type { Proposer } from '../proposers/types';
-import { locatePython } from '../workspace/python';
-import { recoveryPatch } from './recovery';
-import { ResultsFile } from '../store/results-file';
-import { continuations, pendingContinuations, type Continuation } from './resume';
-import { changedSettingsWarning, newRunSettings, resumeSettings } from './settings-guard';
-import { readPending, type Asker } from '../step-mode/step-review';
-import { ENGINE_VERSION } from '../version';
-import {
-  checkTag,
-  checkWorkspace,
-  defaultTag,
-  freeRunTag,
-  hashFiles,
-  latestTag,
-  loadProgram,
-  readonlyChangedSince,
-  runPaths,
-  UserError,
-} from '../workspace/workspace';
-import { checkWorkerFiles, deviceEnvs, removeWorktrees, worktreesRoot } from '../git/worktrees';
-import { replaceFile } from '../workspace/workspace-files';
+import { budgetWarning } from '../../core/rule/budget-check';
+import type { ExperimentRecord, JournalRecord, RunEndRecord, RunPurpose } from '../../core/journal/journal';
+import { noiseRuleOf } from '../../core/rule/noise';
+import { sandboxOf } from '../../core/config/sandbox';
+import { setRunningGroup, setRunningKernel } from './engine-lock';
+import { rejudge, runExperiment } from '../experiment/experiment';
+import { MISSING_MODULE } from '../experiment/measure';
+import type { LogCapture } from '../experiment/log-capture';
+import type { Phase } from './loop-events';
+import { interruptedRecord, type Best } from './loop-records';
+import { closeLanes, openLanes, type Lane } from './lanes';
+import type { Job, LoopInput } from './loop-state';
+import { Proposing } from './propose';
+import { filesAt } from './rebase-proposal';
+import { ReviewPostponed } from '../step-mode/step-review';
+import { runPaths, UserError } from '../workspace/workspace';
+import { openAppend } from '../workspace/workspace-files';
 
-export { bestOf, type Best } from './loop-records';
-
-const stderr = (text: string) => void process.stderr.write(text);
-export type { LoopEvents, Phase } from './loop-events';
-
-export interface LoopOptions {
-  dir: string;
-  tag?: string;
-  resume?: boolean;
-  proposer: Proposer;
-  executor: Executor;
-  python: string;
-  seed?: number;
-  /** Stop once the run has this many experiments in all, over every resume (as experimentsMade counts them). */
-  maxExperiments?: number;
-  /** Stop after this many experiments more than the journal has (the baseline not counted). */
-  moreExperiments?: number;
-  hours?: number;
-  /** Stop before a proposal that would take the run's spending (all its experiments) past this many dollars. */
-  maxDollars?: number;
-  overrides?: Partial<RunConfig>;
-  /** Who gave `overrides`, for the journal's record of where each security setting came from; default 'flag'. */
-  overridesFrom?: 'flag' | 'panel';
-  /** Accept security settings changed since the run's last start (--accept-settings); else a resume refuses them. */
-  acceptSettings?: boolean;
-  /** Where a new run's changed security settings are shown; default stderr. */
-  warn?: (text: string) => void;
-  /** Draft the next proposal while an experiment trains (for pipelined proposers); default true. */
-  pipeline?: boolean;
-  /** Aborted to stop the run cleanly (signals, `autoresearch stop`). */
-  signal: AbortSignal;
-  logHeadBytes?: number;
-  logTailBytes?: number;
-  /** Experiments at once, each in its own git worktree with its own executor; default 1. */
-  workers?: number;
-  /** A new executor for another worker (workers 2..N; worker 1 uses `executor`). */
-  executorFor?: (worker: number) => Executor;
-  /** Step mode's in-process reviewer (the terminal's prompt), raced with decision files. */
-  asker?: Asker;
+/** Runs the loop until a stop condition; writes and returns the run_end record. */
+export async function runLoop(o: LoopInput, records: JournalRecord[]): Promise<RunEndRecord> {
+  return new RunLoop(o, records).run();
 }
 
-/** Emits LoopEvents (src/engine/run/loop-events.ts): phase, run-start, experiment, note. */
-export class Loop extends EventEmitter<LoopEvents> {
-  tag = '';
-  branch = '';
-  config!: RunConfig;
-  private settingsFrom!: SettingsFrom;
-  private settingsChanged: SettingsChanged | undefined;
-  private maxExperiments: number | undefined;
-
-  constructor(private readonly opts: LoopOptions) {
-    super();
+class RunLoop extends Proposing {
+  /** Runs the baseline, then every lane until a stop condition; journals and returns the run_end record. */
+  async run(): Promise<RunEndRecord> {
+    const { dir, tag, branch, executors } = this.o;
+    const at = { dir, tag, branch, workers: executors.length };
+    const lanes = await openLanes(
+      this.main,
+      at,
+      async () => this.best?.commit ?? (await this.main.head()),
+      this.gitLock,
+    );
+    try {
+      await this.guard(lanes[0], () => this.baseline(lanes[0]));
+      await Promise.all(lanes.map(l => this.guard(l, () => this.work(l))));
+    } finally {
+      // A draft the run ends without using was paid for: its cost goes in the journal before run_end.
+      await this.recordDiscardedDraft(lanes[0]).catch(() => undefined);
+      // No mode switch is journaled after the run's end.
+      this.review?.close();
+      await closeLanes(this.main, at).catch(() => undefined);
+    }
+    const reason = this.endReason();
+    const record: RunEndRecord = {
+      type: 'run_end',
+      ts: new Date().toISOString(),
+      reason,
+      message: this.fatal ?? this.stopped?.message ?? null,
+      best_commit: this.best?.commit ?? null,
+      best_metric: this.best?.metric ?? null,
+    };
+    this.o.journal.append(record);
+    if (this.fatal) {
+      throw new UserError(this.fatal);
+    }
+    return record;
   }
 
-  /** Runs until a stop condition and returns the run_end record. */
-  async run(): Promise<RunEndRecord> {
-    const { dir } = this.opts;
-    const { program, config } = loadProgram(dir, this.opts.overrides);
-    this.config = config;
-    this.settingsFrom = settingsFrom(program.frontMatter, this.opts.overrides ?? {}, this.opts.overridesFrom ?? 'flag');
-    if (this.opts.maxExperiments !== undefined && this.opts.moreExperiments !== undefined) {
-      throw new UserError(
-        '--max-experiments and --more-experiments exclude each other: give the total or how many more',
-      );
-    }
-    const today = defaultTag();
-    this.tag = this.opts.tag ?? (this.opts.resume ? (latestTag(dir) ?? today) : await freeRunTag(dir, today));
-    if (!this.opts.tag && !this.opts.resume && this.tag !== today) {
-      // Said before anything starts, as the panel says it beside Start (src/core/journal/layout.ts's freeTag).
-      this.emit(
-        'note',
-        `run tag ${this.tag}: ${today} is taken by an earlier run (continue it with --resume --tag ${today}, or name this run with --tag)`,
-      );
-    }
-    checkTag(this.tag);
-    this.branch = `autoresearch/${this.tag}`;
-    const paths = runPaths(dir, this.tag);
-    // Every append also rewrites state.json, what the server and the panel read of the run.
-    const journal = new JournalStore(paths.journal, { file: paths.state, tag: this.tag });
-    const python = await locatePython(this.opts.python).catch(e => {
-      throw new UserError((e as Error).message);
-    });
-    const workers = this.opts.workers ?? 1;
-    const executors = workers > 1 ? this.executors(workers) : [this.opts.executor];
-    const devices = deviceEnvs(executors);
-    // Checks that only read come before the lock, so a refused run leaves no trace.
-    assertNoOtherEngine(dir);
-    const records = journal.read();
-    // The security settings against the run's last start (a resume) or the latest other run's (a new
-    // run), before any other check: a setting a run changed is named first, whatever else it broke.
-    const accept = this.opts.acceptSettings === true;
-    this.settingsChanged = this.opts.resume
-      ? resumeSettings(this.tag, records, this.config, this.settingsFrom, accept)
-      : newRunSettings(dir, this.tag, this.config, this.settingsFrom, accept);
-    const inFlight = this.opts.resume ? findInFlight(records) : [];
-    // An experiment left in flight may have left its edit uncommitted: resume resets it.
-    const repo = await checkWorkspace(dir, this.config, { allowDirty: inFlight.length ? this.config.editable : [] });
-    if (workers > 1 && this.config.step) {
-      // One pending proposal per run keeps the files, the prompt and the class's attention simple.
-      throw new UserError('step mode reviews one proposal at a time: run it with one worker (drop --workers)');
-    }
-    if (workers > 1) {
-      await checkWorkerFiles(repo, this.config);
-      this.config = { ...this.config, workers };
-    }
-    // The run's own start: what the read-only files were when its first experiment was measured.
-    const started = records.find((r): r is RunStartRecord => r.type === 'run_start');
-    if (this.opts.resume && started && (await repo.currentBranch()) === this.branch) {
-      // Checked on the tree as the user left it, before anything moves: a changed and committed prepare.py is refused, not reset away.
-      const changed = readonlyChangedSince(dir, started, this.config.readonly);
-      if (changed) throw new UserError(changed);
-    }
-    const left = acquireEngineLock(dir, this.tag);
+  /** Git or the proposer's plumbing failing outside an experiment stops every worker cleanly. */
+  private async guard(lane: Lane, work: () => Promise<void>): Promise<void> {
     try {
-      // Kernels a killed engine's runs went to are interrupted (the runner ends the training) and, if it started them, shut down.
-      await Promise.all(executors.map(e => e.reclaim?.(left)));
-      const results = ResultsFile.open(dir, this.tag, records, text => this.emit('note', text));
-      let resumable: Continuation[] = [];
-      if (this.opts.resume) {
-        resumable = await this.resume(repo, records, inFlight, journal, results);
-        // And on the tree the run will use (the branch checked out, reset to the best).
-        const changed = started && readonlyChangedSince(dir, started, this.config.readonly);
-        if (changed) throw new UserError(changed);
-      } else {
-        await this.setUp(repo, records);
-      }
-      // Once nothing refuses the run: results.tsv as the journals have it before the first new row.
-      results.sync();
-      const warning = this.settingsChanged && !this.opts.resume ? changedSettingsWarning(this.settingsChanged) : '';
-      if (warning) (this.opts.warn ?? stderr)(warning);
-      // The journal as the resume left it: the experiments so far count towards --max-experiments.
-      const now = journal.read();
-      const made = experimentsMade(now);
-      // A resume that names no limit keeps the run's own: its total was set when the run started.
-      const starts = now.filter(r => r.type === 'run_start');
-      const kept = this.opts.resume ? starts[starts.length - 1]?.max_experiments : undefined;
-      this.maxExperiments =
-        this.opts.moreExperiments !== undefined ? made + this.opts.moreExperiments : (this.opts.maxExperiments ?? kept);
-      now.push(await this.writeRunStart(repo, journal));
-      return await runPool(
-        {
-          dir,
-          tag: this.tag,
-          branch: this.branch,
-          config: this.config,
-          journal,
-          python,
-          proposer: this.opts.proposer,
-          programBody: program.body,
-          readonlyHashes: hashFiles(dir, this.config.readonly),
-          seed: this.opts.seed ?? 0,
-          executors,
-          devices,
-          signal: this.opts.signal,
-          maxExperiments: this.maxExperiments,
-          deadline: this.opts.hours ? Date.now() + this.opts.hours * 3600_000 : Infinity,
-          maxDollars: this.opts.maxDollars ?? this.config.max_dollars,
-          pipeline: this.opts.pipeline !== false,
-          resumed: resumable,
-          logHeadBytes: this.opts.logHeadBytes,
-          logTailBytes: this.opts.logTailBytes,
-          results,
-          asker: this.opts.asker,
-          emit: (event, ...args) => this.emit(event, ...(args as never)),
-        },
-        now,
-      );
+      await work();
     } catch (e) {
-      throw repositoryGone(dir) ? this.repositoryLost(e as Error, journal) : e;
-    } finally {
-      releaseEngineLock(dir);
+      this.fail(this.several ? `worker ${lane.k} failed: ${(e as Error).message}` : (e as Error).message);
+    }
+  }
+
+  /** The baseline, first: measured from scratch, or on from where a killed engine left it. */
+  private async baseline(lane: Lane): Promise<void> {
+    const resumed = this.resumed.findIndex(c => c.baseline);
+    if (this.best || this.halted()) {
+      if (resumed >= 0) this.resumed.splice(resumed, 1);
+      return;
+    }
+    const parent = await this.main.head();
+    const files = await filesAt(this.main, parent, this.o.config.editable);
+    let job: Job;
+    if (resumed >= 0) {
+      const c = this.resumed.splice(resumed, 1)[0];
+      job = { n: c.start.n, proposal: null, from: c.commit, parent: null, files, proposeSeconds: 0, resume: c };
+    } else {
+      const n = this.next++;
+      this.start(n, lane, parent, 'baseline', undefined, 0);
+      job = { n, proposal: null, from: parent, parent: null, files, proposeSeconds: 0 };
+    }
+    const record = await this.experiment(lane, job);
+    if (!this.best && record?.status === 'crash') {
+      // A module the environment lacks is the environment's to fix, not the code's.
+      const fix = MISSING_MODULE.test(record.reason ?? '') ? 'install it' : `fix ${this.o.config.editable[0]}`;
+      this.fail(
+        `the baseline crashed (${record.reason}); ${fix} — the log is ${record.log_path} — then run again with --resume`,
+      );
+    }
+  }
+
+  /** One lane: take a job (one lane at a time proposes), then run it through the steps; until a stop condition. */
+  private async work(lane: Lane): Promise<void> {
+    for (;;) {
+      const seen = this.finished.count;
+      const job = await this.proposals.run(() => this.take(lane));
+      if (job === 'stop') return;
+      if (job === 'retry') continue;
+      if (job === 'wait') {
+        await this.finished.after(seen, () => this.signal.aborted || this.fatal !== null);
+        continue;
+      }
+      await this.experiment(lane, job);
     }
   }
 
   /**
-   * The workspace's .git is gone (a training run deleted it): the journal and results.tsv are
-   * intact; the kept experiments' edits are written as one patch, and the message says how to recover.
+   * The method's steps for one job: edit, commit, run, measure and judge (experiment/), judged
+   * again against the best as it is when the result lands (another worker may have moved it),
+   * recorded (journal first: a kill after it loses nothing), then keep or reset (git/).
    */
-  private repositoryLost(e: Error, journal: JournalStore): UserError {
-    const { dir } = this.opts;
-    const records = journal.read();
-    const patch = recoveryPatch(records);
-    const rel = (p: string) => path.relative(dir, p);
-    let best = '';
-    if (patch) {
-      const file = path.join(runPaths(dir, this.tag).root, RECOVER_PATCH);
-      replaceFile(file, patch.text);
-      best = `, and ${rel(file)} holds the kept edits (the best, ${patch.best.slice(0, 7)}, is \`git apply ${rel(file)}\` on commit ${patch.base.slice(0, 7)})`;
-    }
-    return new UserError(
-      `${e.message}. Nothing recorded is lost: the journal (${rel(journal.file)}) and results.tsv are intact${best}. ` +
-        'To go on, restore .git from a backup, or clone the repository again and copy .autoresearch/ and results.tsv into the clone, ' +
-        "then start a new run with --tag (this run's commits were only in the deleted .git)",
-    );
-  }
-
-  /** One executor per worker: the one given for worker 1, new ones for the others. */
-  private executors(workers: number): Executor[] {
-    const make = this.opts.executorFor;
-    if (!make) {
-      throw new UserError('several workers need an executor each: pass executorFor with workers > 1');
-    }
-    return [this.opts.executor, ...Array.from({ length: workers - 1 }, (_, i) => make(i + 2))];
-  }
-
-  private async writeRunStart(repo: Repo, journal: JournalStore): Promise<RunStartRecord> {
-    const record: RunStartRecord = {
-      type: 'run_start',
-      ts: new Date().toISOString(),
-      tag: this.tag,
-      branch: this.branch,
-      resume: Boolean(this.opts.resume),
-      base_commit: await repo.head(),
-      proposer: this.opts.proposer.name,
-      seed: this.opts.seed ?? 0,
-      config: this.config,
-      readonly_hashes: hashFiles(this.opts.dir, this.config.readonly),
-      engine_version: ENGINE_VERSION,
-      pid: process.pid,
-      settings_from: this.settingsFrom,
-      ...(this.settingsChanged && { settings_changed: this.settingsChanged }),
-      ...(this.maxExperiments !== undefined && { max_experiments: this.maxExperiments }),
-    };
-    journal.append(record);
+  private async experiment(lane: Lane, job: Job): Promise<ExperimentRecord | null> {
+    const record = await this.measured(lane, job);
+    if (!record) return null;
+    this.warnIfBudgetIgnored(lane, job.n);
+    this.noteSandbox(lane, job.n);
+    // No await from the judge to the journal, so no other result can land in between.
+    this.judgeAgain(job, record);
+    const before = this.best;
+    this.record(record);
+    this.best = this.currentBest();
+    await this.keepOrReset(lane, job, record, before);
     return record;
   }
 
-  private async setUp(repo: Repo, records: JournalRecord[]): Promise<void> {
-    if (await repo.branchExists(this.branch)) {
-      throw new UserError(
-        `branch ${this.branch} already exists; continue it with --resume, or start another run with --tag`,
-      );
+  /** A result judged again (judge.ts, through rejudge) against the best as it is now. */
+  private judgeAgain(job: Job, record: ExperimentRecord): void {
+    if (job.parent && (record.status === 'keep' || record.status === 'discard')) {
+      Object.assign(record, rejudge(record, this.currentBest(), this.ledger, noiseRuleOf(this.o.config)));
     }
-    if (records.length) {
-      throw new UserError(
-        `a journal for tag "${this.tag}" exists (${runPaths(this.opts.dir, this.tag).journal}); use --resume or another --tag`,
-      );
-    }
-    await repo.createBranch(this.branch);
   }
 
-  private async resume(
-    repo: Repo,
-    records: JournalRecord[],
-    inFlight: ExperimentStartRecord[],
-    journal: JournalStore,
-    results: ResultsFile,
-  ): Promise<Continuation[]> {
-    const { dir } = this.opts;
-    if (!(await repo.branchExists(this.branch))) {
-      throw new UserError(
-        `there is no run to resume: branch ${this.branch} does not exist; start one without --resume`,
+  /**
+   * Keep: with several workers the branch moves to the kept commit (one worker's folder is on it
+   * already). Reset: one worker's folder goes back to the best (a worker's tree is reset when it
+   * takes its next job).
+   */
+  private async keepOrReset(lane: Lane, job: Job, record: ExperimentRecord, before: Best | null): Promise<void> {
+    const { o } = this;
+    const kept = record.status === 'keep' && record.commit !== null && this.best?.commit === record.commit;
+    if (kept && this.several) {
+      if (before && job.parent && before.commit !== job.parent.commit) {
+        o.emit('note', `#${record.n} beat the best that landed while it ran; ${o.branch} moves to it`);
+      }
+      // Queued behind any earlier keep's move, so the branch ends at the latest best.
+      await this.main.resetHard(record.commit as string);
+    } else if (!kept && !this.several) {
+      await lane.repo.resetHard(this.best?.commit ?? record.parent_commit);
+    }
+  }
+
+  /**
+   * Edit → commit → run → measure → judge, in the lane (experiment/runExperiment): the job's
+   * record, or null when it was stopped awaiting review (nothing recorded; a resume offers it again).
+   */
+  private async measured(lane: Lane, job: Job): Promise<ExperimentRecord | null> {
+    const { o } = this;
+    const { n } = job;
+    const description = job.resume?.start.description ?? job.proposal?.description ?? 'baseline';
+    const worker = this.several ? lane.k : undefined;
+    let record: ExperimentRecord;
+    let runStartedAt: number | null = null;
+    try {
+      // One worker's folder is already at the best (reset after every result that was not kept).
+      if (!job.resume && this.several) await lane.repo.resetHard(job.from);
+      this.emitFor(lane, 'phase', n, 'apply', description);
+      record = await runExperiment(
+        {
+          dir: lane.dir,
+          repo: lane.repo,
+          config: o.config,
+          executor: o.executors[lane.k - 1],
+          python: o.python,
+          proposerName: o.proposer.name,
+          readonlyHashes: o.readonlyHashes,
+          runLog: i => runPaths(o.dir, o.tag).runLog(n, i),
+          logHeadBytes: o.logHeadBytes,
+          logTailBytes: o.logTailBytes,
+          signal: this.signal,
+          runEnv: o.devices[lane.k - 1],
+          review: job.proposal ? (this.review ?? undefined) : undefined,
+          ledger: this.ledger,
+          currentBest: () => this.currentBest(),
+          worker,
+          onPhase: phase => {
+            this.emitFor(lane, 'phase', n, phase, description);
+            this.notePhase(n, phase);
+          },
+          onSpawn: (pgids, cgroups) => setRunningGroup(o.dir, pgids, worker, cgroups),
+          onKernel: kernel => setRunningKernel(o.dir, kernel, lane.k),
+          onRunStart: (log, startedAt, diff, purpose) => {
+            const mine = this.inFlight.get(n);
+            if (mine) mine.diff = diff;
+            this.noteRunStart(n, log, startedAt, purpose);
+            this.emitFor(lane, 'run-start', n, log, startedAt, o.config.budget_s);
+            if (runStartedAt === null) this.draft(lane, job, description, diff);
+            runStartedAt ??= startedAt;
+          },
+        },
+        {
+          n,
+          best: job.parent,
+          proposal: job.proposal,
+          proposeSeconds: job.proposeSeconds,
+          resumeCommit: job.resume?.commit,
+          baseline: job.resume?.baseline,
+        },
+      );
+    } catch (e) {
+      if (e instanceof ReviewPostponed) {
+        // Stopped while awaiting review: nothing recorded, so a resume offers it again; the tree goes back to the best.
+        this.inFlight.delete(n);
+        await lane.repo.resetHard(job.from);
+        return null;
+      }
+      // A failure of git or of the executor itself, not of the experiment: the run cannot go on.
+      // One worker: the executor's own message, which names the fix (a kernel that cannot start).
+      const message = this.several
+        ? `worker ${lane.k} failed during experiment #${n}: ${(e as Error).message}`
+        : (e as Error).message;
+      const start = {
+        type: 'experiment_start' as const,
+        ts: '',
+        n,
+        parent_commit: job.from,
+        description,
+        ...(worker ? { worker } : {}),
+      };
+      record = interruptedRecord(start, null, this.best, message);
+      this.fail(message);
+    }
+    if (runStartedAt !== null) {
+      record.timings.idle_s = Math.max(0, (runStartedAt - lane.lastRunEnd) / 1000);
+      lane.lastRunEnd = Date.now();
+    }
+    return record;
+  }
+
+  /**
+   * What experiment n does now, for state.json (LivePhase): the steps before and after its runs.
+   * A run's own phases come from noteRunStart, when it has started, not when it is about to.
+   */
+  private notePhase(n: number, phase: Phase): void {
+    if (phase === 'apply' || phase === 'review' || phase === 'commit' || phase === 'judge' || phase === 'check') {
+      this.o.journal.setPhase(n, { name: phase, since: new Date().toISOString() });
+    }
+  }
+
+  /** A training run of experiment n started: `train`, counted down from now, then `evaluate` once it says so. */
+  private noteRunStart(n: number, log: LogCapture, startedAt: number, purpose: RunPurpose): void {
+    const run = {
+      // Its runs journaled so far, this one not yet: the same count runOnce numbers its log by.
+      i: this.ledger.runsFor(n).length + 1,
+      purpose,
+      started: new Date(startedAt).toISOString(),
+      budget_s: this.o.config.budget_s,
+    };
+    this.o.journal.setPhase(n, { name: 'train', since: run.started, run });
+    log.onEvaluating = () => this.o.journal.setPhase(n, { name: 'evaluate', since: new Date().toISOString(), run });
+  }
+
+  /**
+   * One line, on the terminal and at the end of the run's log, when experiment n's runs trained
+   * for another budget than AUTORESEARCH_BUDGET_S (src/core/rule/budget-check.ts has the rule): the
+   * budget counted down was not the one trained. The best's re-measures were checked as its own.
+   */
+  private warnIfBudgetIgnored(lane: Lane, n: number): void {
+    const ignored = budgetWarning(
+      this.o.config.budget_s,
+      this.ledger.runsFor(n).filter(r => r.purpose !== 'best'),
+    );
+    if (!ignored) return;
+    this.emitFor(lane, 'note', `#${n}: ${ignored.message}`);
+    for (const log of ignored.logPaths) {
+      try {
+        const fd = openAppend(log);
+        try {
+          fs.writeSync(fd, `autoresearch: ${ignored.message}\n`);
+        } finally {
+          fs.closeSync(fd);
+        }
+      } catch {
+        // A log that is gone keeps no warning; the terminal has it.
+      }
+    }
+  }
+
+  /** Whether the runs so far were sandboxed, as of the last note: one line when that first shows, or changes. */
+  private sandboxNoted: 'on' | 'off' | undefined;
+
+  /** Whether the sandbox's missing part was said already (once a run is enough). */
+  private missingNoted = false;
+
+  private noteSandbox(lane: Lane, n: number): void {
+    const run = this.ledger.runsFor(n).at(-1);
+    if (run?.sandbox === 'on' && run.sandbox_missing?.length && !this.missingNoted) {
+      this.missingNoted = true;
+      this.emitFor(lane, 'note', `training runs are sandboxed without: ${run.sandbox_missing.join('; ')}`);
+    }
+    const last = run?.sandbox;
+    if (last === undefined || last === this.sandboxNoted) return;
+    const before = this.sandboxNoted;
+    this.sandboxNoted = last;
+    // Sandboxed runs are the rule (status says so); the exception gets its line, once.
+    if (last === 'off' && sandboxOf(this.o.config.sandbox).mode !== 'off') {
+      this.emitFor(
+        lane,
+        'note',
+        `training runs are not sandboxed${before === 'on' ? ' any more' : ''}: the first line of each run's log says why`,
       );
     }
-    if ((await repo.currentBranch()) !== this.branch) {
-      await repo.checkout(this.branch);
-    }
-    const best = bestOf(experimentsOf(records), Measurements.of(records));
-    // Killed while measuring a committed experiment: it goes on from the runs it recorded.
-    const continued = [
-      ...continuations(records, inFlight),
-      ...pendingContinuations(records, inFlight, readPending(runPaths(dir, this.tag).root)),
-    ];
-    inFlight = inFlight.filter(s => !continued.some(c => c.start.n === s.n));
-    if (inFlight.length) {
-      const head = await repo.head();
-      const committed: Array<string | null> = [];
-      for (const start of inFlight) {
-        if (start.worker === undefined) {
-          // The engine died mid-experiment: if it had committed, HEAD is that commit, one past the best.
-          committed.push(best && head !== best.commit ? head : null);
-        } else {
-          // A worker commits on its own branch, which starts at the experiment's parent.
-          const tip = await repo.revParse(`${this.branch}-w${start.worker}`);
-          const ownCommit =
-            tip && tip !== start.parent_commit && (await repo.revParse(`${tip}^`)) === start.parent_commit;
-          committed.push(ownCommit ? tip : null);
-        }
-      }
-      await repo.resetHard(best?.commit ?? inFlight[0].parent_commit);
-      inFlight.forEach((start, i) => {
-        const record = interruptedRecord(
-          start,
-          committed[i],
-          best,
-          'the engine stopped (killed or crashed) during this experiment; recorded on --resume',
-        );
-        journal.append(record);
-        results.append(record);
-      });
-    } else if (best) {
-      await repo.resetHard(best.commit);
-    }
-    if (!best && continued.length && !continued[0].baseline) {
-      continued.length = 0;
-    }
-    // A killed run with several workers leaves its worktrees; one worker works in the folder itself.
-    const trees = worktreesRoot(dir, this.tag);
-    if ((this.opts.workers ?? 1) === 1 && fs.existsSync(trees)) await removeWorktrees(repo, trees);
-    return continued;
   }
 }

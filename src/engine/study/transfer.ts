@@ -9,6 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { budgetWarning } from '../../core/rule/budget-check';
+import { noiseRuleOf } from '../../core/rule/noise';
 import type { RunConfig, RunStartRecord } from '../../core/journal/journal';
 import { defaultTimeout, parseProgram } from '../../core/config/program';
 import { keptChain, type TransferSummary } from '../../core/study/transfer';
@@ -74,7 +75,7 @@ function resolveStudy(o: StudyOptions) {
   const config: RunConfig = start.config;
   const budgetS = o.budgetS ?? fm.transfer?.budget_s ?? config.budget_s;
   const timeoutS = budgetS === config.budget_s ? config.timeout_s : defaultTimeout(budgetS);
-  const runs = o.runs ?? Math.max(2, config.noise_runs ?? 1);
+  const runs = o.runs ?? Math.max(2, noiseRuleOf(config).noiseRuns);
   if (runs < 2)
     throw new UserError(`--runs ${runs}: a study needs at least 2 runs of each commit for a standard error`);
   return { tag, records, config, env, budgetS, timeoutS, runs };

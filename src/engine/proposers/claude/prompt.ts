@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import type { TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ExperimentRecord } from '../../../core/journal/journal';
-import { fmtNoise } from '../../../core/rule/noise';
+import { differenceError, fmtNoise, measuresNoise } from '../../../core/rule/noise';
 import { mark, type Ttl } from './cache';
 import { leftLine, stableFacts } from './facts';
 import {
@@ -40,7 +40,7 @@ const LOG_TAIL_BYTES = 3000;
 export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'direction' | 'noise'>): string {
   const n = ctx.noise;
   const rule =
-    n && n.noiseRuns > 1
+    n && measuresNoise(n)
       ? [
           `trains for a fixed time budget and reads the metric ${ctx.metric} (${ctx.direction} is better). Runs are noisy, so the engine measured the`,
           `noise (the baseline ran ${n.noiseRuns} times) and keeps a commit only when the mean of its runs beats the best's mean by more than`,
@@ -226,10 +226,10 @@ function standing(ctx: ProposalContext): string {
 /** σ and the floor a gain must clear, in numbers, once the noise has been measured. */
 function noiseLines(ctx: ProposalContext): string[] {
   const n = ctx.noise;
-  if (!n || n.noiseRuns <= 1) return [];
+  if (!n || !measuresNoise(n)) return [];
   if (n.sigma === null) return [`Noise: not measured yet (the baseline runs ${n.noiseRuns} times first).`];
   if (n.sigma === 0) return ['Noise: none measured (repeated runs give the same metric), so any improvement is kept.'];
-  const floor = n.keepSigma * n.sigma * Math.sqrt(1 / 2 + 1 / Math.max(1, n.bestRuns));
+  const floor = n.keepSigma * differenceError(n.sigma, 2, Math.max(1, n.bestRuns));
   return [
     `Noise: σ = ${fmtNoise(n.sigma)} per run (${n.df} degrees of freedom). A kept change must beat the best's mean (${n.bestRuns} runs) by more than`,
     `${fmtNoise(floor)} on two runs (${n.keepSigma}σ of the difference); differences smaller than that are noise, not findings. Prefer changes whose`,

@@ -19,6 +19,7 @@ import type {
   RunStartRecord,
 } from '../../../core/journal/journal';
 import type { TrustReport } from '../../../core/rule/trust-cost';
+import { runActivity } from '../../../core/journal/run-state';
 import type { EventMessage, IInFlight, IRunStateFile, IStateMessage } from './run-events';
 
 /** How many lines of the running experiment's log the panel keeps. */
@@ -214,10 +215,11 @@ export class RunModel {
   get step(): boolean {
     return this._runState?.step ?? this._runStart?.config.step ?? false;
   }
-  /** The proposal an engine waits on a reviewer for; null when none, or no engine works on the run. */
+  /** The proposal an engine waits on a reviewer for; null when none, or no engine works on the run (runActivity says). */
   get pending(): IPendingSummary | null {
-    const live = this._state === 'running' && this._runState?.status === 'running';
-    return live ? (this._runState?.pending ?? null) : null;
+    const file = this._runState;
+    // The stream's "running" is the server's word that an engine is alive on the run.
+    return file && runActivity(file, this._state === 'running') === 'awaiting-review' ? (file.pending ?? null) : null;
   }
   /** A transfer study of this run is going on: the workspace's engine replays the run's commits. */
   get study(): boolean {

@@ -1,6 +1,6 @@
 /** The run's state in words, for the panel's strip and the status bar; no DOM, so testable anywhere. */
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { fmtNoise } from '../../../core/rule/noise';
+import { fmtNoise, measuresNoise, noiseRuleOf } from '../../../core/rule/noise';
 import { changeWords } from '../../../core/config/security-settings';
 import { perMilliWords, perProposerWords, trustRunsWords } from '../../../core/rule/noise-words';
 import type { IEstimateNow } from '../../renderer/runs-view';
@@ -199,9 +199,11 @@ export function describeNoise(m: RunModel, trans: TranslationBundle): string[] {
   if (!t) {
     return [];
   }
-  // The original's strict rule (noise_runs 1): nothing is measured twice, so there is no σ to wait
-  // for and no trust to cost; saying "σ not measured yet" and "0.0 accelerator-min" misled.
-  const strict = m.runStart?.config.noise_runs === 1;
+  // The original's strict rule (noise_runs 1, or a config from before the rule: noiseRuleOf says
+  // which): nothing is measured twice, so there is no σ to wait for and no trust to cost; saying
+  // "σ not measured yet" and "0.0 accelerator-min" misled.
+  const config = m.runStart?.config;
+  const strict = config !== undefined && !measuresNoise(noiseRuleOf(config));
   const head = [
     strict
       ? trans.__('strict rule (noise_runs 1): any improvement counts, σ is not measured')
