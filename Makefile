@@ -158,7 +158,8 @@ format: setup
 # bench/executor ~2 (20 experiments of 1 s through a kernel and as a subprocess, twice each);
 # bench/noise ~1 (30 offline proposals on a noisy synthetic metric, strict vs noise-aware keep, 5 seeds);
 # bench/claude-replay ~0.2 (a recorded 30-proposal claude session replayed through the stand-in at 50 and 700 experiments);
-# bench/panel ~1 (the panel opened on runs of 10 and 1,000 experiments in Chromium, 3 times each).
+# bench/panel ~1 (the panel opened on runs of 10 and 1,000 experiments in Chromium, 3 times each);
+# bench/run-state ~0.1 (state.json derived from journals of 1,000 and 4,000 experiments).
 bench: setup
 	@$(USE_VENV)
 	node bench/overhead.mjs
@@ -168,6 +169,7 @@ bench: setup
 	node bench/claude-replay.mjs
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node bench/panel.mjs
 	node bench/git-layer.mjs
+	node bench/run-state.mjs
 
 # The README's pictures (docs/images/): the panel in the light and dark themes and an exported
 # notebook, from a real run of 6 tiny-cpu experiments (5 s each) in Chromium; ~75 s.
