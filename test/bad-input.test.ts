@@ -8,14 +8,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { subprocessLoop } from './helpers/loop';
 import { FrontMatter, parseProgram, resolveConfig } from '../src/core/config/program';
 import { belongsInResults, RESULTS_HEADER, resultsRow } from '../src/core/journal/results';
 import { parseSummary, readMetric } from '../src/core/rule/summary';
-import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Repo } from '../src/engine/git/git';
 import { Loop, type LoopOptions } from '../src/engine/run/setup';
 import type { Proposer } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/workspace/python';
 import {
   cli,
   experiments,
@@ -43,17 +42,9 @@ function tuned(extra: string, metric = '1.0'): string {
   ].join('\n');
 }
 
+/** The strict rule (one run each), as the original: these tests are about bad input, not noise. */
 function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {}): Loop {
-  return new Loop({
-    dir,
-    tag: 't1',
-    proposer,
-    executor: new SubprocessExecutor(1),
-    python: resolvePython(),
-    signal: new AbortController().signal,
-    overrides: { noise_runs: 1 },
-    ...extra,
-  });
+  return subprocessLoop(dir, proposer, { overrides: { noise_runs: 1 }, ...extra });
 }
 
 /** Asserts a command failed with one clear line (no stack, no "internal error") matching `message`. */

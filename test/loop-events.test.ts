@@ -10,7 +10,7 @@ const ROOT = path.resolve(__dirname, '..');
 /** The compiler's errors (`line: message`) for a file that uses the Loop, checked with the project's options. */
 function errorsOf(code: string): string[] {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ar-events-')), 'use.ts');
-  fs.writeFileSync(file, code.replace(/LOOP/g, JSON.stringify(path.join(ROOT, 'src', 'engine', 'run', 'loop'))));
+  fs.writeFileSync(file, code.replace(/LOOP/g, JSON.stringify(path.join(ROOT, 'src', 'engine', 'run', 'setup'))));
   const { config } = ts.readConfigFile(path.join(ROOT, 'tsconfig.json'), ts.sys.readFile);
   const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
   const program = ts.createProgram([file], { ...options, noEmit: true, rootDir: undefined });

@@ -2,12 +2,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { subprocessLoop } from './helpers/loop';
 import type { ExperimentRecord, JournalRecord } from '../src/core/journal/journal';
 import { RESULTS_HEADER } from '../src/core/journal/results';
-import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop, type LoopOptions } from '../src/engine/run/setup';
-import type { Proposer } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/workspace/python';
 import {
   alive,
   cli,
@@ -21,17 +18,7 @@ import {
   waitFor,
 } from './helpers/workspace';
 
-function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {}): Loop {
-  return new Loop({
-    dir,
-    tag: 't1',
-    proposer,
-    executor: new SubprocessExecutor(1),
-    python: resolvePython(),
-    signal: new AbortController().signal,
-    ...extra,
-  });
-}
+const loop = subprocessLoop;
 
 describe('the loop', () => {
   it('runs a baseline, keeps improvements, resets the rest, and records everything', async () => {

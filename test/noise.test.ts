@@ -5,14 +5,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { subprocessLoop } from './helpers/loop';
 import type { RunRecord } from '../src/core/journal/journal';
 import { Measurements } from '../src/core/rule/measurements';
 import { judge } from '../src/core/rule/judge';
 import { pooledSigma, type NoiseRule } from '../src/core/rule/noise';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
-import { Loop, type LoopOptions } from '../src/engine/run/setup';
-import type { Proposal, Proposer } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/workspace/python';
+import type { Proposal } from '../src/engine/proposers/types';
 import {
   cli,
   experiments,
@@ -121,17 +120,7 @@ print("val_bpb: %.6f" % (truth + OFFSETS.get(str(seed), 0.0)))
 
 const BASELINE_OFFSETS = { 1: 0.01, 2: -0.01, 3: 0 };
 
-function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {}): Loop {
-  return new Loop({
-    dir,
-    tag: 't1',
-    proposer,
-    executor: new SubprocessExecutor(1),
-    python: resolvePython(),
-    signal: new AbortController().signal,
-    ...extra,
-  });
-}
+const loop = subprocessLoop;
 
 function change(description: string, truth: number, offsets: Record<number, number> = {}): Proposal {
   return {

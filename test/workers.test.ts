@@ -7,6 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { subprocessLoop } from './helpers/loop';
 import { KernelExecutor } from '../src/engine/executor/kernel';
 import type {
   ExperimentRecord,
@@ -52,18 +53,9 @@ function workerTrain(sleep = '0.3 + (N_LAYER % 3) * 0.4'): string {
   return standInTrain().replace('print("step 1', `${where}print("step 1`);
 }
 
+/** Two workers, each training as a subprocess. */
 function loop(dir: string, proposer: Proposer, extra: Partial<LoopOptions> = {}): Loop {
-  return new Loop({
-    dir,
-    tag: 't1',
-    proposer,
-    executor: new SubprocessExecutor(1),
-    python: resolvePython(),
-    signal: new AbortController().signal,
-    workers: 2,
-    executorFor: () => new SubprocessExecutor(1),
-    ...extra,
-  });
+  return subprocessLoop(dir, proposer, { workers: 2, executorFor: () => new SubprocessExecutor(1), ...extra });
 }
 
 /**

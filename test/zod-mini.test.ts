@@ -33,6 +33,11 @@ function zodImports(text: string): string[] {
   return [...found].map(m => m[1]);
 }
 
+/** The text without its type-only imports: they make no schema at run time, so they need no messages. */
+function withoutTypeImports(text: string): string {
+  return text.replace(/^import type [^;]*;$/gm, '');
+}
+
 describe('zod in the sources', () => {
   const files = sources().map(f => ({ file: f, text: fs.readFileSync(path.join(SRC, f), 'utf8') }));
 
@@ -53,7 +58,7 @@ describe('zod in the sources', () => {
   });
 
   it('sets English messages in every module that imports zod/mini, before its schemas', () => {
-    const importers = files.filter(({ text }) => zodImports(text).includes('zod/mini'));
+    const importers = files.filter(({ text }) => zodImports(withoutTypeImports(text)).includes('zod/mini'));
     expect(importers.length).toBeGreaterThan(10);
     const silent = importers
       .filter(({ file }) => file !== LOCALE_MODULE)

@@ -18,6 +18,9 @@ import {
   TransferStarted,
   TransferState,
 } from './tool-answers';
+import { englishMessages } from '../journal/zod-english';
+
+englishMessages();
 
 const count = z.int().check(z.nonnegative());
 const when = z.string();

@@ -7,6 +7,9 @@ import type { ServerConnection } from '@jupyterlab/services';
 import * as z from 'zod/mini';
 import { CompareAnswer } from '../../core/api/tool-answers';
 import { query, requestAPI } from './server';
+import { englishMessages } from '../../core/journal/zod-english';
+
+englishMessages();
 
 export { CompareAnswer };
 

@@ -9,6 +9,9 @@ import * as z from 'zod/mini';
 import { DecisionAnswer, ReviewAnswer, StepAnswer } from '../../core/api/tool-answers';
 import type { PendingReview } from '../../core/step-mode/review';
 import { post, query, requestAPI } from './server';
+import { englishMessages } from '../../core/journal/zod-english';
+
+englishMessages();
 
 /**
  * What a reviewer sends: approve (with `files`, the edited version; with `all`, leaving step

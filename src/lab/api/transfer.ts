@@ -8,6 +8,9 @@ import type { ServerConnection } from '@jupyterlab/services';
 import * as z from 'zod/mini';
 import { TransferStarted, TransferState } from '../../core/api/tool-answers';
 import { post, query, requestAPI } from './server';
+import { englishMessages } from '../../core/journal/zod-english';
+
+englishMessages();
 
 export { TransferState };
 export type ITransferState = z.infer<typeof TransferState>;
