@@ -8,7 +8,7 @@
  */
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it, vi } from 'vitest';
-import { chartRows, chartRuns } from '../../src/core/views/chart';
+import { chartRows, chartRuns } from '../../src/core/views/chart-rows';
 import type { ExperimentRecord } from '../../src/core/journal/journal';
 import {
   ExperimentFilter,

@@ -23,7 +23,8 @@
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
-import { chartTheme, VEGALITE_MIME, warmUpSpec } from '../../core/views/chart';
+import { VEGALITE_MIME, warmUpSpec } from '../../core/views/chart';
+import { chartTheme } from '../../core/views/chart-theme';
 import { withLazyMath } from './lazy-math';
 
 /** The renderer's model of a chart spec, as the panel's chart makes it (chart-view.ts). */
