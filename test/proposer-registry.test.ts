@@ -4,14 +4,8 @@
  * CLI's default, its texts and the server's list all come from them.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  KEYLESS_PROPOSER,
-  PROPOSER_INFO,
-  PROPOSER_NAMES,
-  proposerKeyEnv,
-  RUN_OPTIONS,
-  serverOptions,
-} from '../src/core/config/run-options';
+import { PROPOSER_INFO, RUN_OPTIONS, serverOptions } from '../src/core/config/run-options';
+import { KEYLESS_PROPOSER, PROPOSER_NAMES, proposerKeyEnv } from '../src/core/config/proposers';
 import { createProposer, defaultProposer, PROPOSER_REGISTRY } from '../src/engine/proposers';
 import { DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
 import { UserError } from '../src/engine/workspace/workspace';

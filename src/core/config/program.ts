@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import * as z from 'zod/mini';
 import type { RunConfig } from '../journal/journal';
 import { LimitsSetting } from './limits';
-import { PriceRow } from './pricing';
+import { PriceRow } from './price-row';
 import { frontMatterShape, MAX_TIMER_S, ruleOf, RUN_OPTIONS } from './run-options';
 import { mergeSandbox, SandboxSetting } from './sandbox';
 import { TransferSetting } from '../study/transfer-journal';

@@ -45,18 +45,6 @@ export const RULES: Record<OptionKind, string> = {
   switch: 'true or false',
 };
 
-// The proposers' declaration lives in ./proposers; these names are imported from here too.
-export {
-  KEYLESS_PROPOSER,
-  orList,
-  PROPOSER_NAMES,
-  PROPOSER_PREFERENCE,
-  proposerKeyEnv,
-  proposersWith,
-  type ProposerInfo,
-  type ProposerName,
-} from './proposers';
-
 /**
  * How hard the claude proposer's model thinks, as the Messages API's output_config.effort names it.
  * Models without effort get a thinking budget of the same rank (src/engine/proposers/claude/thinking.ts).
@@ -346,7 +334,7 @@ export const RUN_OPTIONS = {
 } as const satisfies Record<string, RunOptionSpec>;
 
 /** Each proposer's declaration; a name in its options that is no run option does not compile. */
-export const PROPOSER_INFO: Readonly<Record<ProposerName, ProposerInfo>> = DECLARED;
+export const PROPOSER_INFO: Readonly<Record<ProposerName, ProposerInfo<RunOptionKey>>> = DECLARED;
 
 type Options = typeof RUN_OPTIONS;
 export type RunOptionKey = keyof Options;

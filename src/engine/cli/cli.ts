@@ -4,14 +4,8 @@ import * as path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { RunConfig } from '../../core/journal/journal';
 import { STOP_FILE } from '../../core/journal/layout';
-import {
-  frontMatterValues,
-  orList,
-  PROPOSER_INFO,
-  proposerKeyEnv,
-  proposersWith,
-  RUN_OPTIONS,
-} from '../../core/config/run-options';
+import { frontMatterValues, PROPOSER_INFO, RUN_OPTIONS } from '../../core/config/run-options';
+import { orList, proposerKeyEnv, proposersWith } from '../../core/config/proposers';
 import { isEngineAlive, readEngineInfo } from '../run/engine-lock';
 import { KernelExecutor } from '../executor/kernel';
 import { SubprocessExecutor } from '../executor/subprocess';

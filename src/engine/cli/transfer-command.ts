@@ -2,7 +2,8 @@
 import * as path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseProgram } from '../../core/config/program';
-import { proposerKeyEnv, type RunOptionValues } from '../../core/config/run-options';
+import { type RunOptionValues } from '../../core/config/run-options';
+import { proposerKeyEnv } from '../../core/config/proposers';
 import type { TransferSummary } from '../../core/study/transfer';
 import { transferColumns, transferRows } from '../../core/views/transfer-view';
 import { ENV_NAME, type TransferSetting } from '../../core/study/transfer-journal';
