@@ -2,7 +2,7 @@
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
 import { describe, expect, it } from 'vitest';
-import { progressChart, RING, VEGALITE_MIME, warmUpSpec } from '../src/core/views/chart';
+import { progressChart, RING, VEGALITE_MIME, warmUpSpec, type ChartOptions } from '../src/core/views/chart';
 import { BINS, MAX_KEEP_POINTS, MAX_POINTS, thinRows } from '../src/core/views/chart-thin';
 import { chartTheme, COLORS, THEME_VARS, type ChartTheme } from '../src/core/views/chart-theme';
 import {
@@ -13,11 +13,10 @@ import {
   numberDomain,
   shortLabel,
   valueDomain,
+  type ChartRow,
 } from '../src/core/views/chart-rows';
 import { niceTicks, progressChartSvg } from '../src/core/views/chart-svg';
 import { LABEL_CHAR_PX, labelBox, placeLabels } from '../src/core/views/chart-labels';
-import type { ChartOptions } from '../src/core/views/chart';
-import type { ChartRow } from '../src/core/views/chart-rows';
 import type { ExperimentRecord } from '../src/core/journal/journal';
 import { noisyExperiments } from './helpers/noisy-journal';
 import { record } from './helpers/records';

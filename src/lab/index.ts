@@ -17,7 +17,7 @@ import { IStateDB } from '@jupyterlab/statedb';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
-import { runSettingDefaults } from '../core/config/run-options';
+import { runSettingDefaults } from '../core/config/run-option-schemas';
 import { fetchStatus } from './api/server';
 import { addCommands } from './commands/open-commands';
 import { CommandIDs, RunCommandIDs, ViewCommandIDs } from './commands/command-ids';

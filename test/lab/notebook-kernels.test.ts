@@ -13,7 +13,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 import { FocusTracker, Widget } from '@lumino/widgets';
 import { describe, expect, it, vi } from 'vitest';
-import { runSettingDefaults } from '../../src/core/config/run-options';
+import { runSettingDefaults } from '../../src/core/config/run-option-schemas';
 import { type INotebookKernel, NotebookKernels } from '../../src/lab/notebooks/notebook-kernels';
 import { chooseKernel, kernelGroups, notebookValue } from '../../src/lab/panel/toolbar/kernel-picker';
 import type { IRunDefaults } from '../../src/lab/panel/run-defaults';

@@ -2,12 +2,12 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import {
   type OptionKind,
-  ruleOf,
   RUN_OPTIONS,
   runOptionList,
   type RunOptionKey,
   type RunOptionValues,
 } from '../../core/config/run-options';
+import { ruleOf } from '../../core/config/run-option-checks';
 import { orList, PROPOSER_NAMES } from '../../core/config/proposers';
 import { PROPOSER_REGISTRY } from '../proposers';
 

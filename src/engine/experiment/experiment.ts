@@ -3,9 +3,8 @@
  * runs as the noise-aware keep rule asks for) and produce its record. The loop around it owns
  * the journal's experiment records and the best commit; the runs are journaled as they land.
  */
-import type { ExperimentRecord } from '../../core/journal/journal';
+import { type ExperimentRecord, ZERO_USAGE } from '../../core/journal/journal';
 import { fmtMetric } from '../../core/views/bundle';
-import { ZERO_USAGE } from '../../core/journal/journal';
 import { decide, mean, noiseRuleOf, type NoiseRule } from '../../core/rule/noise';
 import { isolationOf } from '../executor/guard';
 import { countDiffLines } from '../git/git';

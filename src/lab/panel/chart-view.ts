@@ -11,8 +11,7 @@
  * attributes are also what the Vega renderer itself reads to choose vega-embed's dark theme.
  */
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
-import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { MimeModel } from '@jupyterlab/rendermime';
+import { type IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Message } from '@lumino/messaging';

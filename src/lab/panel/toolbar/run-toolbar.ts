@@ -16,7 +16,8 @@ import type { ReadonlyJSONObject, ReadonlyPartialJSONObject } from '@lumino/core
 import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { TAG_RULE_WORDS, validTag } from '../../../core/journal/layout';
-import { PROPOSER_INFO, type SettingKey, settingKeys } from '../../../core/config/run-options';
+import { PROPOSER_INFO, type SettingKey } from '../../../core/config/run-options';
+import { settingKeys } from '../../../core/config/run-option-schemas';
 import { orList, PROPOSER_NAMES, proposersWith, type ProposerName } from '../../../core/config/proposers';
 import type { IRunOptions } from '../../api/server';
 import type { INotebookKernel } from '../../notebooks/notebook-kernels';
