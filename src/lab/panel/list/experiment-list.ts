@@ -17,23 +17,19 @@
  * so a long run costs no listener per experiment. Which are expanded is ./expansion.ts's, which
  * the panel saves.
  */
-import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { MimeModel } from '@jupyterlab/rendermime';
-import type { TranslationBundle } from '@jupyterlab/translation';
 import { Signal, type ISignal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
-import { EXPERIMENT_MIME, experimentData } from '../../../core/views/bundle';
 import type { ExperimentRecord } from '../../../core/journal/journal';
-import { isLight } from '../../../core/journal/light-record';
 import { headerAsToggle } from '../../renderer/experiment-view';
 import { type IEstimateNow, showEstimateNow } from '../../renderer/runs-view';
 import { Expansion, type IExpansionState } from './expansion';
+import { headerKeyAction, itemNodeOfHeader, neighbourNode } from './header-keys';
+import { outputRenderer, renderOutput, wholeRecord, type IOutputSource, type OutputRenderer } from './item-output';
 
 /** Heights a placeholder takes before its output is rendered, by whether it starts expanded. */
 const ESTIMATE_PX = { collapsed: 40, expanded: 220 };
 /** How far outside the view outputs are rendered ahead of the scroll. */
 const AHEAD = '800px 0px';
-const HEADER = '.jp-AutoresearchExperiment-header';
 /** A batch larger than EAGER + BLOCK goes in as its newest EAGER items, then blocks of BLOCK. */
 export const EAGER = 50;
 export const BLOCK = 100;
@@ -47,17 +43,9 @@ function afterPaint(): Promise<void> {
   );
 }
 
-export interface IExperimentListOptions {
-  rendermime: IRenderMimeRegistry;
-  trans: TranslationBundle;
+export interface IExperimentListOptions extends IOutputSource {
   /** The scrolling ancestor, the observer's root. */
   scroller: () => HTMLElement | null;
-  /** The log of a crashed experiment, for its log tail. */
-  fetchLog: (n: number) => Promise<string | null>;
-  /** An experiment whole, for one the event stream's replay sent light (src/core/journal/light-record.ts). */
-  fetchExperiment?: (n: number) => Promise<ExperimentRecord | null>;
-  metric: () => string;
-  direction: () => 'lower' | 'higher';
   /** Whether an experiment passes the panel's filter (ExperimentFilter); the others are hidden. */
   shows?: (record: ExperimentRecord) => boolean;
   /** Adds to a rendered experiment's node (the compare pick: compare-controls.ts). */
@@ -67,7 +55,7 @@ export interface IExperimentListOptions {
 interface IItem {
   record: ExperimentRecord;
   node: HTMLElement;
-  renderer: (Widget & { renderModel(model: MimeModel): Promise<void> }) | null;
+  renderer: OutputRenderer | null;
   /** The rendered output's header, the item's button; null until rendered. */
   header: HTMLElement | null;
 }
@@ -376,32 +364,25 @@ export class ExperimentList extends Widget {
 
   /** Renders an item's output; fetched at once (a light record), drawn once `after` has settled. */
   private async renderItem(item: IItem, after?: Promise<unknown>): Promise<void> {
-    const renderer = this.opts.rendermime.createRenderer(EXPERIMENT_MIME) as IItem['renderer'];
+    const renderer = outputRenderer(this.opts);
     if (!renderer) {
       return;
     }
     item.renderer = renderer;
-    if (isLight(item.record)) {
-      // Asked for before any other wait, so the outputs coming into view together are one request.
-      const whole = await (this.opts.fetchExperiment?.(item.record.n) ?? Promise.resolve(null)).catch(
-        (error: Error) => error,
-      );
-      if (!(whole && !(whole instanceof Error))) {
-        renderer.dispose();
-        const why = whole instanceof Error ? whole.message : this.opts.trans.__('it is not in the journal');
-        item.node.textContent = this.opts.trans.__('Experiment #%1 could not be loaded: %2', item.record.n, why);
-        item.node.classList.add('jp-mod-error');
-        return;
-      }
+    // Asked for before any other wait, so the outputs coming into view together are one request.
+    const whole = await wholeRecord(item.record, this.opts);
+    if (typeof whole === 'string') {
+      renderer.dispose();
+      item.node.textContent = this.opts.trans.__('Experiment #%1 could not be loaded: %2', item.record.n, whole);
+      item.node.classList.add('jp-mod-error');
+      return;
+    }
+    if (whole !== item.record) {
       item.record = whole;
       this.records.set(whole.n, whole);
     }
     await after;
-    const log = item.record.status === 'crash' ? await this.opts.fetchLog(item.record.n).catch(() => null) : null;
-    const data = experimentData(item.record, { metric: this.opts.metric(), direction: this.opts.direction(), log });
-    // No HTML or text fallback: the renderer shows the experiment's own data.
-    const model = new MimeModel({ data: { [EXPERIMENT_MIME]: data as never } });
-    await renderer.renderModel(model);
+    await renderOutput(renderer, item.record, this.opts);
     if (!this.items.has(item.node)) {
       renderer.dispose();
       return;
@@ -453,41 +434,18 @@ export class ExperimentList extends Widget {
 
   /** The item a key moves to from this one: the next, the previous, the first or the last shown. */
   private neighbour(node: Element, key: string): IItem | undefined {
-    const forward = key === 'ArrowDown' || key === 'Home';
-    let next: Element | null =
-      key === 'ArrowDown'
-        ? node.nextElementSibling
-        : key === 'ArrowUp'
-          ? node.previousElementSibling
-          : key === 'Home'
-            ? this.empty.nextElementSibling
-            : this.node.lastElementChild;
-    // Items hidden (a filter's) are passed over: the focus goes where the user can see. A block
-    // on the way is put in as items first.
-    while (next) {
-      const block = this.blocks.get(next as HTMLElement);
-      if (block) {
-        const nodes = this.unblock(block);
-        next = (forward ? nodes[0] : nodes[nodes.length - 1]) ?? null;
-        continue;
-      }
-      if (!(next as HTMLElement).hidden) {
-        break;
-      }
-      next = forward ? next.nextElementSibling : next.previousElementSibling;
-    }
+    const unblock = (el: Element) => {
+      const block = this.blocks.get(el as HTMLElement);
+      return block ? this.unblock(block) : null;
+    };
+    const next = neighbourNode(node, key, this.empty, this.node.lastElementChild, unblock);
     return next ? this.items.get(next as HTMLElement) : undefined;
   }
 
   /** The item whose header the event is on (the header itself, not a control inside it), if any. */
   private itemOfHeader(target: EventTarget | null, headerOnly: boolean): IItem | undefined {
-    const el = target as HTMLElement | null;
-    const header = el?.closest?.(HEADER);
-    if (!header || (headerOnly && header !== el)) {
-      return undefined;
-    }
-    const node = header.closest('.jp-AutoresearchExperimentList-item');
-    return node && this.node.contains(node) ? this.items.get(node as HTMLElement) : undefined;
+    const node = itemNodeOfHeader(target, headerOnly, this.node);
+    return node ? this.items.get(node) : undefined;
   }
 
   private readonly onClick = (event: MouseEvent): void => {
@@ -499,27 +457,17 @@ export class ExperimentList extends Widget {
 
   private readonly onKeydown = (event: KeyboardEvent): void => {
     const item = this.itemOfHeader(event.target, true);
-    if (!item || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) {
+    const action = item ? headerKeyAction(event) : null;
+    if (!item || !action) {
       return;
     }
     const { n, status } = item.record;
-    switch (event.key) {
-      case 'Enter':
-      case ' ':
-        this.setExpanded(n, !this.expansion.isExpanded(n, status));
-        break;
-      case 'ArrowRight':
-      case 'ArrowLeft':
-        this.setExpanded(n, event.key === 'ArrowRight');
-        break;
-      case 'ArrowDown':
-      case 'ArrowUp':
-      case 'Home':
-      case 'End':
-        this.focusItem(this.neighbour(item.node, event.key));
-        break;
-      default:
-        return;
+    if (action === 'toggle') {
+      this.setExpanded(n, !this.expansion.isExpanded(n, status));
+    } else if (action === 'expand' || action === 'collapse') {
+      this.setExpanded(n, action === 'expand');
+    } else {
+      this.focusItem(this.neighbour(item.node, event.key));
     }
     // Space and the arrows would scroll the panel as well.
     event.preventDefault();
