@@ -8,7 +8,7 @@ import { PROPOSER_INFO, RUN_OPTIONS, serverOptions } from '../src/core/config/ru
 import { KEYLESS_PROPOSER, PROPOSER_NAMES, proposerKeyEnv } from '../src/core/config/proposers';
 import { createProposer, defaultProposer, PROPOSER_REGISTRY } from '../src/engine/proposers';
 import { DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
-import { UserError } from '../src/engine/workspace/workspace';
+import { UserError } from '../src/engine/user-error';
 
 const CONFIG = { seed: 0, python: 'python3' };
 const KEY = 'sk-ant-test-registry-0123456789';

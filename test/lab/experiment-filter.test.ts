@@ -13,11 +13,11 @@ import type { ExperimentRecord } from '../../src/core/journal/journal';
 import {
   ExperimentFilter,
   ExperimentFilterBar,
-  filterChartRows,
   searchTerms,
   shownNumbers,
   statusCounts,
 } from '../../src/lab/panel/list/experiment-filter';
+import { filterChartRows } from '../../src/core/views/chart-filter';
 import { history, record } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.

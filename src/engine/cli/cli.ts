@@ -25,7 +25,9 @@ import { writeStateFromJournal } from './state-command';
 import { fmtMetric, TerminalReporter } from './terminal';
 import { registerTransferCommand } from './transfer-command';
 import { ENGINE_VERSION } from '../version';
-import { loadProgram, STATE_DIR, UserError } from '../workspace/workspace';
+import { loadProgram } from '../workspace/workspace';
+import { UserError } from '../user-error';
+import { STATE_DIR } from '../../core/journal/layout';
 import { registerReviewCommands, ttyAsker } from './review-command';
 import { replaceFile } from '../workspace/workspace-files';
 

@@ -11,7 +11,8 @@ import type { Executor } from '../executor/types';
 import { locatePython, resolvePython } from '../workspace/python';
 import { studyPaths } from '../study/transfer-store';
 import { runTransferStudy } from '../study/transfer';
-import { PROGRAM_FILE, UserError } from '../workspace/workspace';
+import { PROGRAM_FILE } from '../workspace/workspace';
+import { UserError } from '../user-error';
 import { readRegularIfAny } from '../workspace/workspace-files';
 
 interface TransferFlags {

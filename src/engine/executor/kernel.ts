@@ -53,7 +53,7 @@ import { sharesFilesystem, shipWorkspace } from './ship';
 import { watchForStop } from './stop-watch';
 import { KILL_GRACE_S } from './subprocess';
 import type { Executor, RunKernel, RunOutcome, RunRequest } from './types';
-import { UserError } from '../workspace/workspace';
+import { UserError } from '../user-error';
 
 /** Seconds past the engine's own give-up point at which the kernel side ends a run by itself. */
 const BACKSTOP_MARGIN_S = 30;
