@@ -22,26 +22,20 @@ import { Widget } from '@lumino/widgets';
 import type { ExperimentRecord } from '../../../core/journal/journal';
 import { headerAsToggle } from '../../renderer/experiment-view';
 import { type IEstimateNow, showEstimateNow } from '../../renderer/runs-view';
+import { BLOCK, Blocks, EAGER, placeholderPx, type IBlock } from './blocks';
 import { Expansion, type IExpansionState } from './expansion';
 import { headerKeyAction, itemNodeOfHeader, neighbourNode } from './header-keys';
-import { outputRenderer, renderOutput, wholeRecord, type IOutputSource, type OutputRenderer } from './item-output';
+import {
+  afterPaint,
+  outputRenderer,
+  renderOutput,
+  wholeRecord,
+  type IOutputSource,
+  type OutputRenderer,
+} from './item-output';
 
-/** Heights a placeholder takes before its output is rendered, by whether it starts expanded. */
-const ESTIMATE_PX = { collapsed: 40, expanded: 220 };
 /** How far outside the view outputs are rendered ahead of the scroll. */
 const AHEAD = '800px 0px';
-/** A batch larger than EAGER + BLOCK goes in as its newest EAGER items, then blocks of BLOCK. */
-export const EAGER = 50;
-export const BLOCK = 100;
-
-/** Settles after the next paint (a frame's callback runs before it, a task queued there after). */
-function afterPaint(): Promise<void> {
-  return new Promise(resolve =>
-    typeof requestAnimationFrame === 'function'
-      ? requestAnimationFrame(() => setTimeout(resolve, 0))
-      : setTimeout(resolve, 0),
-  );
-}
 
 export interface IExperimentListOptions extends IOutputSource {
   /** The scrolling ancestor, the observer's root. */
@@ -60,20 +54,14 @@ interface IItem {
   header: HTMLElement | null;
 }
 
-/** Experiments not yet in the list as items of their own: one element standing for them all. */
-interface IBlock {
-  node: HTMLElement;
-  /** Newest first, as they will be listed. */
-  records: ExperimentRecord[];
-}
-
 export class ExperimentList extends Widget {
   private items = new Map<HTMLElement, IItem>();
   private readonly byNumber = new Map<number, IItem>();
   /** Every experiment listed, in an item or a block. */
   private readonly records = new Map<number, ExperimentRecord>();
-  private readonly blocks = new Map<HTMLElement, IBlock>();
-  private readonly blockOf = new Map<number, IBlock>();
+  private readonly blocks = new Blocks(record =>
+    this.shows(record) ? placeholderPx(this.expansion.isExpanded(record.n, record.status)) : 0,
+  );
   private readonly expansion = new Expansion();
   /** Whether the user expanded or collapsed anything since the run was shown (a restore must not undo it). */
   private touched = false;
@@ -116,15 +104,9 @@ export class ExperimentList extends Widget {
     const eager = newest.length > EAGER + BLOCK ? EAGER : newest.length;
     const nodes = this.itemNodes(newest.slice(0, eager));
     batch.append(...nodes);
-    for (let start = eager; start < newest.length; start += BLOCK) {
-      const block: IBlock = { node: document.createElement('div'), records: newest.slice(start, start + BLOCK) };
-      block.node.className = 'jp-AutoresearchExperimentList-block';
-      block.records.forEach(record => this.blockOf.set(record.n, block));
-      this.blocks.set(block.node, block);
-      this.sizeBlock(block);
-      batch.appendChild(block.node);
-      nodes.push(block.node);
-    }
+    const blocks = this.blocks.make(newest.slice(eager), BLOCK);
+    batch.append(...blocks);
+    nodes.push(...blocks);
     this.node.insertBefore(batch, this.empty.nextSibling);
     this.empty.hidden = this.records.size > 0;
     const observer = this.ensureObserver();
@@ -153,13 +135,11 @@ export class ExperimentList extends Widget {
       item.renderer?.dispose();
       item.node.remove();
     }
-    this.blocks.forEach(block => block.node.remove());
     this.items.clear();
     this.bestNow = null;
     this.byNumber.clear();
     this.records.clear();
     this.blocks.clear();
-    this.blockOf.clear();
     this.expansion.reset();
     this.touched = false;
     this.focusWhenRendered = null;
@@ -191,7 +171,7 @@ export class ExperimentList extends Widget {
       if (item) {
         this.applyExpansion(item);
       } else {
-        this.sizeBlock(this.blockOf.get(n));
+        this.blocks.resize(this.blocks.ofNumber(n));
       }
       this.userChanged();
     }
@@ -221,7 +201,7 @@ export class ExperimentList extends Widget {
     for (const item of this.items.values()) {
       item.node.hidden = !this.shows(item.record);
     }
-    this.blocks.forEach(block => this.sizeBlock(block));
+    this.blocks.resizeAll();
   }
 
   /** Expands experiment `n`, scrolls it to the top of the view and focuses its header; false when it is not listed. */
@@ -229,7 +209,7 @@ export class ExperimentList extends Widget {
     if (!this.records.has(n)) {
       return false;
     }
-    this.unblock(this.blockOf.get(n));
+    this.unblock(this.blocks.ofNumber(n));
     this.setExpanded(n, true);
     this.focusItem(this.byNumber.get(n), 'start');
     return true;
@@ -251,7 +231,7 @@ export class ExperimentList extends Widget {
         this.ensureObserver()?.observe(item.node);
       }
     }
-    this.blocks.forEach(block => this.ensureObserver()?.observe(block.node));
+    this.blocks.nodes().forEach(node => this.ensureObserver()?.observe(node));
   }
 
   private shows(record: ExperimentRecord): boolean {
@@ -273,29 +253,12 @@ export class ExperimentList extends Widget {
     });
   }
 
-  /** A block's height: its placeholders' as they would be (the filter's hidden ones take none). */
-  private sizeBlock(block: IBlock | undefined): void {
-    if (!block) {
-      return;
-    }
-    let height = 0;
-    for (const record of block.records) {
-      if (this.shows(record)) {
-        height += this.expansion.isExpanded(record.n, record.status) ? ESTIMATE_PX.expanded : ESTIMATE_PX.collapsed;
-      }
-    }
-    block.node.style.height = `${height}px`;
-    block.node.hidden = height === 0;
-  }
-
   /** Puts a block's experiments in its place as items of their own; returns their nodes. */
   private unblock(block: IBlock | undefined): HTMLElement[] {
-    if (!block || !this.blocks.has(block.node)) {
+    if (!this.blocks.take(block)) {
       return [];
     }
     this.observer?.unobserve(block.node);
-    this.blocks.delete(block.node);
-    block.records.forEach(record => this.blockOf.delete(record.n));
     const nodes = this.itemNodes(block.records);
     block.node.replaceWith(...nodes);
     nodes.forEach(node => this.observer?.observe(node));
@@ -304,7 +267,7 @@ export class ExperimentList extends Widget {
 
   private redrawExpansion(): void {
     this.items.forEach(item => this.applyExpansion(item));
-    this.blocks.forEach(block => this.sizeBlock(block));
+    this.blocks.resizeAll();
   }
 
   private userChanged(): void {
@@ -318,7 +281,7 @@ export class ExperimentList extends Widget {
     item.node.classList.toggle('jp-mod-collapsed', !expanded);
     item.header?.setAttribute('aria-expanded', String(expanded));
     if (!item.header) {
-      item.node.style.minHeight = `${expanded ? ESTIMATE_PX.expanded : ESTIMATE_PX.collapsed}px`;
+      item.node.style.minHeight = `${placeholderPx(expanded)}px`;
     }
   }
 
@@ -341,7 +304,7 @@ export class ExperimentList extends Widget {
     const inView: IItem[] = [];
     const ahead: IItem[] = [];
     for (const entry of entries) {
-      const block = this.blocks.get(entry.target as HTMLElement);
+      const block = this.blocks.ofNode(entry.target);
       if (block) {
         // Its items are observed in turn: those near the view render.
         if (entry.isIntersecting) {
@@ -435,7 +398,7 @@ export class ExperimentList extends Widget {
   /** The item a key moves to from this one: the next, the previous, the first or the last shown. */
   private neighbour(node: Element, key: string): IItem | undefined {
     const unblock = (el: Element) => {
-      const block = this.blocks.get(el as HTMLElement);
+      const block = this.blocks.ofNode(el);
       return block ? this.unblock(block) : null;
     };
     const next = neighbourNode(node, key, this.empty, this.node.lastElementChild, unblock);

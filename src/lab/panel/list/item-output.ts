@@ -53,3 +53,12 @@ export async function renderOutput(
   // No HTML or text fallback: the renderer shows the experiment's own data.
   await renderer.renderModel(new MimeModel({ data: { [EXPERIMENT_MIME]: data as never } }));
 }
+
+/** Settles after the next paint (a frame's callback runs before it, a task queued there after). */
+export function afterPaint(): Promise<void> {
+  return new Promise(resolve =>
+    typeof requestAnimationFrame === 'function'
+      ? requestAnimationFrame(() => setTimeout(resolve, 0))
+      : setTimeout(resolve, 0),
+  );
+}
