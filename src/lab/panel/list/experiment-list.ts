@@ -11,11 +11,9 @@
  * so opening ten thousand experiments lays out a few hundred elements, not ten thousand.
  *
  * Kept experiments are expanded; the others show their header line. A rendered header is a
- * button (role, tab stop, aria-expanded): a click, Enter or Space toggles it, ArrowRight and
- * ArrowLeft expand and collapse it, ArrowUp, ArrowDown, Home and End move to another header
- * (rendering it first if it is not yet). One delegated listener of each kind serves every header,
- * so a long run costs no listener per experiment. Which are expanded is ./expansion.ts's, which
- * the panel saves.
+ * button (role, tab stop, aria-expanded) the keyboard works as ./header-keys.ts says, rendering an
+ * item first when a key moves to one not yet rendered. Which are expanded is ./expansion.ts's,
+ * which the panel saves.
  */
 import { Signal, type ISignal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
@@ -24,7 +22,7 @@ import { headerAsToggle } from '../../renderer/experiment-view';
 import { type IEstimateNow, showEstimateNow } from '../../renderer/runs-view';
 import { BLOCK, Blocks, EAGER, placeholderPx, type IBlock } from './blocks';
 import { Expansion, type IExpansionState } from './expansion';
-import { headerKeyAction, itemNodeOfHeader, neighbourNode } from './header-keys';
+import { listenToHeaders, neighbourNode } from './header-keys';
 import {
   afterPaint,
   outputRenderer,
@@ -82,8 +80,12 @@ export class ExperimentList extends Widget {
     this.empty.className = 'jp-AutoresearchExperimentList-empty';
     this.empty.textContent = opts.trans.__('No finished experiments yet.');
     this.node.appendChild(this.empty);
-    this.node.addEventListener('click', this.onClick);
-    this.node.addEventListener('keydown', this.onKeydown);
+    // One delegated listener of each kind serves every header (./header-keys.ts).
+    listenToHeaders(this.node, {
+      toggle: node => this.expandItem(this.items.get(node)),
+      expand: (node, expanded) => this.expandItem(this.items.get(node), expanded),
+      move: (node, key) => this.focusItem(this.neighbour(node, key)),
+    });
   }
 
   /** The user expanded or collapsed experiments (not emitted for a restore or a clear). */
@@ -174,6 +176,14 @@ export class ExperimentList extends Widget {
         this.blocks.resize(this.blocks.ofNumber(n));
       }
       this.userChanged();
+    }
+  }
+
+  /** Expands or collapses an item, as the user asked; without `expanded`, the other way from now. */
+  private expandItem(item: IItem | undefined, expanded?: boolean): void {
+    if (item) {
+      const { n, status } = item.record;
+      this.setExpanded(n, expanded ?? !this.expansion.isExpanded(n, status));
     }
   }
 
@@ -404,36 +414,4 @@ export class ExperimentList extends Widget {
     const next = neighbourNode(node, key, this.empty, this.node.lastElementChild, unblock);
     return next ? this.items.get(next as HTMLElement) : undefined;
   }
-
-  /** The item whose header the event is on (the header itself, not a control inside it), if any. */
-  private itemOfHeader(target: EventTarget | null, headerOnly: boolean): IItem | undefined {
-    const node = itemNodeOfHeader(target, headerOnly, this.node);
-    return node ? this.items.get(node) : undefined;
-  }
-
-  private readonly onClick = (event: MouseEvent): void => {
-    const item = this.itemOfHeader(event.target, false);
-    if (item) {
-      this.setExpanded(item.record.n, !this.expansion.isExpanded(item.record.n, item.record.status));
-    }
-  };
-
-  private readonly onKeydown = (event: KeyboardEvent): void => {
-    const item = this.itemOfHeader(event.target, true);
-    const action = item ? headerKeyAction(event) : null;
-    if (!item || !action) {
-      return;
-    }
-    const { n, status } = item.record;
-    if (action === 'toggle') {
-      this.setExpanded(n, !this.expansion.isExpanded(n, status));
-    } else if (action === 'expand' || action === 'collapse') {
-      this.setExpanded(n, action === 'expand');
-    } else {
-      this.focusItem(this.neighbour(item.node, event.key));
-    }
-    // Space and the arrows would scroll the panel as well.
-    event.preventDefault();
-    event.stopPropagation();
-  };
 }

@@ -1,6 +1,8 @@
 /**
- * The experiment list's keyboard, apart from its rendering: which header an event is on and
- * which item ArrowUp, ArrowDown, Home and End move to, passing over the items a filter hides.
+ * The experiment list's headers as buttons, apart from its rendering: a click, Enter or Space
+ * toggles one, ArrowRight and ArrowLeft expand and collapse it, ArrowUp, ArrowDown, Home and End
+ * move to another header, passing over the items a filter hides. One delegated listener of each
+ * kind serves every header, so a long run costs no listener per experiment.
  */
 
 const HEADER = '.jp-AutoresearchExperiment-header';
@@ -85,4 +87,39 @@ export function headerKeyAction(event: KeyboardEvent): 'toggle' | 'expand' | 'co
     default:
       return null;
   }
+}
+
+/** What the list does for a header's item node. */
+export interface IHeaderActions {
+  toggle(node: HTMLElement): void;
+  expand(node: HTMLElement, expanded: boolean): void;
+  /** Moves the focus from this item as `key` says. */
+  move(node: HTMLElement, key: string): void;
+}
+
+/** Listens to clicks and keys on the headers of the items under `list`. */
+export function listenToHeaders(list: HTMLElement, actions: IHeaderActions): void {
+  list.addEventListener('click', (event: MouseEvent) => {
+    const node = itemNodeOfHeader(event.target, false, list);
+    if (node) {
+      actions.toggle(node);
+    }
+  });
+  list.addEventListener('keydown', (event: KeyboardEvent) => {
+    const node = itemNodeOfHeader(event.target, true, list);
+    const action = node ? headerKeyAction(event) : null;
+    if (!node || !action) {
+      return;
+    }
+    if (action === 'toggle') {
+      actions.toggle(node);
+    } else if (action === 'expand' || action === 'collapse') {
+      actions.expand(node, action === 'expand');
+    } else {
+      actions.move(node, event.key);
+    }
+    // Space and the arrows would scroll the panel as well.
+    event.preventDefault();
+    event.stopPropagation();
+  });
 }
