@@ -25,8 +25,7 @@ export function serverSettings(serverUrl: string, token = ''): ServerConnection.
 }
 
 export class KernelSession {
-  /** Whether this engine started the kernel in use (and so shuts it down). */
-  owned = true;
+  private started = true;
   private kernel: Kernel.IKernelConnection | null = null;
   /** Process groups a lost kernel may have left running; the next kernel kills them first. */
   private orphans: number[] = [];
@@ -41,6 +40,11 @@ export class KernelSession {
     private attachId: string | null,
     private readonly startTimeoutS: number,
   ) {}
+
+  /** Whether this engine started the kernel in use (and so shuts it down). */
+  get owned(): boolean {
+    return this.started;
+  }
 
   /** Kernelspec of the kernels this session starts (an attached kernel's, once attached). */
   get kernelName(): string {
@@ -86,7 +90,7 @@ export class KernelSession {
       model = found;
       this.attachId = null;
       this.kernelSpec = model.name;
-      this.owned = false;
+      this.started = false;
     } else {
       try {
         model = await KernelAPI.startNew({ name: this.kernelName }, this.settings);
@@ -95,7 +99,7 @@ export class KernelSession {
           `cannot start a "${this.kernelName}" kernel on ${this.settings.baseUrl}: ${(e as Error).message}`,
         );
       }
-      this.owned = true;
+      this.started = true;
     }
     const kernel = new KernelConnection({ model, serverSettings: this.settings, handleComms: false });
     this.kernel = kernel;
@@ -134,10 +138,10 @@ export class KernelSession {
   /** Drops a kernel's connection and shuts it down on the server if this engine started it; errors (already gone) are ignored. */
   async discard(kernel: Kernel.IKernelConnection): Promise<void> {
     // Only the kernel in use can be an attached one; any other was started here.
-    const owned = this.kernel !== kernel || this.owned;
+    const owned = this.kernel !== kernel || this.started;
     if (this.kernel === kernel) {
       this.kernel = null;
-      this.owned = true;
+      this.started = true;
     }
     const id = kernel.id;
     if (!kernel.isDisposed) {
