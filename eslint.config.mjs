@@ -1,5 +1,7 @@
 // ESLint for the TypeScript sources, tests and scripts; formatting is Prettier's job, not ESLint's.
 import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import { importX } from 'eslint-plugin-import-x';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
@@ -30,6 +32,20 @@ export default tseslint.config(
       // Boundaries validate with zod; inside, `unknown` is preferred, but a few SDK shapes need `any`.
       '@typescript-eslint/no-explicit-any': 'warn',
     },
+  },
+  {
+    // No import circles in the sources: a circle leaves one side's values undefined while the other
+    // loads, and hides which module a rule lives in. Resolved as tsc resolves (extensionless paths).
+    // `import type` is never followed (it is erased at run time), so types shared both ways live in
+    // a module of their own instead (e.g. experiment-env.ts, chart-rows.ts, run-defaults.ts).
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })],
+    },
+    rules: { 'import-x/no-cycle': 'error' },
   },
   {
     // Tests match terminal output, escape codes and all; the Messages API stand-in reads any JSON.

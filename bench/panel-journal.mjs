@@ -1,6 +1,6 @@
 // bench/panel-journal: a synthetic autoresearch workspace with a journal of N finished
-// experiments, for bench/panel. The records follow src/core/journal/journal.ts (and the server's mirror
-// of it, jupyter_server_ext/jupyterlab_autoresearch/read/journal.py): one run_start, then per
+// experiments, for bench/panel. The records follow src/core/journal/journal.ts (which the server checks
+// them against, as the JSON Schema the build writes from it): one run_start, then per
 // experiment an experiment_start and an experiment record, and a run_end (a stopped run).
 // Deterministic: the same N gives the same journal.
 import { createHash } from 'node:crypto';

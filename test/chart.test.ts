@@ -2,30 +2,21 @@
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
 import { describe, expect, it } from 'vitest';
+import { progressChart, RING, VEGALITE_MIME, warmUpSpec, type ChartOptions } from '../src/core/views/chart';
+import { BINS, MAX_KEEP_POINTS, MAX_POINTS, thinRows } from '../src/core/views/chart-thin';
+import { chartTheme, COLORS, THEME_VARS, type ChartTheme } from '../src/core/views/chart-theme';
 import {
   BAND_SE,
   chartRows,
   chartRuns,
-  chartTheme,
-  COLORS,
-  BINS,
   LABELLED_KEEPS,
-  MAX_KEEP_POINTS,
-  MAX_POINTS,
   numberDomain,
-  progressChart,
-  RING,
   shortLabel,
-  THEME_VARS,
-  thinRows,
   valueDomain,
-  VEGALITE_MIME,
-  warmUpSpec,
-  type ChartTheme,
-} from '../src/core/views/chart';
+  type ChartRow,
+} from '../src/core/views/chart-rows';
 import { niceTicks, progressChartSvg } from '../src/core/views/chart-svg';
 import { LABEL_CHAR_PX, labelBox, placeLabels } from '../src/core/views/chart-labels';
-import type { ChartOptions, ChartRow } from '../src/core/views/chart';
 import type { ExperimentRecord } from '../src/core/journal/journal';
 import { noisyExperiments } from './helpers/noisy-journal';
 import { record } from './helpers/records';

@@ -10,12 +10,8 @@ import type { Usage } from '../src/core/journal/journal';
 import { costOf } from '../src/core/config/pricing';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Loop } from '../src/engine/run/setup';
-import {
-  ClaudeProposer,
-  DEFAULT_MODEL,
-  MAX_ABANDONED_IN_A_ROW,
-  type ClaudeOptions,
-} from '../src/engine/proposers/claude/proposer';
+import { ClaudeProposer, DEFAULT_MODEL, type ClaudeOptions } from '../src/engine/proposers/claude/proposer';
+import { MAX_ABANDONED_IN_A_ROW } from '../src/engine/proposers/claude/turns';
 import { ProposalAbandoned, type ProposalContext } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
 import { history, record } from './helpers/records';

@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { chartRows, chartRuns, progressChart } from '../src/core/views/chart';
+import { progressChart } from '../src/core/views/chart';
+import { chartRows, chartRuns } from '../src/core/views/chart-rows';
 import type { ExperimentRecord, JournalRecord } from '../src/core/journal/journal';
 import { isLight, LIGHT_EXPERIMENT_FIELDS, lightExperiment } from '../src/core/journal/light-record';
 import { bestTimeline } from '../src/core/rule/measurements';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ExperimentRecord, type ExperimentStatus } from '../src/core/journal/journal';
-import { changesOf, OfflineMeta, OfflineProposer, priorOf } from '../src/engine/proposers/offline/proposer';
+import { OfflineProposer, priorOf } from '../src/engine/proposers/offline/proposer';
+import { changesOf, OfflineMeta } from '../src/engine/proposers/offline/moves';
 import { jumpValue, kindOf, mulberry32, stateKey, stepValue } from '../src/engine/proposers/offline/moves';
 import { parseConstants } from '../src/engine/proposers/offline/python-constants';
 import type { Proposal, ProposalContext } from '../src/engine/proposers/types';

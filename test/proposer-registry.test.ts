@@ -4,18 +4,12 @@
  * CLI's default, its texts and the server's list all come from them.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  KEYLESS_PROPOSER,
-  PROPOSER_INFO,
-  PROPOSER_NAMES,
-  proposerKeyEnv,
-  RUN_OPTIONS,
-  serverOptions,
-} from '../src/core/config/run-options';
+import { PROPOSER_INFO, RUN_OPTIONS, serverOptions } from '../src/core/config/run-options';
+import { KEYLESS_PROPOSER, PROPOSER_NAMES, proposerKeyEnv } from '../src/core/config/proposers';
 import { isSecretName, SECRET_NAMES, SERVER_SECRET_NAMES } from '../src/core/config/secrets';
 import { createProposer, defaultProposer, PROPOSER_REGISTRY } from '../src/engine/proposers';
 import { DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
-import { UserError } from '../src/engine/workspace/workspace';
+import { UserError } from '../src/engine/user-error';
 
 const CONFIG = { seed: 0, python: 'python3' };
 const KEY = 'sk-ant-test-registry-0123456789';

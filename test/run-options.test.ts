@@ -9,15 +9,9 @@ import Ajv from 'ajv';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { parseProgram, resolveConfig } from '../src/core/config/program';
-import {
-  frontMatterValues,
-  RUN_OPTIONS,
-  runOptionList,
-  runSettingDefaults,
-  serverOptions,
-  settingsSchema,
-  zodOf,
-} from '../src/core/config/run-options';
+import { RUN_OPTIONS, runOptionList, serverOptions } from '../src/core/config/run-options';
+import { runSettingDefaults, settingsSchema } from '../src/core/config/run-option-schemas';
+import { frontMatterValues, zodOf } from '../src/core/config/run-option-checks';
 import { buildProgram } from '../src/engine/cli/cli';
 import { addRunOptions } from '../src/engine/cli/run-flags';
 import { ENGINE } from './helpers/workspace';

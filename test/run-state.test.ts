@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { chartRows } from '../src/core/views/chart';
+import { chartRows } from '../src/core/views/chart-rows';
 import type { ExperimentStartRecord, JournalRecord, RunEndRecord, RunRecord } from '../src/core/journal/journal';
 import { layout, TAG_PATTERN, validTag } from '../src/core/journal/layout';
 import { bestEstimate, Measurements } from '../src/core/rule/measurements';

@@ -17,23 +17,24 @@ import { IStateDB } from '@jupyterlab/statedb';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
-import { runSettingDefaults } from '../core/config/run-options';
+import { runSettingDefaults } from '../core/config/run-option-schemas';
 import { fetchStatus } from './api/server';
-import { addCommands, CommandIDs } from './commands/open-commands';
+import { addCommands } from './commands/open-commands';
+import { CommandIDs, RunCommandIDs, ViewCommandIDs } from './commands/command-ids';
 import { followExportedNotebooks } from './notebooks/exported-notebooks';
 import { NotebookKernels } from './notebooks/notebook-kernels';
 import { warmUpPanelWhenIdle } from './panel/chart-view';
 import { withLazyMath } from './panel/lazy-math';
-import { AutoresearchPanel, type IRunDefaults } from './panel/panel';
+import { AutoresearchPanel } from './panel/panel';
+import type { IRunDefaults } from './panel/run-defaults';
 import { setLineHighlighter } from './renderer/highlight';
-import { addRunCommands, RunCommandIDs } from './commands/run-commands';
+import { addRunCommands } from './commands/run-commands';
 import { RunStatusItem } from './status-item';
 import { IAutoresearchTracker } from './tokens';
-import { addViewCommands, ViewCommandIDs } from './commands/view-commands';
+import { addViewCommands } from './commands/view-commands';
 
 export { IAutoresearchTracker } from './tokens';
-export { RunCommandIDs } from './commands/run-commands';
-export { ViewCommandIDs } from './commands/view-commands';
+export { RunCommandIDs, ViewCommandIDs } from './commands/command-ids';
 
 const PLUGIN_ID = 'jupyterlab-autoresearch:plugin';
 

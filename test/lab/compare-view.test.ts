@@ -13,14 +13,8 @@ import { ServerConnection } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CompareAnswer, fetchCompare } from '../../src/lab/api/compare';
-import {
-  ComparePicks,
-  CompareView,
-  diffCounts,
-  pickCheckbox,
-  summaryRows,
-  syncPickCheckboxes,
-} from '../../src/lab/panel/compare/compare-view';
+import { CompareView, diffCounts, summaryRows } from '../../src/lab/panel/compare/compare-view';
+import { ComparePicks, pickCheckbox, syncPickCheckboxes } from '../../src/lab/panel/compare/compare-picks';
 import { startJupyterServer, type JupyterServer } from '../helpers/jupyter-server';
 import { record } from '../helpers/records';
 import { cli, experiments, git, makeWorkspace, ROOT, STAND_IN_PROGRAM } from '../helpers/workspace';

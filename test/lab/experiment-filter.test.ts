@@ -8,16 +8,16 @@
  */
 import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it, vi } from 'vitest';
-import { chartRows, chartRuns } from '../../src/core/views/chart';
+import { chartRows, chartRuns } from '../../src/core/views/chart-rows';
 import type { ExperimentRecord } from '../../src/core/journal/journal';
 import {
   ExperimentFilter,
   ExperimentFilterBar,
-  filterChartRows,
   searchTerms,
   shownNumbers,
   statusCounts,
 } from '../../src/lab/panel/list/experiment-filter';
+import { filterChartRows } from '../../src/core/views/chart-filter';
 import { history, record } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.

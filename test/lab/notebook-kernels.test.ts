@@ -13,10 +13,10 @@ import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 import { FocusTracker, Widget } from '@lumino/widgets';
 import { describe, expect, it, vi } from 'vitest';
-import { runSettingDefaults } from '../../src/core/config/run-options';
+import { runSettingDefaults } from '../../src/core/config/run-option-schemas';
 import { type INotebookKernel, NotebookKernels } from '../../src/lab/notebooks/notebook-kernels';
 import { chooseKernel, kernelGroups, notebookValue } from '../../src/lab/panel/toolbar/kernel-picker';
-import type { IRunDefaults } from '../../src/lab/panel/panel';
+import type { IRunDefaults } from '../../src/lab/panel/run-defaults';
 import { RunModel } from '../../src/lab/panel/run/run-model';
 import { RunToolbar } from '../../src/lab/panel/toolbar/run-toolbar';
 

@@ -18,7 +18,7 @@ import { ReviewView } from '../../src/lab/panel/review/review-view';
 import { RunModel } from '../../src/lab/panel/run/run-model';
 import { RunToolbar } from '../../src/lab/panel/toolbar/run-toolbar';
 import { renderExperiment } from '../../src/lab/renderer/experiment-view';
-import { RunCommandIDs } from '../../src/lab/commands/run-commands';
+import { RunCommandIDs } from '../../src/lab/commands/command-ids';
 import { record, runStartRecord } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.

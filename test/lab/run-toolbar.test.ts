@@ -4,12 +4,14 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { describe, expect, it, vi } from 'vitest';
 import { CommandRegistry } from '@lumino/commands';
 import type { JournalRecord } from '../../src/core/journal/journal';
-import { PROPOSER_INFO, PROPOSER_NAMES, runSettingDefaults } from '../../src/core/config/run-options';
+import { PROPOSER_INFO } from '../../src/core/config/run-options';
+import { runSettingDefaults } from '../../src/core/config/run-option-schemas';
+import { PROPOSER_NAMES } from '../../src/core/config/proposers';
 import { deriveRunState } from '../../src/core/journal/run-state';
-import type { IRunDefaults } from '../../src/lab/panel/panel';
+import type { IRunDefaults } from '../../src/lab/panel/run-defaults';
 import { RunModel } from '../../src/lab/panel/run/run-model';
 import { RunToolbar } from '../../src/lab/panel/toolbar/run-toolbar';
-import { RunCommandIDs } from '../../src/lab/commands/run-commands';
+import { RunCommandIDs } from '../../src/lab/commands/command-ids';
 import { record, runStartRecord } from '../helpers/records';
 
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import.

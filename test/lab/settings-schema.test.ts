@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROPOSER_INFO, PROPOSER_NAMES } from '../../src/core/config/run-options';
+import { PROPOSER_INFO } from '../../src/core/config/run-options';
+import { PROPOSER_NAMES } from '../../src/core/config/proposers';
 
 const schema = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'schema', 'plugin.json'), 'utf8')) as {
   properties: Record<string, { enum?: unknown[]; description: string; default?: unknown }>;

@@ -11,7 +11,8 @@ import pytest
 
 from jupyterlab_autoresearch import load
 from jupyterlab_autoresearch.notebooks.notebook import notebook_outputs
-from jupyterlab_autoresearch.read.journal import JournalError, problem, read_journal
+from jupyterlab_autoresearch.read.journal import JournalError, read_journal
+from jupyterlab_autoresearch.read.journal_schema import problem
 from jupyterlab_autoresearch.read.run_state import load_state
 from jupyterlab_autoresearch.read.workspaces import log_path
 

@@ -11,7 +11,8 @@ import pytest
 from conftest import alive, git_status, journal, make_workspace, wait_for
 from jupyterlab_autoresearch import errors
 from jupyterlab_autoresearch.node import engine_path
-from jupyterlab_autoresearch.read.journal import JournalError, JournalTail, problem
+from jupyterlab_autoresearch.read.journal import JournalError, JournalTail
+from jupyterlab_autoresearch.read.journal_schema import problem
 from jupyterlab_autoresearch.routes import validate
 from jupyterlab_autoresearch.routes.validate import ApiError
 from jupyterlab_autoresearch.routes.web_errors import HTTP_STATUS, api_error

@@ -82,8 +82,8 @@ def lighten(record: dict) -> dict:
 class Row(NamedTuple):
     """A record as a light replay encodes it: its shape (its type, then its other keys in order)
     and the compact JSON array of those keys' values. A `records` message of rows names each shape
-    once, where ten thousand objects would repeat their keys: a long run's replay is then about
-    two thirds of the bytes of the same records as objects (bench/panel at 10,000 experiments)."""
+    once, where ten thousand objects would repeat their keys: a long run's replay is then well
+    under the bytes of the same records as objects (bench/panel measures it)."""
 
     shape: tuple[str, ...]
     values: bytes

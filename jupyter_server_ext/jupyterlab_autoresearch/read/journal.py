@@ -12,9 +12,8 @@ from typing import NamedTuple
 
 from ..confine import OutsideError, open_inside
 
-# problem is the schema check tests and callers use by name; journal_schema checks records
-# against the engine's own schema (engine/journal-record.schema.json).
-from .journal_schema import RecordProblem, checks, parse, problem  # noqa: F401
+# journal_schema checks records against the engine's own schema (engine/journal-record.schema.json).
+from .journal_schema import RecordProblem, checks, parse
 
 
 class JournalError(ValueError):

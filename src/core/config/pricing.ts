@@ -10,11 +10,7 @@
  * (cut from $0.20). Haiku 5.5 has a higher tier for prompts over 100k tokens.
  * Prices change: a run can override any model's row (ClaudeProposer's `prices`).
  */
-import * as z from 'zod/mini';
 import type { Usage } from '../journal/journal';
-import { englishMessages } from '../journal/zod-english';
-
-englishMessages();
 
 export interface Prices {
   /** $/MTok of uncached input. */
@@ -29,15 +25,6 @@ export interface Prices {
   /** A dearer tier for long prompts (input + cache reads + cache writes above the threshold), on every token of that request. */
   long_prompt?: { threshold_tokens: number } & Omit<Prices, 'long_prompt'>;
 }
-
-/** A price row as a configuration gives it (program.md's `prices`): $/MTok, the four rates required, the 1-hour write optional. */
-export const PriceRow = z.strictObject({
-  input: z.number().check(z.nonnegative()),
-  output: z.number().check(z.nonnegative()),
-  cache_write: z.number().check(z.nonnegative()),
-  cache_read: z.number().check(z.nonnegative()),
-  cache_write_1h: z.optional(z.number().check(z.nonnegative())),
-});
 
 const row = (input: number, output: number, cache_write: number, cache_read: number): Prices => ({
   input,

@@ -4,7 +4,6 @@
  * the engine's registry (src/engine/proposers/index.ts) builds each one. Data only: the browser
  * imports this file too.
  */
-import type { RunOptionKey } from './run-options';
 
 /**
  * A proposer as every side sees it: the CLI's flags and default, the server's choices and the
@@ -12,7 +11,7 @@ import type { RunOptionKey } from './run-options';
  * (src/engine/proposers/index.ts) builds each one and checks its environment; adding a proposer
  * is one entry here and one there, beside its code.
  */
-export interface ProposerInfo<Option extends string = RunOptionKey> {
+export interface ProposerInfo<Option extends string> {
   /** Its name in the toolbar's menu. */
   label: string;
   /** What it does, one clause after its name (the settings' description of the proposer option). */

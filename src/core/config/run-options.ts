@@ -7,8 +7,7 @@
  * scripts/build-engine.mjs writes from serverOptions()), and the panel's defaults and API types.
  * Data and zod only: the browser imports this file too.
  */
-import * as z from 'zod/mini';
-import { TAG_MAX, TAG_PATTERN, TAG_RULE_WORDS, validTag } from '../journal/layout';
+import { TAG_RULE_WORDS } from '../journal/layout';
 import { DEFAULT_CONFIRM_RUNS, DEFAULT_KEEP_SIGMA, DEFAULT_NOISE_RUNS } from '../rule/noise';
 import {
   INFO,
@@ -45,18 +44,6 @@ export const RULES: Record<OptionKind, string> = {
   switch: 'true or false',
 };
 
-// The proposers' declaration lives in ./proposers; these names are imported from here too.
-export {
-  KEYLESS_PROPOSER,
-  orList,
-  PROPOSER_NAMES,
-  PROPOSER_PREFERENCE,
-  proposerKeyEnv,
-  proposersWith,
-  type ProposerInfo,
-  type ProposerName,
-} from './proposers';
-
 /**
  * How hard the claude proposer's model thinks, as the Messages API's output_config.effort names it.
  * Models without effort get a thinking budget of the same rank (src/engine/proposers/claude/thinking.ts).
@@ -73,7 +60,7 @@ const defaultWhen = (n: ProposerName) => (INFO[n].needsKey ? `${n} (the default 
  */
 export const MAX_TIMER_S = Math.floor((2 ** 31 - 1) / 1000);
 
-interface RunOptionSpec {
+export interface RunOptionSpec {
   /** commander syntax: '--budget <seconds>'; a switch is '--resume', or '--no-pipeline' for one on by default. */
   flag: string;
   kind: OptionKind;
@@ -346,7 +333,7 @@ export const RUN_OPTIONS = {
 } as const satisfies Record<string, RunOptionSpec>;
 
 /** Each proposer's declaration; a name in its options that is no run option does not compile. */
-export const PROPOSER_INFO: Readonly<Record<ProposerName, ProposerInfo>> = DECLARED;
+export const PROPOSER_INFO: Readonly<Record<ProposerName, ProposerInfo<RunOptionKey>>> = DECLARED;
 
 type Options = typeof RUN_OPTIONS;
 export type RunOptionKey = keyof Options;
@@ -373,101 +360,6 @@ export type RunSettings = {
 /** The declaration as a list, each option's key beside it. */
 export function runOptionList(): Array<RunOptionSpec & { key: RunOptionKey }> {
   return (Object.entries(RUN_OPTIONS) as Array<[RunOptionKey, RunOptionSpec]>).map(([key, spec]) => ({ key, ...spec }));
-}
-
-const ONE_LINE = /^[^\0\n\r]*\S[^\0\n\r]*$/;
-
-/** What a value of the option must be, as every side words it: RULES, and the maximum where there is one. */
-export function ruleOf(spec: Pick<RunOptionSpec, 'kind' | 'max'>): string {
-  return spec.max === undefined
-    ? RULES[spec.kind]
-    : `${RULES[spec.kind]}, at most ${spec.max} (about 24 days: the longest a timer can wait)`;
-}
-
-/** The zod check of one option's value, its messages worded as RULES. */
-export function zodOf(spec: RunOptionSpec): z.ZodMiniType {
-  const error = `must be ${spec.kind === 'choice' ? `one of ${spec.choices?.join(', ')}` : ruleOf(spec)}`;
-  const max = spec.max ?? Infinity;
-  const num = z.number({ error }).check(z.refine(n => n <= max, { error }));
-  switch (spec.kind) {
-    case 'positive':
-      return num.check(z.refine(n => n > 0, { error }));
-    case 'nonnegative':
-      return num.check(z.refine(n => n >= 0, { error }));
-    case 'positive-int':
-      return num.check(z.refine(n => Number.isInteger(n) && n >= 1, { error }));
-    case 'count':
-      return num.check(z.refine(n => Number.isInteger(n) && n >= 0, { error }));
-    case 'text':
-      return z.string({ error }).check(z.regex(ONE_LINE, { error }));
-    case 'tag':
-      return z.string({ error }).check(z.refine(validTag, { error }));
-    case 'choice':
-      return z.enum(spec.choices as [string, ...string[]], { error });
-    case 'switch':
-      return z.boolean({ error });
-  }
-}
-
-/** The front matter's run-option keys, for program.ts's FrontMatter object. */
-export function frontMatterShape(): { [K in FrontMatterKey]: z.ZodMiniOptional<z.ZodMiniType<RunOptionValues[K]>> } {
-  const entries = runOptionList()
-    .filter(o => o.frontMatter)
-    .map(o => [o.key, z.optional(zodOf(o))]);
-  return Object.fromEntries(entries) as ReturnType<typeof frontMatterShape>;
-}
-
-const JSON_TYPES: Record<OptionKind, object> = {
-  positive: { type: 'number', exclusiveMinimum: 0 },
-  nonnegative: { type: 'number', minimum: 0 },
-  'positive-int': { type: 'integer', minimum: 1 },
-  count: { type: 'integer', minimum: 0 },
-  text: { type: 'string' },
-  tag: { type: 'string', pattern: `^(?:${TAG_PATTERN})$`, minLength: 1, maxLength: TAG_MAX },
-  choice: { type: 'string' },
-  switch: { type: 'boolean' },
-};
-
-/** The JSON Schema properties of the run options in Settings → Autoresearch. */
-export function settingsProperties(): Record<string, object> {
-  const props: Record<string, object> = {};
-  for (const o of runOptionList()) {
-    if (!o.setting) {
-      continue;
-    }
-    const { type, ...bounds } = JSON_TYPES[o.kind] as { type: string };
-    props[o.key] = {
-      title: o.setting.title,
-      description: o.setting.description,
-      type: o.setting.default === null ? [type, 'null'] : type,
-      ...(o.choices && { enum: o.setting.default === null ? [...o.choices, null] : [...o.choices] }),
-      ...bounds,
-      ...(o.max !== undefined && { maximum: o.max }),
-      default: o.setting.default,
-    };
-  }
-  return props;
-}
-
-/**
- * schema/plugin.json as the declaration has it: the run options first, then the settings that
- * are not run options (kept from `current`, the committed file).
- */
-export function settingsSchema(current: { properties: Record<string, object> } & Record<string, unknown>): object {
-  const runs = settingsProperties();
-  const others = Object.entries(current.properties).filter(([key]) => !(key in RUN_OPTIONS));
-  return { ...current, properties: { ...runs, ...Object.fromEntries(others) } };
-}
-
-/** The run options that are settings, in the declaration's order. */
-export function settingKeys(): SettingKey[] {
-  return runOptionList().flatMap(o => (o.setting ? [o.key as SettingKey] : []));
-}
-
-/** The settings' defaults for the run options, as RunSettings. */
-export function runSettingDefaults(): RunSettings {
-  const entries = runOptionList().flatMap(o => (o.setting ? [[o.key, o.setting.default]] : []));
-  return Object.fromEntries(entries) as RunSettings;
 }
 
 /**
@@ -498,12 +390,4 @@ export function serverOptions(): object {
     options,
     proposers,
   };
-}
-
-/** The options among `values` that are also front matter keys: a run's overrides of program.md. */
-export function frontMatterValues(values: Partial<RunOptionValues>): Partial<Pick<RunOptionValues, FrontMatterKey>> {
-  const entries = runOptionList().flatMap(o =>
-    o.frontMatter && values[o.key] !== undefined ? [[o.key, values[o.key]]] : [],
-  );
-  return Object.fromEntries(entries);
 }

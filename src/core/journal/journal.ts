@@ -5,7 +5,7 @@
  * are all rebuilt from it. Every record is validated on write and on read.
  */
 import * as z from 'zod/mini';
-import { PriceRow } from '../config/pricing';
+import { PriceRow } from '../config/price-row';
 import { ReviewAction, ReviewSource } from '../step-mode/review';
 import { EFFORT_LEVELS } from '../config/run-options';
 import { LimitsSetting } from '../config/limits';

@@ -6,7 +6,7 @@
  * timings, the proposal's reasoning). A long run's replay is then a fraction of the journal's
  * bytes; the panel fetches an experiment whole when it renders it.
  *
- * Who reads which: src/core/views/chart.ts (n, status, metric, description, verdict, runs) and its
+ * Who reads which: src/core/views/chart-rows.ts (n, status, metric, description, verdict, runs) and its
  * best line, src/core/rule/measurements.ts's bestTimeline (commit, state, parent_commit, best_before,
  * same_as, verdict, runs); the filter (status, description, rationale, reason); the list (n,
  * status, worker). test/light-record.test.ts holds the chart and the filter to the same result

@@ -8,7 +8,7 @@
  * Deterministic and pure, so the panel's Vega-Lite spec and the exported SVG place labels alike
  * (each with its own geometry, LabelFrame).
  */
-import type { ChartRow, RunPoint } from './chart';
+import type { ChartRow, RunPoint } from './chart-rows';
 
 /** The plot's geometry in pixels, from its top left corner. */
 export interface LabelFrame {

@@ -6,7 +6,9 @@
  * of vega's ~40 packages. It draws what the Vega-Lite spec draws (same rows,
  * same colours). Pure string building: no DOM, no Node APIs.
  */
-import { chartRows, chartRuns, COLORS, valueDomain, type ChartOptions, type ChartRow } from './chart';
+import { type ChartOptions } from './chart';
+import { COLORS } from './chart-theme';
+import { chartRows, chartRuns, valueDomain, type ChartRow } from './chart-rows';
 import { placeLabels } from './chart-labels';
 import type { ExperimentRecord } from '../journal/journal';
 

@@ -8,7 +8,9 @@ import { TransferSummaryFile } from '../../core/views/transfer-view';
 import { JournalStore } from '../store/journal-store';
 import { pickTag } from './report';
 import { studyPaths } from '../study/transfer-store';
-import { runPaths, STATE_DIR, UserError } from '../workspace/workspace';
+import { runPaths } from '../workspace/workspace';
+import { UserError } from '../user-error';
+import { STATE_DIR } from '../../core/journal/layout';
 import { readNoFollow, readRegularIfAny, replaceFile, writeWorkspaceFile } from '../workspace/workspace-files';
 
 /** Bytes read from the end of a log for its tail: LOG_TAIL_LINES lines fit with room to spare. */

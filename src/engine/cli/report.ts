@@ -19,7 +19,8 @@ import {
   fmtSpread,
   SPREAD_WIDTH,
 } from './terminal';
-import { checkTag, latestTag, runPaths, UserError } from '../workspace/workspace';
+import { checkTag, latestTag, runPaths } from '../workspace/workspace';
+import { UserError } from '../user-error';
 import { readRegularText } from '../workspace/workspace-files';
 
 /** The tag to report on: the one given, else the most recent run's. */

@@ -16,7 +16,8 @@ import { isEngineAlive, readEngineInfo } from '../run/engine-lock';
 import { JournalStore } from '../store/journal-store';
 import { modePath, severalWorkersMessage } from '../step-mode/review-mode';
 import { readPending, reviewPaths, writeJsonAtomic, type Asker } from '../step-mode/step-review';
-import { checkTag, latestTag, runPaths, UserError } from '../workspace/workspace';
+import { checkTag, latestTag, runPaths } from '../workspace/workspace';
+import { UserError } from '../user-error';
 import { readRegularText } from '../workspace/workspace-files';
 
 /** The run's folder and its pending proposal; a UserError naming why there is none. */

@@ -2,14 +2,13 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import {
   type OptionKind,
-  orList,
-  PROPOSER_NAMES,
-  ruleOf,
   RUN_OPTIONS,
   runOptionList,
   type RunOptionKey,
   type RunOptionValues,
 } from '../../core/config/run-options';
+import { ruleOf } from '../../core/config/run-option-checks';
+import { orList, PROPOSER_NAMES } from '../../core/config/proposers';
 import { PROPOSER_REGISTRY } from '../proposers';
 
 /** The flags given, by the declaration's keys (budget_s, not commander's budget). */

@@ -2,7 +2,8 @@
 import * as path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseProgram } from '../../core/config/program';
-import { proposerKeyEnv, type RunOptionValues } from '../../core/config/run-options';
+import { type RunOptionValues } from '../../core/config/run-options';
+import { proposerKeyEnv } from '../../core/config/proposers';
 import type { TransferSummary } from '../../core/study/transfer';
 import { transferColumns, transferRows } from '../../core/views/transfer-view';
 import { ENV_NAME, type TransferSetting } from '../../core/study/transfer-journal';
@@ -10,7 +11,8 @@ import type { Executor } from '../executor/types';
 import { locatePython, resolvePython } from '../workspace/python';
 import { studyPaths } from '../study/transfer-store';
 import { runTransferStudy } from '../study/transfer';
-import { PROGRAM_FILE, UserError } from '../workspace/workspace';
+import { PROGRAM_FILE } from '../workspace/workspace';
+import { UserError } from '../user-error';
 import { readRegularIfAny } from '../workspace/workspace-files';
 
 interface TransferFlags {

@@ -35,10 +35,10 @@
  * silence. Through a gateway the same rules apply on the gateway's side.
  */
 import { randomUUID } from 'node:crypto';
-import { KernelAPI, KernelConnection, ServerConnection, type Kernel, type KernelMessage } from '@jupyterlab/services';
-import WebSocket from 'ws';
-import { KernelCallError, kernelReady } from './kernel-call';
-import { reapCode, RUN_MIME, runnerCode, type KernelReport } from './kernel-code';
+import { KernelAPI, type Kernel, type KernelMessage, type ServerConnection } from '@jupyterlab/services';
+import { KernelCallError } from './kernel-call';
+import { RUN_MIME, runnerCode, type KernelReport } from './kernel-code';
+import { KernelSession, serverSettings, sleep } from './kernel-session';
 import {
   DEFAULT_ISOLATION,
   GUARD_KILLED,
@@ -53,7 +53,6 @@ import { sharesFilesystem, shipWorkspace } from './ship';
 import { watchForStop } from './stop-watch';
 import { KILL_GRACE_S } from './subprocess';
 import type { Executor, RunKernel, RunOutcome, RunRequest } from './types';
-import { UserError } from '../workspace/workspace';
 
 /** Seconds past the engine's own give-up point at which the kernel side ends a run by itself. */
 const BACKSTOP_MARGIN_S = 30;
@@ -82,51 +81,26 @@ export interface KernelExecutorOptions {
 
 export type ShipMode = 'auto' | 'always' | 'never';
 
-/** Settings for @jupyterlab/services from Node: the `ws` WebSocket and Node's global fetch. */
-export function serverSettings(serverUrl: string, token = ''): ServerConnection.ISettings {
-  const baseUrl = serverUrl.endsWith('/') ? serverUrl : `${serverUrl}/`;
-  return ServerConnection.makeSettings({
-    baseUrl,
-    wsUrl: baseUrl.replace(/^http/, 'ws'),
-    token,
-    appendToken: true,
-    WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
-    fetch: globalThis.fetch.bind(globalThis),
-    Request: globalThis.Request,
-    Headers: globalThis.Headers,
-  });
-}
-
 type Ending = { kind: 'report'; report: Extract<KernelReport, { event: 'exit' }> } | { kind: 'lost'; why: string };
 
 export class KernelExecutor implements Executor {
   readonly name = 'kernel';
-  private kernelSpec: string;
   private readonly settings: ServerConnection.ISettings;
+  private readonly session: KernelSession;
   private readonly ship: ShipMode;
   private readonly shipTimeoutS: number;
   private readonly heartbeatS: number | undefined;
-  /** The kernel to attach to, until the first run has attached (or found it gone). */
-  private attachId: string | null;
-  /** Whether this engine started the kernel in use (and so shuts it down). */
-  private owned = true;
   /** Probe results: kernel id + cwd → whether that kernel reads the cwd at the same path. */
   private readonly shared = new Map<string, boolean>();
   /** Where the last run's command ran on the kernel's side. */
   lastWorkdir: string | null = null;
   private readonly graceS: number;
   private readonly marginS: number;
-  private readonly startTimeoutS: number;
-  private kernel: Kernel.IKernelConnection | null = null;
-  /** Process groups a lost kernel may have left running; the next kernel kills them first. */
-  private orphans: number[] = [];
   private readonly memo = new SandboxMemo();
   /** The engine's secrets and this server's token, hashed once. */
   private readonly secrets: string[];
 
   constructor(opts: KernelExecutorOptions) {
-    this.kernelSpec = opts.kernelName ?? 'python3';
-    this.attachId = opts.kernelId ?? null;
     this.ship = opts.ship ?? 'auto';
     this.shipTimeoutS = opts.shipTimeoutS ?? 300;
     this.heartbeatS = opts.heartbeatS;
@@ -134,24 +108,29 @@ export class KernelExecutor implements Executor {
     this.secrets = secretHashes([this.settings.token]);
     this.graceS = opts.graceS ?? KILL_GRACE_S;
     this.marginS = opts.interruptMarginS ?? 10;
-    this.startTimeoutS = opts.startTimeoutS ?? 120;
+    this.session = new KernelSession(
+      this.settings,
+      opts.kernelName ?? 'python3',
+      opts.kernelId ?? null,
+      opts.startTimeoutS ?? 120,
+    );
   }
 
   /** Kernelspec of the kernels this executor starts (an attached kernel's, once attached). */
   get kernelName(): string {
-    return this.kernelSpec;
+    return this.session.kernelName;
   }
 
   /** The id of the kernel in use, or null before the first run and after a loss. */
   get kernelId(): string | null {
-    return this.kernel && !this.kernel.isDisposed ? this.kernel.id : null;
+    return this.session.kernelId;
   }
 
   async run(req: RunRequest): Promise<RunOutcome> {
     const started = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
-    const kernel = await this.ready();
-    req.onKernel?.({ server: this.settings.baseUrl, id: kernel.id, owned: this.owned });
+    const kernel = await this.session.ready();
+    req.onKernel?.({ server: this.settings.baseUrl, id: kernel.id, owned: this.session.owned });
     let cwd: string;
     try {
       cwd = await this.workdir(kernel, req);
@@ -162,7 +141,7 @@ export class KernelExecutor implements Executor {
           `\n[autoresearch] kernel error: could not ship the workspace to the ${this.kernelName} kernel: ${e.message}${e.kernelLost ? '; a fresh kernel runs the next experiment' : ''}\n`,
         ),
       );
-      if (e.kernelLost) await this.discard(kernel);
+      if (e.kernelLost) await this.session.discard(kernel);
       return {
         exitCode: null,
         signal: null,
@@ -293,10 +272,10 @@ export class KernelExecutor implements Executor {
     // The kernel is lost: say so in the log (the loop's crash reason reads the log's last error line).
     req.log.write(Buffer.from(`\n[autoresearch] kernel error: ${end.why}; a fresh kernel runs the next experiment\n`));
     future.dispose();
-    await this.discard(kernel);
-    if (pgid !== null) this.orphans.push(pgid);
+    await this.session.discard(kernel);
+    if (pgid !== null) this.session.leftBehind(pgid);
     // Kill what the lost kernel left now, on a fresh kernel, so the run really ends here.
-    await this.ready().catch(() => undefined);
+    await this.session.ready().catch(() => undefined);
     return { exitCode: null, signal: null, timedOut: stop.timedOut, interrupted: stop.interrupted, seconds: seconds() };
   }
 
@@ -331,7 +310,7 @@ export class KernelExecutor implements Executor {
 
   /** Shuts the kernel down if this engine started it, else only lets go of it (the engine is stopping). */
   async dispose(): Promise<void> {
-    if (this.kernel) await this.discard(this.kernel);
+    await this.session.dispose();
   }
 
   /** Where the command runs on the kernel's side: the cwd itself, or the folder the workspace was shipped to. */
@@ -357,116 +336,8 @@ export class KernelExecutor implements Executor {
     );
     return r.root;
   }
-
-  /** The kernel in use: attached, or started (and cleaned of orphans) if there is none or it has gone. */
-  private async ready(): Promise<Kernel.IKernelConnection> {
-    if (this.kernel && !this.kernel.isDisposed && this.kernel.status !== 'dead') {
-      // Culled, or shut down from JupyterLab, since the last run: the connection may not have noticed.
-      if (await this.known(this.kernel.id)) return this.kernel;
-      await this.discard(this.kernel);
-    }
-    let model: Kernel.IModel;
-    if (this.attachId !== null) {
-      const id = this.attachId;
-      let found: Kernel.IModel | undefined;
-      try {
-        found = await KernelAPI.getKernelModel(id, this.settings);
-      } catch (e) {
-        throw new UserError(`cannot reach the kernel ${id} on ${this.settings.baseUrl}: ${(e as Error).message}`);
-      }
-      if (!found) {
-        throw new UserError(
-          `there is no kernel ${id} on ${this.settings.baseUrl}: pass the id of a running kernel (GET /api/kernels lists them) or drop --kernel-id to start one`,
-        );
-      }
-      model = found;
-      this.attachId = null;
-      this.kernelSpec = model.name;
-      this.owned = false;
-    } else {
-      try {
-        model = await KernelAPI.startNew({ name: this.kernelName }, this.settings);
-      } catch (e) {
-        throw new UserError(
-          `cannot start a "${this.kernelName}" kernel on ${this.settings.baseUrl}: ${(e as Error).message}`,
-        );
-      }
-      this.owned = true;
-    }
-    const kernel = new KernelConnection({ model, serverSettings: this.settings, handleComms: false });
-    this.kernel = kernel;
-    const info = await kernelReady(kernel, this.startTimeoutS);
-    if (!info) {
-      this.kernel = null;
-      await this.discard(kernel);
-      throw new UserError(
-        `the "${this.kernelName}" kernel on ${this.settings.baseUrl} did not start within ${this.startTimeoutS} s`,
-      );
-    }
-    if (this.orphans.length) {
-      const pgids = this.orphans;
-      const reap = kernel.requestExecute({ code: reapCode(pgids), silent: true, store_history: false }, true);
-      const ok = await Promise.race([
-        reap.done.then(
-          () => true,
-          () => false,
-        ),
-        sleep(30_000).then(() => false),
-      ]);
-      if (ok) this.orphans = this.orphans.filter(p => !pgids.includes(p));
-    }
-    return kernel;
-  }
-
-  /** Whether the server still lists the kernel; a failed look-up counts as yes (the run will tell). */
-  private async known(id: string): Promise<boolean> {
-    try {
-      return (await KernelAPI.getKernelModel(id, this.settings)) !== undefined;
-    } catch {
-      return true;
-    }
-  }
-
-  /** Drops a kernel's connection and shuts it down on the server if this engine started it; errors (already gone) are ignored. */
-  private async discard(kernel: Kernel.IKernelConnection): Promise<void> {
-    // Only the kernel in use can be an attached one; any other was started here.
-    const owned = this.kernel !== kernel || this.owned;
-    if (this.kernel === kernel) {
-      this.kernel = null;
-      this.owned = true;
-    }
-    const id = kernel.id;
-    if (!kernel.isDisposed) {
-      // After an auto-restart the connection reconnects on its own; disposing it mid-way would
-      // leave that reconnect's promise rejected with nobody to catch it.
-      await sleep(200);
-      await connectionSettled(kernel, 15_000);
-      kernel.dispose();
-    }
-    // An attached kernel is the researcher's: dead or not, it is not ours to shut down.
-    if (owned) await Promise.race([KernelAPI.shutdownKernel(id, this.settings).catch(() => undefined), sleep(15_000)]);
-  }
-}
-
-/** Resolves once the connection is not (re)connecting, or after ms. */
-function connectionSettled(kernel: Kernel.IKernelConnection, ms: number): Promise<void> {
-  if (kernel.connectionStatus !== 'connecting') return Promise.resolve();
-  return new Promise(resolve => {
-    const done = () => {
-      kernel.connectionStatusChanged.disconnect(onChange);
-      clearTimeout(timer);
-      resolve();
-    };
-    const onChange = (_: unknown, status: Kernel.ConnectionStatus) => status !== 'connecting' && done();
-    const timer = setTimeout(done, ms);
-    kernel.connectionStatusChanged.connect(onChange);
-  });
 }
 
 function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise(r => setTimeout(r, ms).unref());
 }

@@ -37,6 +37,15 @@ What happened goes to `report_fd` as JSON lines (the command's group and cgroups
 at the end {"sandbox", "why", "missing", "limits", "left", "exit_code", "signal", "limit"}), and a
 line for people to the run's output. A one-run guard exits as its command did (the same code or signal).
 Standard library only, Python 3.6+: it runs in whatever interpreter the kernel has.
+
+Map of this file, by the three rules it enforces, then the run that applies them:
+1. What the run may reach: its environment without the secrets, and the sandbox (bubblewrap:
+   what is read-only, hidden or writable; no network; no capabilities; nobody in a user namespace).
+2. Its limits: the rlimits set before exec (core dumps, file size, processes) and its cgroup
+   (pids.max), found, made and entered.
+3. Its lifetime: the guard a subreaper that stops with its caller; at the end every descendant,
+   and the cgroup, frozen, killed and removed.
+Then one run (`run`), what it reports (`finish`) and the guard's loop (`serve`, `main`).
 """
 
 import json
@@ -47,9 +56,7 @@ import subprocess
 import sys
 import time
 
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
-PR_SET_CHILD_SUBREAPER = 36
+# --- 1. What the run may reach: credentials and the sandbox --------------------------------------
 
 # What a training run never needs to read, relative to the home folder: keys, tokens and the
 # configuration of tools that hold them.
@@ -96,22 +103,6 @@ NO_USERNS_HOOK = "AUTORESEARCH_TEST_NO_USERNS"
 # Why this guard's bubblewrap cannot make a user namespace, once a run found out (later runs of
 # `auto` go without at once).
 NO_USERNS = []
-# Each run's cgroup folder starts so: the engine removes only folders named so.
-CGROUP_PREFIX = "autoresearch-run-"
-DEFAULT_PROCESSES = 4096
-
-
-class Stop(Exception):
-    """Raised by the signal handler: the run is to end now."""
-
-
-def prctl(option, value):
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0
-    except (ImportError, OSError, AttributeError):
-        return False  # not Linux, or a Python built without ctypes
 
 
 def clean_env(env, names, hashes):
@@ -211,99 +202,98 @@ def bwrap_argv(bwrap, cfg, env, status_fd, userns=True):
     return argv + ["--chdir", cwd, "--", "/bin/sh", "-c", cfg["cmd"]]
 
 
-def proc_table():
-    """{pid: (ppid, comm)} of every process /proc shows, or None without /proc."""
-    table = {}
+def start_sandboxed(bwrap, cfg, env, report, cg=None):
+    """
+    The sandboxed command, or why bubblewrap could not set the sandbox up. Without a user
+    namespace (refused by the kernel) `auto` goes on with the rest, naming it in report["missing"];
+    `on` refuses (the why says what is missing and how to have it).
+    """
+    if os.environ.get(NO_USERNS_HOOK) and not NO_USERNS:
+        NO_USERNS.append("user namespaces refused: test hook %s is set" % NO_USERNS_HOOK)
+    if not NO_USERNS:
+        child = start_bwrap(lambda fd: bwrap_argv(bwrap, cfg, env, fd, userns=True), cfg, env, report, cg)
+        if not isinstance(child, str):
+            return child
+        NO_USERNS.append(child)
+    if cfg.get("sandbox") == "on":
+        return (
+            "no user namespace for the run (%s), without which it keeps its uid and may make "
+            "namespaces of its own; allow user namespaces (sysctl user.max_user_namespaces, "
+            "kernel.unprivileged_userns_clone, or the container's seccomp or AppArmor profile)" % NO_USERNS[0]
+        )
+    child = start_bwrap(lambda fd: bwrap_argv(bwrap, cfg, env, fd, userns=False), cfg, env, report, cg)
+    if not isinstance(child, str):
+        report["missing"] = [
+            "user namespace (%s): the run keeps uid %d, without capabilities, and may make namespaces of its own"
+            % (NO_USERNS[0], os.geteuid())
+        ]
+    return child
+
+
+def start_bwrap(argv_for, cfg, env, report, cg=None):
+    """bubblewrap on the command line argv_for(its status fd) gives, or why it failed."""
+    r, w = os.pipe()
     try:
-        names = os.listdir("/proc")
-    except OSError:
-        return None
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % name, "rb") as f:
-                stat = f.read().decode("utf-8", "replace")
-        except OSError:
-            continue  # gone meanwhile
-        comm = stat[stat.find("(") + 1 : stat.rfind(")")]
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if fields and fields[0] != "Z":
-            table[int(name)] = (int(fields[1]), comm)
-    return table
+        child = subprocess.Popen(
+            argv_for(w),
+            cwd=cfg["cwd"],
+            env=env,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=(w,),
+            preexec_fn=before_exec(cfg, report, cg),
+        )
+    finally:
+        os.close(w)
+    # bwrap writes {"child-pid": N} once the sandbox stands; a failed set-up exits without it.
+    status = os.fdopen(r, "rb")
+    try:
+        first = status.readline()
+    except Stop:
+        # Stopped while the sandbox was being set up: it must not be left to run on its own.
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        status.close()
+        raise
+    if b"child-pid" in first:
+        # From here on the command's stderr is the run's: copy bwrap's pipe through. The status
+        # pipe stays open (bwrap writes its exit code there last: a closed one would SIGPIPE it).
+        forward(child.stderr)
+        STATUS_PIPES.append(status)
+        return child
+    status.close()
+    err = child.stderr.read().decode("utf-8", "replace").strip().splitlines()
+    child.wait()
+    return err[-1] if err else "exit code %s" % child.returncode
 
 
-def descendants(root):
-    """The live processes below root (children, theirs, and orphans reparented to this subreaper)."""
-    table = proc_table()
-    if table is None:
-        return None
-    below, found, todo = {}, [], [root]
-    for pid, (ppid, _) in table.items():
-        below.setdefault(ppid, []).append(pid)
-    while todo:
-        for child in below.get(todo.pop(), []):
-            found.append((child, table[child][1]))
-            todo.append(child)
-    return found
+FORWARDS = []
+STATUS_PIPES = []
 
 
-def signal_all(pids, sig):
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except OSError:
-            pass  # gone, or not ours to signal
+def forward(pipe):
+    """Copies a pipe to this process's stderr in a thread (the sandboxed command's stderr)."""
+    import threading
+
+    def copy():
+        fd = pipe.fileno()
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return
+            os.write(2, chunk)
+
+    thread = threading.Thread(target=copy, daemon=True)
+    thread.start()
+    FORWARDS.append(thread)
 
 
-def reap():
-    """Collects every exited child; returns {pid: status} of those collected."""
-    done = {}
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return done
-        if pid == 0:
-            return done
-        done[pid] = status
+# --- 2. Its limits: rlimits and its cgroup -------------------------------------------------------
 
-
-def kill_everything(child):
-    """Freezes, then kills, every descendant (and the command's group); returns how many there were."""
-    me = os.getpid()
-    seen = set()
-    # What is already on its way out (the sandbox's processes, which die with its first one) is
-    # not a leftover: give it a moment before counting.
-    until = time.monotonic() + 0.2
-    while descendants(me) and time.monotonic() < until:
-        reap()
-        time.sleep(0.01)
-    for _ in range(100):
-        # SIGSTOP first, so nothing forks faster than it is found; then look again.
-        new = [pid for pid, _ in (descendants(me) or []) if pid not in seen]
-        if not new:
-            break
-        seen.update(new)
-        signal_all(new, signal.SIGSTOP)
-    if child is not None:
-        try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except OSError:
-            pass
-    signal_all(seen, signal.SIGKILL)
-    # Collect them: killed children left unreaped would be zombies of whoever inherits them.
-    until = time.monotonic() + 2.0
-    while time.monotonic() < until:
-        reap()
-        try:
-            os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break  # no child left, dead or alive
-        time.sleep(0.01)
-    return len(seen)
-
-
+# Each run's cgroup folder starts so: the engine removes only folders named so.
+CGROUP_PREFIX = "autoresearch-run-"
+DEFAULT_PROCESSES = 4096
 # The run's cgroup. Found once per guard: where runs' cgroups can go (HOMES), the note said once.
 HOMES = []
 NOTED = []
@@ -435,6 +425,179 @@ def check_cgroup(cg, pid):
         cg["note"] = "cgroup: the run could not be moved into its own; what a run leaves is found by process"
 
 
+def before_exec(cfg, report, cg):
+    """The command's last steps before exec (subprocess's preexec_fn, one: each costs Python's vfork): into its cgroups, then its limits."""
+    enter = enter_cgroup(cg or {})
+    limit = limiter(cfg, report)
+
+    def steps():
+        if enter:
+            enter()
+        limit()
+
+    return steps
+
+
+def limiter(cfg, report):
+    """
+    What the command's process runs before exec (subprocess's preexec_fn): its limits, soft and
+    hard alike so that it cannot raise them, none above the hard limit the guard itself has.
+    """
+    import resource
+
+    wanted = [(resource.RLIMIT_CORE, 0, None)]
+    limits = cfg.get("limits") or {}
+    if limits.get("file_size_bytes"):
+        wanted.append((resource.RLIMIT_FSIZE, int(limits["file_size_bytes"]), "file_size_bytes"))
+    if limits.get("processes"):
+        wanted.append((resource.RLIMIT_NPROC, int(limits["processes"]), "processes"))
+    pairs, applied = [], {}
+    for res, value, name in wanted:
+        hard = resource.getrlimit(res)[1]
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        pairs.append((res, value))
+        if name:
+            applied[name] = value
+    report["limits"] = applied
+
+    def apply():
+        for res, value in pairs:
+            resource.setrlimit(res, (value, value))
+
+    return apply
+
+
+# --- 3. Its lifetime: nothing it starts outlives it ----------------------------------------------
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class Stop(Exception):
+    """Raised by the signal handler: the run is to end now."""
+
+
+def prctl(option, value):
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0
+    except (ImportError, OSError, AttributeError):
+        return False  # not Linux, or a Python built without ctypes
+
+
+def prepare(cfg):
+    """Once per guard: the subreaper, the caller's death as a stop; False if the caller is already gone."""
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_DUMPABLE, 0)  # its environment (the caller's, secrets included) unreadable to the run
+    return not (prctl(PR_SET_PDEATHSIG, signal.SIGTERM) and cfg.get("parent") and os.getppid() != cfg["parent"])
+
+
+def on_signal(signum, frame):
+    ignore_signals()  # one stop is enough; the cleanup must not be cut short by a second
+    raise Stop()
+
+
+def ignore_signals():
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def proc_table():
+    """{pid: (ppid, comm)} of every process /proc shows, or None without /proc."""
+    table = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                stat = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue  # gone meanwhile
+        comm = stat[stat.find("(") + 1 : stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if fields and fields[0] != "Z":
+            table[int(name)] = (int(fields[1]), comm)
+    return table
+
+
+def descendants(root):
+    """The live processes below root (children, theirs, and orphans reparented to this subreaper)."""
+    table = proc_table()
+    if table is None:
+        return None
+    below, found, todo = {}, [], [root]
+    for pid, (ppid, _) in table.items():
+        below.setdefault(ppid, []).append(pid)
+    while todo:
+        for child in below.get(todo.pop(), []):
+            found.append((child, table[child][1]))
+            todo.append(child)
+    return found
+
+
+def signal_all(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass  # gone, or not ours to signal
+
+
+def reap():
+    """Collects every exited child; returns {pid: status} of those collected."""
+    done = {}
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return done
+        if pid == 0:
+            return done
+        done[pid] = status
+
+
+def kill_everything(child):
+    """Freezes, then kills, every descendant (and the command's group); returns how many there were."""
+    me = os.getpid()
+    seen = set()
+    # What is already on its way out (the sandbox's processes, which die with its first one) is
+    # not a leftover: give it a moment before counting.
+    until = time.monotonic() + 0.2
+    while descendants(me) and time.monotonic() < until:
+        reap()
+        time.sleep(0.01)
+    for _ in range(100):
+        # SIGSTOP first, so nothing forks faster than it is found; then look again.
+        new = [pid for pid, _ in (descendants(me) or []) if pid not in seen]
+        if not new:
+            break
+        seen.update(new)
+        signal_all(new, signal.SIGSTOP)
+    if child is not None:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    signal_all(seen, signal.SIGKILL)
+    # Collect them: killed children left unreaped would be zombies of whoever inherits them.
+    until = time.monotonic() + 2.0
+    while time.monotonic() < until:
+        reap()
+        try:
+            os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break  # no child left, dead or alive
+        time.sleep(0.01)
+    return len(seen)
+
+
 def output_links():
     """What /proc shows as this guard's stdout and stderr (`pipe:[n]`, `socket:[n]`): the run holds them too."""
     links = []
@@ -496,16 +659,38 @@ def remove_cgroup(cg):
     cg.pop("pids", None)
 
 
-def prepare(cfg):
-    """Once per guard: the subreaper, the caller's death as a stop; False if the caller is already gone."""
-    prctl(PR_SET_CHILD_SUBREAPER, 1)
-    prctl(PR_SET_DUMPABLE, 0)  # its environment (the caller's, secrets included) unreadable to the run
-    return not (prctl(PR_SET_PDEATHSIG, signal.SIGTERM) and cfg.get("parent") and os.getppid() != cfg["parent"])
+def wait_for(child, cfg):
+    """The command's wait status; orphans reparented to this subreaper are collected meanwhile."""
+    while True:
+        pid, status = os.waitpid(-1, 0)
+        if pid == child.pid:
+            child.returncode = 0  # keep subprocess from waiting on it again
+            return status
 
 
-def on_signal(signum, frame):
-    ignore_signals()  # one stop is enough; the cleanup must not be cut short by a second
-    raise Stop()
+def stop(child, cfg):
+    """SIGTERM to everything the run started, the grace, then the kill (by the caller)."""
+    if child is None:
+        return 143 << 8
+    me = os.getpid()
+    # bubblewrap's own processes are spared the SIGTERM: killing them would SIGKILL the
+    # sandbox at once and take the run's grace away.
+    signal_all([pid for pid, comm in (descendants(me) or []) if comm != "bwrap"], signal.SIGTERM)
+    try:
+        os.killpg(child.pid, signal.SIGTERM)
+    except OSError:
+        pass
+    until = time.monotonic() + float(cfg.get("grace", 5))
+    while time.monotonic() < until:
+        done = reap()
+        if child.pid in done:
+            child.returncode = 0
+            return done[child.pid]
+        time.sleep(0.05)
+    return signal.SIGKILL  # as a wait status: killed by SIGKILL
+
+
+# --- One run, its report, and the guard's loop ---------------------------------------------------
 
 
 def run(cfg):
@@ -569,172 +754,6 @@ def run(cfg):
     if report["limit"]:
         say("error: the run reached its %s" % report["limit"])
     return report, status
-
-
-def start_sandboxed(bwrap, cfg, env, report, cg=None):
-    """
-    The sandboxed command, or why bubblewrap could not set the sandbox up. Without a user
-    namespace (refused by the kernel) `auto` goes on with the rest, naming it in report["missing"];
-    `on` refuses (the why says what is missing and how to have it).
-    """
-    if os.environ.get(NO_USERNS_HOOK) and not NO_USERNS:
-        NO_USERNS.append("user namespaces refused: test hook %s is set" % NO_USERNS_HOOK)
-    if not NO_USERNS:
-        child = start_bwrap(lambda fd: bwrap_argv(bwrap, cfg, env, fd, userns=True), cfg, env, report, cg)
-        if not isinstance(child, str):
-            return child
-        NO_USERNS.append(child)
-    if cfg.get("sandbox") == "on":
-        return (
-            "no user namespace for the run (%s), without which it keeps its uid and may make "
-            "namespaces of its own; allow user namespaces (sysctl user.max_user_namespaces, "
-            "kernel.unprivileged_userns_clone, or the container's seccomp or AppArmor profile)" % NO_USERNS[0]
-        )
-    child = start_bwrap(lambda fd: bwrap_argv(bwrap, cfg, env, fd, userns=False), cfg, env, report, cg)
-    if not isinstance(child, str):
-        report["missing"] = [
-            "user namespace (%s): the run keeps uid %d, without capabilities, and may make namespaces of its own"
-            % (NO_USERNS[0], os.geteuid())
-        ]
-    return child
-
-
-def start_bwrap(argv_for, cfg, env, report, cg=None):
-    """bubblewrap on the command line argv_for(its status fd) gives, or why it failed."""
-    r, w = os.pipe()
-    try:
-        child = subprocess.Popen(
-            argv_for(w),
-            cwd=cfg["cwd"],
-            env=env,
-            start_new_session=True,
-            stdin=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            pass_fds=(w,),
-            preexec_fn=before_exec(cfg, report, cg),
-        )
-    finally:
-        os.close(w)
-    # bwrap writes {"child-pid": N} once the sandbox stands; a failed set-up exits without it.
-    status = os.fdopen(r, "rb")
-    try:
-        first = status.readline()
-    except Stop:
-        # Stopped while the sandbox was being set up: it must not be left to run on its own.
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
-        status.close()
-        raise
-    if b"child-pid" in first:
-        # From here on the command's stderr is the run's: copy bwrap's pipe through. The status
-        # pipe stays open (bwrap writes its exit code there last: a closed one would SIGPIPE it).
-        forward(child.stderr)
-        STATUS_PIPES.append(status)
-        return child
-    status.close()
-    err = child.stderr.read().decode("utf-8", "replace").strip().splitlines()
-    child.wait()
-    return err[-1] if err else "exit code %s" % child.returncode
-
-
-def before_exec(cfg, report, cg):
-    """The command's last steps before exec (subprocess's preexec_fn, one: each costs Python's vfork): into its cgroups, then its limits."""
-    enter = enter_cgroup(cg or {})
-    limit = limiter(cfg, report)
-
-    def steps():
-        if enter:
-            enter()
-        limit()
-
-    return steps
-
-
-def limiter(cfg, report):
-    """
-    What the command's process runs before exec (subprocess's preexec_fn): its limits, soft and
-    hard alike so that it cannot raise them, none above the hard limit the guard itself has.
-    """
-    import resource
-
-    wanted = [(resource.RLIMIT_CORE, 0, None)]
-    limits = cfg.get("limits") or {}
-    if limits.get("file_size_bytes"):
-        wanted.append((resource.RLIMIT_FSIZE, int(limits["file_size_bytes"]), "file_size_bytes"))
-    if limits.get("processes"):
-        wanted.append((resource.RLIMIT_NPROC, int(limits["processes"]), "processes"))
-    pairs, applied = [], {}
-    for res, value, name in wanted:
-        hard = resource.getrlimit(res)[1]
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        pairs.append((res, value))
-        if name:
-            applied[name] = value
-    report["limits"] = applied
-
-    def apply():
-        for res, value in pairs:
-            resource.setrlimit(res, (value, value))
-
-    return apply
-
-
-FORWARDS = []
-STATUS_PIPES = []
-
-
-def forward(pipe):
-    """Copies a pipe to this process's stderr in a thread (the sandboxed command's stderr)."""
-    import threading
-
-    def copy():
-        fd = pipe.fileno()
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return
-            os.write(2, chunk)
-
-    thread = threading.Thread(target=copy, daemon=True)
-    thread.start()
-    FORWARDS.append(thread)
-
-
-def wait_for(child, cfg):
-    """The command's wait status; orphans reparented to this subreaper are collected meanwhile."""
-    while True:
-        pid, status = os.waitpid(-1, 0)
-        if pid == child.pid:
-            child.returncode = 0  # keep subprocess from waiting on it again
-            return status
-
-
-def ignore_signals():
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN)
-
-
-def stop(child, cfg):
-    """SIGTERM to everything the run started, the grace, then the kill (by the caller)."""
-    if child is None:
-        return 143 << 8
-    me = os.getpid()
-    # bubblewrap's own processes are spared the SIGTERM: killing them would SIGKILL the
-    # sandbox at once and take the run's grace away.
-    signal_all([pid for pid, comm in (descendants(me) or []) if comm != "bwrap"], signal.SIGTERM)
-    try:
-        os.killpg(child.pid, signal.SIGTERM)
-    except OSError:
-        pass
-    until = time.monotonic() + float(cfg.get("grace", 5))
-    while time.monotonic() < until:
-        done = reap()
-        if child.pid in done:
-            child.returncode = 0
-            return done[child.pid]
-        time.sleep(0.05)
-    return signal.SIGKILL  # as a wait status: killed by SIGKILL
 
 
 def describe(report, cfg):

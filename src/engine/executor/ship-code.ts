@@ -12,9 +12,6 @@
  */
 import { CALL_MIME } from './kernel-call';
 
-/** Where shipped workspaces live on the kernel's side, unless $AUTORESEARCH_SHIP_DIR says otherwise. */
-export const SHIP_BASE = '~/.autoresearch/workspaces';
-
 const SHIP = `
 def __autoresearch_ship(op, args, mime, nonce):
     import base64, json, os, shutil, socket
@@ -33,6 +30,7 @@ def __autoresearch_ship(op, args, mime, nonce):
                 shared = False
             reply(ok=True, shared=shared, host=socket.gethostname())
             return
+        # Where shipped workspaces live on the kernel's side, unless $AUTORESEARCH_SHIP_DIR says otherwise.
         base = os.environ.get("AUTORESEARCH_SHIP_DIR") or os.path.join(os.path.expanduser("~"), ".autoresearch", "workspaces")
         root = os.path.realpath(os.path.join(base, args["key"]))
         manifest = os.path.join(root, ".autoresearch-ship.json")

@@ -3,53 +3,21 @@
  * runs as the noise-aware keep rule asks for) and produce its record. The loop around it owns
  * the journal's experiment records and the best commit; the runs are journaled as they land.
  */
-import type { ExperimentRecord, RunConfig, RunPurpose } from '../../core/journal/journal';
+import { type ExperimentRecord, ZERO_USAGE } from '../../core/journal/journal';
 import { fmtMetric } from '../../core/views/bundle';
-import { ZERO_USAGE } from '../../core/journal/journal';
 import { judgeAgainstBest } from '../../core/rule/judge';
 import { mean, noiseRuleOf, type NoiseRule } from '../../core/rule/noise';
 import { isolationOf } from '../executor/guard';
-import type { Executor, RunKernel } from '../executor/types';
-import { countDiffLines, type Repo } from '../git/git';
+import { countDiffLines } from '../git/git';
 import { stateOf, type Ledger } from './ledger';
-import type { LogCapture } from './log-capture';
-import type { Phase } from '../run/loop-events';
+import type { ExperimentEnv } from './experiment-env';
 import type { Best } from '../run/loop-records';
 import { awaitReview } from '../step-mode/experiment-review';
 import { measure } from './measure';
 import type { Proposal } from '../proposers/types';
 import { syntaxCheck } from '../workspace/python';
-import type { StepReview } from '../step-mode/step-review';
 import { changedReadonly, checkEditablePath, editableLinkProblem, PROGRAM_FILE } from '../workspace/workspace';
 import { notRegularProblem, writeWorkspaceFile } from '../workspace/workspace-files';
-
-export interface ExperimentEnv {
-  dir: string;
-  repo: Repo;
-  config: RunConfig;
-  executor: Executor;
-  python: string;
-  proposerName: string;
-  readonlyHashes: Record<string, string>;
-  /** Where experiment n's runs go: the i-th run's log file. */
-  runLog: (i: number) => string;
-  logHeadBytes?: number;
-  logTailBytes?: number;
-  signal: AbortSignal;
-  ledger: Ledger;
-  /** The best as it is now (several workers may move it while this experiment is measured). */
-  currentBest: () => Best | null;
-  worker?: number;
-  /** Called with the live log capture as each run starts (for the terminal's live line). */
-  onRunStart?: (log: LogCapture, startedAt: number, diff: string, purpose: RunPurpose) => void;
-  onPhase?: (phase: Phase) => void;
-  onSpawn?: (pgids: number[] | null, cgroups?: string[]) => void;
-  onKernel?: (kernel: RunKernel) => void;
-  /** Extra environment for the run (a worker's CUDA_VISIBLE_DEVICES). */
-  runEnv?: Record<string, string>;
-  /** Step mode: a checked proposal waits for its reviewer before it is committed, when the reviewer wants it (absent: it does not). */
-  review?: StepReview;
-}
 
 export interface ExperimentInput {
   n: number;

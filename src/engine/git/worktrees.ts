@@ -10,7 +10,8 @@ import { WORKTREES_DIR } from '../../core/journal/layout';
 import type { Executor } from '../executor/types';
 import { Repo } from './git';
 import type { Mutex } from '../run/mutex';
-import { runPaths, UserError } from '../workspace/workspace';
+import { runPaths } from '../workspace/workspace';
+import { UserError } from '../user-error';
 
 export interface Worktree {
   /** The worker's number, 1..N. */

@@ -5,16 +5,10 @@
  * names no proposer, it asks here.
  */
 import type { Prices } from '../../core/config/pricing';
-import type { Effort } from '../../core/config/run-options';
-import {
-  KEYLESS_PROPOSER,
-  PROPOSER_INFO,
-  PROPOSER_NAMES,
-  PROPOSER_PREFERENCE,
-  type ProposerName,
-} from '../../core/config/run-options';
+import { type Effort, PROPOSER_INFO } from '../../core/config/run-options';
+import { KEYLESS_PROPOSER, PROPOSER_NAMES, PROPOSER_PREFERENCE, type ProposerName } from '../../core/config/proposers';
 import { withSecrets, withSecretsInEnv } from '../executor/secrets';
-import { UserError } from '../workspace/workspace';
+import { UserError } from '../user-error';
 import { ClaudeProposer, DEFAULT_MODEL } from './claude/proposer';
 import { OfflineProposer } from './offline/proposer';
 import type { Proposer } from './types';

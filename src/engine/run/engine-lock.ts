@@ -13,7 +13,8 @@ import { englishMessages } from '../../core/journal/zod-english';
 import type { RunKernel } from '../executor/types';
 import { killCgroups } from '../executor/leftovers';
 import { identityOf, isAlive, isSameProcess, ProcessIdentity } from './process-identity';
-import { enginePidFile, UserError } from '../workspace/workspace';
+import { enginePidFile } from '../workspace/workspace';
+import { UserError } from '../user-error';
 import { readNoFollow, replaceFile } from '../workspace/workspace-files';
 
 englishMessages();

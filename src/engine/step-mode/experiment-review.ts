@@ -9,7 +9,7 @@ import { countDiffLines } from '../git/git';
 import { stateOf } from '../experiment/ledger';
 import type { Proposal } from '../proposers/types';
 import type { StepReview } from './step-review';
-import type { ExperimentEnv } from '../experiment/experiment';
+import type { ExperimentEnv } from '../experiment/experiment-env';
 import { readRegularText } from '../workspace/workspace-files';
 
 type Apply = (env: ExperimentEnv, proposal: Proposal) => Promise<{ problem: string | null; diff: string }>;

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { JournalLineError, JournalRecord, parseJournal } from '../../core/journal/journal';
 import { deriveRunState, type LivePhase, type RunStateFile } from '../../core/journal/run-state';
 import { fileError } from '../user-error';
-import { UserError } from '../workspace/workspace';
+import { UserError } from '../user-error';
 import { openAppend, readNoFollow, replaceFile } from '../workspace/workspace-files';
 
 /** Where the run's state.json goes (runPaths(dir, tag).state) and the tag it names. */

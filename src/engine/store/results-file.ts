@@ -11,7 +11,8 @@ import * as path from 'node:path';
 import { experimentsOf, type ExperimentRecord, type JournalRecord } from '../../core/journal/journal';
 import { belongsInResults, RESULTS_HEADER, RESULTS_HEADER_WORKERS, resultsRow } from '../../core/journal/results';
 import { JournalStore } from './journal-store';
-import { runPaths, STATE_DIR } from '../workspace/workspace';
+import { runPaths } from '../workspace/workspace';
+import { STATE_DIR } from '../../core/journal/layout';
 import { NotRegularFile, openNoFollow, readNoFollow, replaceFile } from '../workspace/workspace-files';
 
 function resultsFile(dir: string): string {

@@ -17,7 +17,8 @@ import {
 } from '../../core/journal/layout';
 import { summarizeTransfer, type TransferSummary } from '../../core/study/transfer';
 import { parseStudyJournal, StudyRecord, type StudyKind } from '../../core/study/transfer-journal';
-import { runPaths, UserError } from '../workspace/workspace';
+import { runPaths } from '../workspace/workspace';
+import { UserError } from '../user-error';
 import { openAppend, readNoFollow, replaceFile } from '../workspace/workspace-files';
 
 /** Where a run's transfer study keeps its files. */

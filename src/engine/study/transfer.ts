@@ -22,7 +22,8 @@ import { seedFor, stateOf } from '../experiment/ledger';
 import { runStudyOnce, type StudyRunContext } from './transfer-run';
 import { StudyStore, studyPaths } from './transfer-store';
 import { ENGINE_VERSION } from '../version';
-import { checkTag, hashFiles, latestTag, PROGRAM_FILE, runPaths, UserError } from '../workspace/workspace';
+import { checkTag, hashFiles, latestTag, PROGRAM_FILE, runPaths } from '../workspace/workspace';
+import { UserError } from '../user-error';
 import { readRegularIfAny } from '../workspace/workspace-files';
 
 export interface StudyOptions {

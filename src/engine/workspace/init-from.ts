@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { parseProgram } from '../../core/config/program';
 import { exec } from '../git/exec';
 import { Repo } from '../git/git';
-import { UserError } from './workspace';
+import { UserError } from '../user-error';
 import { readRegularIfAny, readRegularText, writeWorkspaceFile } from './workspace-files';
 
 /** What a workspace needs at its root. */

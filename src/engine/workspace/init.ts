@@ -8,7 +8,7 @@ import tinyTrain from '../../../templates/tiny-cpu/train.py?raw';
 import { RUN_OPTIONS } from '../../core/config/run-options';
 import { Repo } from '../git/git';
 import { REQUIREMENTS_FILE, TORCH_CPU_INDEX } from '../experiment/requirements';
-import { UserError } from './workspace';
+import { UserError } from '../user-error';
 
 const GITIGNORE = 'results.tsv\n.autoresearch/\n__pycache__/\n';
 

@@ -9,7 +9,8 @@ export function resolvePython(explicit?: string): string {
 
 /**
  * The interpreter's real path. Resolved once because a launcher (pyenv's shim,
- * a wrapper script) can cost ~90 ms a call, which the syntax check pays each experiment.
+ * a wrapper script) costs a process start of its own each call, which the syntax check would pay
+ * each experiment.
  */
 export async function locatePython(python: string): Promise<string> {
   let r;

@@ -27,9 +27,8 @@ import { gitVersion, Repo } from '../git/git';
 import { UserError } from '../user-error';
 import { NotRegularFile, notRegularProblem, readRegularIfAny, readRegularText } from './workspace-files';
 
+// The run loop (run/loop.ts, pool.ts, measure.ts) still takes UserError from here.
 export { UserError };
-
-export { STATE_DIR } from '../../core/journal/layout';
 
 /** Refuses a tag the engine (and the server, which shares src/core/journal/layout.ts's rule) would not accept. */
 export function checkTag(tag: string): string {

@@ -15,12 +15,7 @@ import * as api from '../api/server';
 import { type INewWorkspaceFields, NewWorkspaceBody, parseNewWorkspace } from './new-workspace-dialog';
 import { type INotebookLike, type INotebookSource, notebookKernel } from '../notebooks/notebook-kernels';
 import type { AutoresearchPanel } from '../panel/panel';
-
-export const CommandIDs = {
-  open: 'autoresearch:open',
-  newWorkspace: 'autoresearch:new-workspace',
-  openWithKernel: 'autoresearch:open-with-kernel',
-} as const;
+import { CommandIDs } from './command-ids';
 
 /** A rising step line with a point: the progress chart in small. */
 export const autoresearchIcon = new LabIcon({

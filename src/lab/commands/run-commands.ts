@@ -13,20 +13,7 @@ import type { CommandRegistry } from '@lumino/commands';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { DisposableDelegate, DisposableSet, type IDisposable } from '@lumino/disposable';
 import type { AutoresearchPanel } from '../panel/panel';
-
-export const RunCommandIDs = {
-  start: 'autoresearch:start',
-  stop: 'autoresearch:stop',
-  resume: 'autoresearch:resume',
-  export: 'autoresearch:export',
-  selectRun: 'autoresearch:select-run',
-  reviewEach: 'autoresearch:review-each',
-  approve: 'autoresearch:approve',
-  editProposal: 'autoresearch:edit-proposal',
-  reject: 'autoresearch:reject',
-  approveAll: 'autoresearch:approve-all',
-  transfer: 'autoresearch:transfer',
-} as const;
+import { RunCommandIDs } from './command-ids';
 
 /** The proposal a decision names: `args.n`, else the one the panel shows. */
 function proposalOf(p: AutoresearchPanel | null, args: ReadonlyPartialJSONObject): number | null {

@@ -10,14 +10,8 @@ import type { CommandRegistry } from '@lumino/commands';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { DisposableDelegate, DisposableSet, type IDisposable } from '@lumino/disposable';
 import type { AutoresearchPanel } from '../panel/panel';
+import { ViewCommandIDs } from './command-ids';
 import { type ContextPanel, panelOf } from './run-commands';
-
-export const ViewCommandIDs = {
-  editProgram: 'autoresearch:edit-program',
-  jumpToBest: 'autoresearch:jump-to-best',
-  expandAll: 'autoresearch:expand-all',
-  collapseAll: 'autoresearch:collapse-all',
-} as const;
 
 export function addViewCommands(
   commands: CommandRegistry,

@@ -11,13 +11,13 @@
  * attributes are also what the Vega renderer itself reads to choose vega-embed's dark theme.
  */
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
-import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { MimeModel } from '@jupyterlab/rendermime';
+import { type IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
-import { chartTheme, progressChart, VEGALITE_MIME } from '../../core/views/chart';
+import { progressChart, VEGALITE_MIME } from '../../core/views/chart';
+import { chartTheme } from '../../core/views/chart-theme';
 import type { ExperimentRecord } from '../../core/journal/journal';
 import type { RunModel } from './run/run-model';
 import { describeNoise } from './run/state-words';

@@ -2,8 +2,8 @@
  * The panel's rendermime, whose LaTeX typesetter is called only on what may hold maths.
  *
  * JupyterLab's markdown renderer typesets every render, and MathJax's first typeset on a page
- * loads and starts all of MathJax (about 0.7 MB of script, a quarter of a second of the main
- * thread here) even for text without a formula, which most program.md files and proposals are.
+ * loads and starts all of MathJax (a large script and a noticeable stretch of the main thread)
+ * even for text without a formula, which most program.md files and proposals are.
  * That cost landed on the panel's first open, ahead of the run's replay. MathJax, as JupyterLab
  * configures it, finds maths only between `$…$`, `$$…$$`, `\(…\)`, `\[…\]` or in a
  * `\begin{…}` environment: text with none of those is left as MathJax would leave it.

@@ -6,7 +6,7 @@
  * journal, since the stream replays the journal before following it.
  *
  * Layout and wiring only: its RunController talks to the server and holds the RunModel, the
- * widgets render the model, and the toolbar's buttons run the commands of ../run-commands.ts.
+ * widgets render the model, and the toolbar's buttons run the commands of ../commands/run-commands.ts.
  * Which experiments are expanded is kept per run in JupyterLab's state database, so a reload
  * shows them as they were.
  */
@@ -21,7 +21,6 @@ import type { CommandRegistry } from '@lumino/commands';
 import type { Message } from '@lumino/messaging';
 import { Debouncer } from '@lumino/polling';
 import { Panel, Widget } from '@lumino/widgets';
-import type { RunSettings } from '../../core/config/run-options';
 import type { IRunOptions } from '../api/server';
 import type { NotebookKernels } from '../notebooks/notebook-kernels';
 import { ChartView } from './chart-view';
@@ -35,6 +34,7 @@ import { ProgramCell } from './program-cell';
 import { RunController } from './run/run-controller';
 import type { RunModel } from './run/run-model';
 import { bestHeaderFigures, describeBest, describeState } from './run/state-words';
+import type { IRunDefaults } from './run-defaults';
 import { RunToolbar } from './toolbar/run-toolbar';
 import { confirmChangedSettings } from './run/settings-dialog';
 import { ReviewController } from './review/review-controller';
@@ -44,13 +44,6 @@ import { askTransfer } from './transfer/transfer-dialog';
 import { TransferSection } from './transfer/transfer-section';
 import { notePanelOpened } from './warm-up';
 
-/**
- * The settings of schema/plugin.json the panel reads: the run options' values for new runs (which
- * options, their types and defaults: src/core/config/run-options.ts), and openOnStart (open the root's
- * panel when JupyterLab starts in a workspace).
- */
-export type IRunDefaults = RunSettings & { openOnStart: boolean };
-
 export interface IPanelOptions {
   /** The workspace folder, relative to the server root. */
   path: string;
@@ -58,7 +51,7 @@ export interface IPanelOptions {
   rendermime: IRenderMimeRegistry;
   editorServices: IEditorServices;
   trans: TranslationBundle;
-  /** What the toolbar's buttons execute (the commands of ../run-commands.ts). */
+  /** What the toolbar's buttons execute (the commands of ../commands/run-commands.ts). */
   commands: CommandRegistry;
   defaults: () => IRunDefaults;
   /** Opens a file in JupyterLab (the exported notebook). */

@@ -2,10 +2,10 @@
  * What a panel's first open on a page needs, made ready while JupyterLab is idle, in a browser
  * that has opened the panel before.
  *
- * A page's first chart has JupyterLab's Vega renderer load vega-embed (Vega and Vega-Lite, ~0.8 MB
- * of script) and run their compiler, dataflow and SVG renderer cold: in bench/panel that draw took
- * 0.5–0.6 s where the same chart drawn again took 0.2 s, and it came last in the open, after the
- * replay of the run's journal. Warming it up while the replay came in only moved that time (the
+ * A page's first chart has JupyterLab's Vega renderer load vega-embed (Vega and Vega-Lite) and run
+ * their compiler, dataflow and SVG renderer cold: that draw takes several times as long as the same
+ * chart drawn again (bench/panel measures it), and it came last in the open, after the replay of
+ * the run's journal. Warming it up while the replay came in only moved that time (the
  * replay then shared the main thread), so it is done before: once per page, when the lab is idle
  * after start-up, off the page, into a renderer thrown away after, drawing a made-up long run in
  * the shape of a real chart (chart.ts's warmUpSpec: every layer, scale and mark kind a real chart
@@ -13,17 +13,18 @@
  * then too, and what program.md's cell loads on its first show: the markdown parser (rendering a
  * made-up program through the panel's kind of rendermime, MathJax left out as in the panel) and
  * the markdown cell's editor language, CodeMirror's markdown with the HTML, CSS and JavaScript it
- * embeds (in bench/panel about 0.1 s of loading and evaluating script, which the open otherwise
- * spends before the run's journal is read).
+ * embeds (script loaded and evaluated, which the open otherwise spends before the run's journal is
+ * read).
  *
  * Only in a browser where a panel was opened before (a flag in localStorage), since a page where
- * nobody opens one would carry Vega (~6 MB of heap) for nothing; the first open in a browser is
+ * nobody opens one would carry Vega's heap for nothing; the first open in a browser is
  * cold. A panel that draws before the warm-up starts makes it unneeded (noteVegaUsed).
  */
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
-import { chartTheme, VEGALITE_MIME, warmUpSpec } from '../../core/views/chart';
+import { VEGALITE_MIME, warmUpSpec } from '../../core/views/chart';
+import { chartTheme } from '../../core/views/chart-theme';
 import { withLazyMath } from './lazy-math';
 
 /** The renderer's model of a chart spec, as the panel's chart makes it (chart-view.ts). */

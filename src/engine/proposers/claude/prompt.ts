@@ -24,11 +24,9 @@ import {
   RECENT_FULL,
   recentLessons,
 } from './history';
-import { EDITOR, FINISH, FIX } from './tools';
+import { EDITOR, FINISH, FIX } from './tool-defs';
 import type { ProposalContext } from '../types';
 import { openNoFollow } from '../../workspace/workspace-files';
-
-export { fixOf, RECENT_FULL } from './history';
 
 /** Reviewer rejections listed with their notes (step mode). */
 const REVIEWER_NOTES = 20;

@@ -16,18 +16,17 @@ import type { Usage } from '../../../core/journal/journal';
 import { ZERO_USAGE } from '../../../core/journal/journal';
 import { addUsage, costOf, pricesFor, type Prices } from '../../../core/config/pricing';
 import type { Effort } from '../../../core/config/run-options';
-import { UserError } from '../../workspace/workspace';
+import { UserError } from '../../user-error';
 import { mark, stableTtl } from './cache';
 import { readonlyFiles } from './facts';
 import { readLogTail, systemText, userContent } from './prompt';
 import { Requester, RequestRefused, usageOf } from './request';
 import { thinkingPlan, type ThinkingPlan } from './thinking';
-import { EditSession, toolDefinitions } from './tools';
+import { EditSession } from './tools';
+import { toolDefinitions } from './tool-defs';
 import { checkAbandoned, CUT_OFF_ASK, finishNotes, loadFix, NO_TOOL_NUDGE, notRun, toParam } from './turns';
 import { ProposalAbandoned, type Proposal, type ProposalContext, type Proposer } from '../types';
 
-export { isTransient } from './request';
-export { MAX_ABANDONED_IN_A_ROW } from './turns';
 /** Whether a usage holds any billed token. */
 const billed = (u: Usage) =>
   u.input_tokens + u.output_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens > 0;

@@ -16,9 +16,6 @@ import { EDITOR, FINISH, FinishInput, FIX, type Finish } from './tool-defs';
 
 englishMessages();
 
-export { numbered } from './text';
-export { EDITOR, FINISH, FIX, toolDefinitions } from './tool-defs';
-
 export interface ToolOutcome {
   content: string;
   isError: boolean;

@@ -2,7 +2,7 @@
  * The moves of the offline proposer: how one constant steps (coarse, finer, a
  * larger jump) without leaving the values that make sense for it, how a move is
  * recorded in the journal, the canonical key of a state and the seeded PRNG that
- * breaks ties. No search here; that lives in offline.ts.
+ * breaks ties. No search here; that lives in proposer.ts.
  */
 import * as z from 'zod/mini';
 import { KnobRulesMeta } from '../../../core/step-mode/knob-notes';

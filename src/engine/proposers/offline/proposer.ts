@@ -38,9 +38,6 @@ import {
   type Tunable,
 } from './moves';
 
-// What a reader of the journal needs to understand this proposer's meta.
-export { changesOf, OfflineChange, OfflineMeta } from './moves';
-
 /** What history says about one (constant, direction) pair. */
 interface PairStats {
   lastStatus: 'keep' | 'fail';

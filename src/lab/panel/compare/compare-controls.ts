@@ -9,7 +9,8 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Panel } from '@lumino/widgets';
 import type { ExperimentRecord } from '../../../core/journal/journal';
 import { fetchCompare, type CompareSide } from '../../api/compare';
-import { ComparePicks, CompareView, pickCheckbox, syncPickCheckboxes } from './compare-view';
+import { CompareView } from './compare-view';
+import { ComparePicks, pickCheckbox, syncPickCheckboxes } from './compare-picks';
 import { ExperimentFilter, ExperimentFilterBar } from '../list/experiment-filter';
 
 export interface ICompareControlsOptions {

@@ -6,7 +6,7 @@
  *   experiment list hides items by, and `changed` says when to look again.
  * - ExperimentFilterBar: the bar above the list: a toggle button per status with its count, a
  *   search field, how many are shown, and *Show all*; labelled for screen readers.
- * - shownNumbers, with src/core/views/chart-filter.ts's filterChartRows (re-exported here): the chart
+ * - shownNumbers, with src/core/views/chart-filter.ts's filterChartRows: the chart
  *   following the filter. The chart's rows are filtered *after* chartRows made them from the whole
  *   journal, not by giving the chart fewer records: the running best is the run's whatever is shown
  *   (a best re-measured while judging a discard counts towards its estimate, and a crash-only view
@@ -18,7 +18,6 @@ import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 import type { ExperimentRecord, ExperimentStatus } from '../../../core/journal/journal';
 import { EXPERIMENT_STATUSES } from '../../../core/journal/journal';
-import { filterChartRows } from '../../../core/views/chart-filter';
 import { el } from '../../renderer/dom';
 import { statusLabel } from '../../renderer/experiment-view';
 
@@ -146,8 +145,6 @@ export function statusCounts(records: readonly Pick<FilterableRecord, 'status'>[
   }
   return counts;
 }
-
-export { filterChartRows };
 
 /** The numbers of the experiments the filter shows; null when it hides nothing (draw everything). */
 export function shownNumbers(filter: ExperimentFilter, records: readonly FilterableRecord[]): Set<number> | null {

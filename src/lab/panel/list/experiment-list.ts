@@ -11,53 +11,33 @@
  * so opening ten thousand experiments lays out a few hundred elements, not ten thousand.
  *
  * Kept experiments are expanded; the others show their header line. A rendered header is a
- * button (role, tab stop, aria-expanded): a click, Enter or Space toggles it, ArrowRight and
- * ArrowLeft expand and collapse it, ArrowUp, ArrowDown, Home and End move to another header
- * (rendering it first if it is not yet). One delegated listener of each kind serves every header,
- * so a long run costs no listener per experiment. Which are expanded is ./expansion.ts's, which
- * the panel saves.
+ * button (role, tab stop, aria-expanded) the keyboard works as ./header-keys.ts says, rendering an
+ * item first when a key moves to one not yet rendered. Which are expanded is ./expansion.ts's,
+ * which the panel saves.
  */
-import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { MimeModel } from '@jupyterlab/rendermime';
-import type { TranslationBundle } from '@jupyterlab/translation';
 import { Signal, type ISignal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
-import { EXPERIMENT_MIME, experimentData } from '../../../core/views/bundle';
 import type { ExperimentRecord } from '../../../core/journal/journal';
-import { isLight } from '../../../core/journal/light-record';
 import { headerAsToggle } from '../../renderer/experiment-view';
 import { type IEstimateNow, showEstimateNow } from '../../renderer/runs-view';
+import { BLOCK, Blocks, EAGER, placeholderPx, type IBlock } from './blocks';
 import { Expansion, type IExpansionState } from './expansion';
+import { listenToHeaders, neighbourNode } from './header-keys';
+import {
+  afterPaint,
+  outputRenderer,
+  renderOutput,
+  wholeRecord,
+  type IOutputSource,
+  type OutputRenderer,
+} from './item-output';
 
-/** Heights a placeholder takes before its output is rendered, by whether it starts expanded. */
-const ESTIMATE_PX = { collapsed: 40, expanded: 220 };
 /** How far outside the view outputs are rendered ahead of the scroll. */
 const AHEAD = '800px 0px';
-const HEADER = '.jp-AutoresearchExperiment-header';
-/** A batch larger than EAGER + BLOCK goes in as its newest EAGER items, then blocks of BLOCK. */
-export const EAGER = 50;
-export const BLOCK = 100;
 
-/** Settles after the next paint (a frame's callback runs before it, a task queued there after). */
-function afterPaint(): Promise<void> {
-  return new Promise(resolve =>
-    typeof requestAnimationFrame === 'function'
-      ? requestAnimationFrame(() => setTimeout(resolve, 0))
-      : setTimeout(resolve, 0),
-  );
-}
-
-export interface IExperimentListOptions {
-  rendermime: IRenderMimeRegistry;
-  trans: TranslationBundle;
+export interface IExperimentListOptions extends IOutputSource {
   /** The scrolling ancestor, the observer's root. */
   scroller: () => HTMLElement | null;
-  /** The log of a crashed experiment, for its log tail. */
-  fetchLog: (n: number) => Promise<string | null>;
-  /** An experiment whole, for one the event stream's replay sent light (src/core/journal/light-record.ts). */
-  fetchExperiment?: (n: number) => Promise<ExperimentRecord | null>;
-  metric: () => string;
-  direction: () => 'lower' | 'higher';
   /** Whether an experiment passes the panel's filter (ExperimentFilter); the others are hidden. */
   shows?: (record: ExperimentRecord) => boolean;
   /** Adds to a rendered experiment's node (the compare pick: compare-controls.ts). */
@@ -67,16 +47,9 @@ export interface IExperimentListOptions {
 interface IItem {
   record: ExperimentRecord;
   node: HTMLElement;
-  renderer: (Widget & { renderModel(model: MimeModel): Promise<void> }) | null;
+  renderer: OutputRenderer | null;
   /** The rendered output's header, the item's button; null until rendered. */
   header: HTMLElement | null;
-}
-
-/** Experiments not yet in the list as items of their own: one element standing for them all. */
-interface IBlock {
-  node: HTMLElement;
-  /** Newest first, as they will be listed. */
-  records: ExperimentRecord[];
 }
 
 export class ExperimentList extends Widget {
@@ -84,8 +57,9 @@ export class ExperimentList extends Widget {
   private readonly byNumber = new Map<number, IItem>();
   /** Every experiment listed, in an item or a block. */
   private readonly records = new Map<number, ExperimentRecord>();
-  private readonly blocks = new Map<HTMLElement, IBlock>();
-  private readonly blockOf = new Map<number, IBlock>();
+  private readonly blocks = new Blocks(record =>
+    this.shows(record) ? placeholderPx(this.expansion.isExpanded(record.n, record.status)) : 0,
+  );
   private readonly expansion = new Expansion();
   /** Whether the user expanded or collapsed anything since the run was shown (a restore must not undo it). */
   private touched = false;
@@ -106,8 +80,12 @@ export class ExperimentList extends Widget {
     this.empty.className = 'jp-AutoresearchExperimentList-empty';
     this.empty.textContent = opts.trans.__('No finished experiments yet.');
     this.node.appendChild(this.empty);
-    this.node.addEventListener('click', this.onClick);
-    this.node.addEventListener('keydown', this.onKeydown);
+    // One delegated listener of each kind serves every header (./header-keys.ts).
+    listenToHeaders(this.node, {
+      toggle: node => this.expandItem(this.items.get(node)),
+      expand: (node, expanded) => this.expandItem(this.items.get(node), expanded),
+      move: (node, key) => this.focusItem(this.neighbour(node, key)),
+    });
   }
 
   /** The user expanded or collapsed experiments (not emitted for a restore or a clear). */
@@ -128,15 +106,9 @@ export class ExperimentList extends Widget {
     const eager = newest.length > EAGER + BLOCK ? EAGER : newest.length;
     const nodes = this.itemNodes(newest.slice(0, eager));
     batch.append(...nodes);
-    for (let start = eager; start < newest.length; start += BLOCK) {
-      const block: IBlock = { node: document.createElement('div'), records: newest.slice(start, start + BLOCK) };
-      block.node.className = 'jp-AutoresearchExperimentList-block';
-      block.records.forEach(record => this.blockOf.set(record.n, block));
-      this.blocks.set(block.node, block);
-      this.sizeBlock(block);
-      batch.appendChild(block.node);
-      nodes.push(block.node);
-    }
+    const blocks = this.blocks.make(newest.slice(eager), BLOCK);
+    batch.append(...blocks);
+    nodes.push(...blocks);
     this.node.insertBefore(batch, this.empty.nextSibling);
     this.empty.hidden = this.records.size > 0;
     const observer = this.ensureObserver();
@@ -165,13 +137,11 @@ export class ExperimentList extends Widget {
       item.renderer?.dispose();
       item.node.remove();
     }
-    this.blocks.forEach(block => block.node.remove());
     this.items.clear();
     this.bestNow = null;
     this.byNumber.clear();
     this.records.clear();
     this.blocks.clear();
-    this.blockOf.clear();
     this.expansion.reset();
     this.touched = false;
     this.focusWhenRendered = null;
@@ -203,9 +173,17 @@ export class ExperimentList extends Widget {
       if (item) {
         this.applyExpansion(item);
       } else {
-        this.sizeBlock(this.blockOf.get(n));
+        this.blocks.resize(this.blocks.ofNumber(n));
       }
       this.userChanged();
+    }
+  }
+
+  /** Expands or collapses an item, as the user asked; without `expanded`, the other way from now. */
+  private expandItem(item: IItem | undefined, expanded?: boolean): void {
+    if (item) {
+      const { n, status } = item.record;
+      this.setExpanded(n, expanded ?? !this.expansion.isExpanded(n, status));
     }
   }
 
@@ -233,7 +211,7 @@ export class ExperimentList extends Widget {
     for (const item of this.items.values()) {
       item.node.hidden = !this.shows(item.record);
     }
-    this.blocks.forEach(block => this.sizeBlock(block));
+    this.blocks.resizeAll();
   }
 
   /** Expands experiment `n`, scrolls it to the top of the view and focuses its header; false when it is not listed. */
@@ -241,7 +219,7 @@ export class ExperimentList extends Widget {
     if (!this.records.has(n)) {
       return false;
     }
-    this.unblock(this.blockOf.get(n));
+    this.unblock(this.blocks.ofNumber(n));
     this.setExpanded(n, true);
     this.focusItem(this.byNumber.get(n), 'start');
     return true;
@@ -263,7 +241,7 @@ export class ExperimentList extends Widget {
         this.ensureObserver()?.observe(item.node);
       }
     }
-    this.blocks.forEach(block => this.ensureObserver()?.observe(block.node));
+    this.blocks.nodes().forEach(node => this.ensureObserver()?.observe(node));
   }
 
   private shows(record: ExperimentRecord): boolean {
@@ -285,29 +263,12 @@ export class ExperimentList extends Widget {
     });
   }
 
-  /** A block's height: its placeholders' as they would be (the filter's hidden ones take none). */
-  private sizeBlock(block: IBlock | undefined): void {
-    if (!block) {
-      return;
-    }
-    let height = 0;
-    for (const record of block.records) {
-      if (this.shows(record)) {
-        height += this.expansion.isExpanded(record.n, record.status) ? ESTIMATE_PX.expanded : ESTIMATE_PX.collapsed;
-      }
-    }
-    block.node.style.height = `${height}px`;
-    block.node.hidden = height === 0;
-  }
-
   /** Puts a block's experiments in its place as items of their own; returns their nodes. */
   private unblock(block: IBlock | undefined): HTMLElement[] {
-    if (!block || !this.blocks.has(block.node)) {
+    if (!this.blocks.take(block)) {
       return [];
     }
     this.observer?.unobserve(block.node);
-    this.blocks.delete(block.node);
-    block.records.forEach(record => this.blockOf.delete(record.n));
     const nodes = this.itemNodes(block.records);
     block.node.replaceWith(...nodes);
     nodes.forEach(node => this.observer?.observe(node));
@@ -316,7 +277,7 @@ export class ExperimentList extends Widget {
 
   private redrawExpansion(): void {
     this.items.forEach(item => this.applyExpansion(item));
-    this.blocks.forEach(block => this.sizeBlock(block));
+    this.blocks.resizeAll();
   }
 
   private userChanged(): void {
@@ -330,7 +291,7 @@ export class ExperimentList extends Widget {
     item.node.classList.toggle('jp-mod-collapsed', !expanded);
     item.header?.setAttribute('aria-expanded', String(expanded));
     if (!item.header) {
-      item.node.style.minHeight = `${expanded ? ESTIMATE_PX.expanded : ESTIMATE_PX.collapsed}px`;
+      item.node.style.minHeight = `${placeholderPx(expanded)}px`;
     }
   }
 
@@ -353,7 +314,7 @@ export class ExperimentList extends Widget {
     const inView: IItem[] = [];
     const ahead: IItem[] = [];
     for (const entry of entries) {
-      const block = this.blocks.get(entry.target as HTMLElement);
+      const block = this.blocks.ofNode(entry.target);
       if (block) {
         // Its items are observed in turn: those near the view render.
         if (entry.isIntersecting) {
@@ -376,32 +337,25 @@ export class ExperimentList extends Widget {
 
   /** Renders an item's output; fetched at once (a light record), drawn once `after` has settled. */
   private async renderItem(item: IItem, after?: Promise<unknown>): Promise<void> {
-    const renderer = this.opts.rendermime.createRenderer(EXPERIMENT_MIME) as IItem['renderer'];
+    const renderer = outputRenderer(this.opts);
     if (!renderer) {
       return;
     }
     item.renderer = renderer;
-    if (isLight(item.record)) {
-      // Asked for before any other wait, so the outputs coming into view together are one request.
-      const whole = await (this.opts.fetchExperiment?.(item.record.n) ?? Promise.resolve(null)).catch(
-        (error: Error) => error,
-      );
-      if (!(whole && !(whole instanceof Error))) {
-        renderer.dispose();
-        const why = whole instanceof Error ? whole.message : this.opts.trans.__('it is not in the journal');
-        item.node.textContent = this.opts.trans.__('Experiment #%1 could not be loaded: %2', item.record.n, why);
-        item.node.classList.add('jp-mod-error');
-        return;
-      }
+    // Asked for before any other wait, so the outputs coming into view together are one request.
+    const whole = await wholeRecord(item.record, this.opts);
+    if (typeof whole === 'string') {
+      renderer.dispose();
+      item.node.textContent = this.opts.trans.__('Experiment #%1 could not be loaded: %2', item.record.n, whole);
+      item.node.classList.add('jp-mod-error');
+      return;
+    }
+    if (whole !== item.record) {
       item.record = whole;
       this.records.set(whole.n, whole);
     }
     await after;
-    const log = item.record.status === 'crash' ? await this.opts.fetchLog(item.record.n).catch(() => null) : null;
-    const data = experimentData(item.record, { metric: this.opts.metric(), direction: this.opts.direction(), log });
-    // No HTML or text fallback: the renderer shows the experiment's own data.
-    const model = new MimeModel({ data: { [EXPERIMENT_MIME]: data as never } });
-    await renderer.renderModel(model);
+    await renderOutput(renderer, item.record, this.opts);
     if (!this.items.has(item.node)) {
       renderer.dispose();
       return;
@@ -453,76 +407,11 @@ export class ExperimentList extends Widget {
 
   /** The item a key moves to from this one: the next, the previous, the first or the last shown. */
   private neighbour(node: Element, key: string): IItem | undefined {
-    const forward = key === 'ArrowDown' || key === 'Home';
-    let next: Element | null =
-      key === 'ArrowDown'
-        ? node.nextElementSibling
-        : key === 'ArrowUp'
-          ? node.previousElementSibling
-          : key === 'Home'
-            ? this.empty.nextElementSibling
-            : this.node.lastElementChild;
-    // Items hidden (a filter's) are passed over: the focus goes where the user can see. A block
-    // on the way is put in as items first.
-    while (next) {
-      const block = this.blocks.get(next as HTMLElement);
-      if (block) {
-        const nodes = this.unblock(block);
-        next = (forward ? nodes[0] : nodes[nodes.length - 1]) ?? null;
-        continue;
-      }
-      if (!(next as HTMLElement).hidden) {
-        break;
-      }
-      next = forward ? next.nextElementSibling : next.previousElementSibling;
-    }
+    const unblock = (el: Element) => {
+      const block = this.blocks.ofNode(el);
+      return block ? this.unblock(block) : null;
+    };
+    const next = neighbourNode(node, key, this.empty, this.node.lastElementChild, unblock);
     return next ? this.items.get(next as HTMLElement) : undefined;
   }
-
-  /** The item whose header the event is on (the header itself, not a control inside it), if any. */
-  private itemOfHeader(target: EventTarget | null, headerOnly: boolean): IItem | undefined {
-    const el = target as HTMLElement | null;
-    const header = el?.closest?.(HEADER);
-    if (!header || (headerOnly && header !== el)) {
-      return undefined;
-    }
-    const node = header.closest('.jp-AutoresearchExperimentList-item');
-    return node && this.node.contains(node) ? this.items.get(node as HTMLElement) : undefined;
-  }
-
-  private readonly onClick = (event: MouseEvent): void => {
-    const item = this.itemOfHeader(event.target, false);
-    if (item) {
-      this.setExpanded(item.record.n, !this.expansion.isExpanded(item.record.n, item.record.status));
-    }
-  };
-
-  private readonly onKeydown = (event: KeyboardEvent): void => {
-    const item = this.itemOfHeader(event.target, true);
-    if (!item || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) {
-      return;
-    }
-    const { n, status } = item.record;
-    switch (event.key) {
-      case 'Enter':
-      case ' ':
-        this.setExpanded(n, !this.expansion.isExpanded(n, status));
-        break;
-      case 'ArrowRight':
-      case 'ArrowLeft':
-        this.setExpanded(n, event.key === 'ArrowRight');
-        break;
-      case 'ArrowDown':
-      case 'ArrowUp':
-      case 'Home':
-      case 'End':
-        this.focusItem(this.neighbour(item.node, event.key));
-        break;
-      default:
-        return;
-    }
-    // Space and the arrows would scroll the panel as well.
-    event.preventDefault();
-    event.stopPropagation();
-  };
 }

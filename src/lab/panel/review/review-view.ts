@@ -4,7 +4,7 @@
  * the diff, highlighted as the experiment renderer does; the engine's refusal of an edit; the knobs
  * the offline proposer leaves alone because a reviewer's note named them. Under it Approve, Edit
  * (the files in code editors, then Approve edited or Cancel), Reject, Approve all, and a note that
- * goes with Reject or Approve. The buttons execute the panel's commands (../run-commands.ts) with
+ * goes with Reject or Approve. The buttons execute the panel's commands (src/lab/commands/run-commands.ts) with
  * the proposal's number, and are labelled and enabled as the commands are.
  */
 import type { IEditorServices } from '@jupyterlab/codeeditor';
@@ -17,7 +17,7 @@ import { parseDiff } from '../../renderer/diff';
 import { el } from '../../renderer/dom';
 import { renderDiff } from '../../renderer/experiment-view';
 import { lineHighlighter } from '../../renderer/highlight';
-import { RunCommandIDs } from '../../commands/run-commands';
+import { RunCommandIDs } from '../../commands/command-ids';
 import type { ReviewController } from './review-controller';
 import { ReviewEditor } from './review-editor';
 import type { RunModel } from '../run/run-model';

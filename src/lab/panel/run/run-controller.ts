@@ -13,12 +13,11 @@ import { Signal, type ISignal } from '@lumino/signaling';
 import type { ExperimentRecord } from '../../../core/journal/journal';
 import { SETTINGS_REFUSAL } from '../../../core/config/security-settings';
 import * as api from '../../api/server';
+import { ExperimentBatch } from './experiment-batch';
+import { type RunAction, whyNotAction } from './run-actions';
 import { RunEvents } from './run-events';
 import { RunModel, type INewBest } from './run-model';
 import { RunsPoll } from './runs-poll';
-
-/** The most experiments one request fetches whole (the server takes up to 200). */
-const EXPERIMENTS_PER_REQUEST = 100;
 
 export interface INotice {
   text: string;
@@ -64,11 +63,7 @@ export class RunController implements IDisposable {
   private _notice: INotice | null = null;
   private replayed: ExperimentRecord[] = [];
   /** The experiments asked for whole in this turn of the event loop (fetchExperiment). */
-  private experimentBatch: {
-    tag: string;
-    wanted: number[];
-    request: Promise<Map<number, ExperimentRecord>>;
-  } | null = null;
+  private readonly experimentBatch: ExperimentBatch;
   private serverProblem = false;
   private diedNoticeFor: string | null = null;
   private actionsKey = '';
@@ -79,6 +74,9 @@ export class RunController implements IDisposable {
 
   constructor(private readonly opts: IRunControllerOptions) {
     this.path = opts.path;
+    this.experimentBatch = new ExperimentBatch(
+      async (tag, wanted) => (await api.fetchExperiments(opts.settings, opts.path, tag, wanted)).experiments,
+    );
     this.runs = new RunsPoll({
       settings: opts.settings,
       path: opts.path,
@@ -144,34 +142,8 @@ export class RunController implements IDisposable {
   }
 
   /** Why Start, Stop, Resume or Export is unavailable now, in words (its tooltip says it); null when it is available. */
-  whyNot(action: 'start' | 'stop' | 'resume' | 'export'): string | null {
-    const { trans } = this.opts;
-    const m = this.model;
-    if (this._busy) {
-      return trans.__('waiting for the server to answer the last request');
-    }
-    switch (action) {
-      case 'start':
-      case 'resume':
-        if (m.study) {
-          return trans.__('a transfer study is running: stop it first');
-        }
-        if (this.running) {
-          return trans.__('a run is going on: stop it first');
-        }
-        return action === 'resume' && m.tag === null ? trans.__('there is no run to resume yet') : null;
-      case 'stop':
-        // Stop ends a transfer study too (POST runs/stop stops whatever engine works on the workspace).
-        if (m.state !== 'running' && !m.study) {
-          return trans.__('no run is going on');
-        }
-        return m.stopping ? trans.__('the run is already stopping') : null;
-      case 'export':
-        if (m.tag === null) {
-          return trans.__('there is no run to export yet');
-        }
-        return m.experiments.length === 0 ? trans.__('no experiment of this run has finished yet') : null;
-    }
+  whyNot(action: RunAction): string | null {
+    return whyNotAction(action, this.model, this._busy, this.opts.trans);
   }
 
   /** Says up front when the server host cannot run the engine (no Node.js ≥ 20.19, say). */
@@ -274,20 +246,7 @@ export class RunController implements IDisposable {
     if (!tag) {
       return Promise.resolve(null);
     }
-    let batch = this.experimentBatch;
-    if (!batch || batch.tag !== tag || batch.wanted.length >= EXPERIMENTS_PER_REQUEST) {
-      const wanted: number[] = [];
-      const request = Promise.resolve().then(async () => {
-        if (this.experimentBatch === batch) {
-          this.experimentBatch = null;
-        }
-        const { experiments } = await api.fetchExperiments(this.opts.settings, this.path, tag, wanted);
-        return new Map(experiments.map(e => [e.n, e]));
-      });
-      batch = this.experimentBatch = { tag, wanted, request };
-    }
-    batch.wanted.push(n);
-    return batch.request.then(found => found.get(n) ?? null);
+    return this.experimentBatch.get(tag, n);
   }
 
   /** A finished experiment's log, for a crash's log tail. */
@@ -308,10 +267,6 @@ export class RunController implements IDisposable {
     this.events = null;
     Signal.clearData(this);
     Signal.clearData(this.model);
-  }
-
-  private get running(): boolean {
-    return this.model.state === 'running' || this.model.state === 'starting';
   }
 
   private begin(started: { tag: string }): void {

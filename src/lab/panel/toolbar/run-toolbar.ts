@@ -4,7 +4,7 @@
  * toggle, Start / Stop / Resume, Export, Transfer Study…, the run being shown, and the run's
  * state with a budget progress bar and the cost.
  * Plain form controls styled by JupyterLab's classes, so themes apply. The buttons and the run
- * picker execute the panel's commands (run-commands.ts), take their labels from them and are
+ * picker execute the panel's commands (src/lab/commands/run-commands.ts), take their labels from them and are
  * enabled as the commands are, like JupyterLab's command toolbar buttons (and carry the command
  * id as data-command, as those do). The proposers, their labels and which take a model come
  * from their declaration (PROPOSER_INFO): the toolbar names none.
@@ -16,21 +16,15 @@ import type { ReadonlyJSONObject, ReadonlyPartialJSONObject } from '@lumino/core
 import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { TAG_RULE_WORDS, validTag } from '../../../core/journal/layout';
-import {
-  orList,
-  PROPOSER_INFO,
-  PROPOSER_NAMES,
-  proposersWith,
-  type ProposerName,
-  type SettingKey,
-  settingKeys,
-} from '../../../core/config/run-options';
+import { PROPOSER_INFO, type SettingKey } from '../../../core/config/run-options';
+import { settingKeys } from '../../../core/config/run-option-schemas';
+import { orList, PROPOSER_NAMES, proposersWith, type ProposerName } from '../../../core/config/proposers';
 import type { IRunOptions } from '../../api/server';
 import type { INotebookKernel } from '../../notebooks/notebook-kernels';
 import { KernelControls } from './kernel-controls';
 import { control, item, keepCaretKeys, showItem } from './toolbar-items';
-import { RunCommandIDs } from '../../commands/run-commands';
-import type { IRunDefaults } from '../panel';
+import { RunCommandIDs } from '../../commands/command-ids';
+import type { IRunDefaults } from '../run-defaults';
 import type { RunModel } from '../run/run-model';
 import { countdown, describeSandbox, describeState, describeStripBest } from '../run/state-words';
 
