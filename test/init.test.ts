@@ -43,7 +43,7 @@ describe('autoresearch init', () => {
     expect(unknown.stderr).toMatch(/unknown template "huge-gpu"; available: tiny-cpu/);
     const bad = await cli(['init', path.join(dir, 'b'), '--budget', '0']);
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toMatch(/--budget/);
+    expect(bad.stderr).toMatch(/--budget.*must be a whole number above 0/);
     expect(fs.existsSync(path.join(dir, 'a'))).toBe(false);
   });
 });

@@ -1,12 +1,13 @@
 /** The `autoresearch` command: init, run, status, state, results, stop, export. */
 import * as path from 'node:path';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { exitAfterFlush } from './exit-after-flush';
 import { exportNotebook } from './export-command';
 import { initWorkspace, TEMPLATE_NEEDS } from '../workspace/init';
 import { initFromRepository } from '../workspace/init-from';
 import { resultsText, statusText } from './report';
-import { addRunOptions } from './run-flags';
+import { addRunOptions, numberParser } from './run-flags';
+import { RUN_OPTIONS } from '../../core/config/run-options';
 import { writeStateFromJournal } from './state-command';
 import { registerTransferCommand } from './transfer-command';
 import { ENGINE_VERSION } from '../version';
@@ -15,16 +16,9 @@ import { registerReviewCommands } from './review-command';
 import { createExecutor, runCommand } from './run-command';
 import { stopCommand } from './stop-command';
 
-function positiveNumber(v: string): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number above 0');
-  return n;
-}
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number ≥ 0');
-  return n;
-}
+/** init's budget is a run's budget_s (whole seconds for a template's front matter); stop's wait, any time. */
+const budgetSeconds = numberParser('positive-int', RUN_OPTIONS.budget_s.max);
+const waitSeconds = numberParser('positive');
 function abs(dir: string): string {
   return path.resolve(dir);
 }
@@ -47,7 +41,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .argument('<dir>', 'folder to create')
     .option('--template <name>', 'template (default: tiny-cpu)')
-    .option('--budget <seconds>', 'training budget per experiment, in seconds (templates)', positiveInt)
+    .option('--budget <seconds>', 'training budget per experiment, in seconds (templates)', budgetSeconds)
     .option('--from <url-or-path>', 'clone this repository (program.md, train.py, prepare.py at its root) instead')
     .option('--ref <ref>', 'with --from: the branch, tag or commit to start from (default: its default branch)')
     .action(async (dir: string, o: { template?: string; budget?: number; from?: string; ref?: string }) => {
@@ -118,7 +112,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'stop the engine running on a workspace: the experiment in flight is recorded as interrupted, the tree reset to the best commit',
     )
     .argument('<dir>', 'workspace')
-    .option('--wait <seconds>', 'how long to wait for the engine to finish stopping', positiveNumber, 60)
+    .option('--wait <seconds>', 'how long to wait for the engine to finish stopping', waitSeconds, 60)
     .action(async (dir: string, o: { wait: number }) => setExit(await stopCommand(dir, o)));
 
   program

@@ -21,22 +21,31 @@ const NUMBER_TESTS: Partial<Record<OptionKind, (n: number) => boolean>> = {
   count: n => Number.isInteger(n) && n >= 0,
 };
 
+/**
+ * commander's check of a numeric argument of this kind: parsed and bounded, worded as the
+ * declaration's rule (ruleOf). Every numeric flag of the CLI uses it: run's from the declaration,
+ * init's --budget and stop's --wait by kind, so no flag has a rule of its own.
+ */
+export function numberParser(kind: OptionKind, max = Infinity): (v: string) => number {
+  const test = NUMBER_TESTS[kind] ?? (() => false);
+  return v => {
+    const n = Number(v);
+    // Number('') is 0, which would make an empty argument a valid count.
+    if (!v.trim() || !Number.isFinite(n) || !test(n) || n > max) {
+      throw new InvalidArgumentError(`must be ${ruleOf({ kind, max: max === Infinity ? undefined : max })}`);
+    }
+    return n;
+  };
+}
+
 /** commander's check of an argument: numbers are parsed and bounded, choices must be one of them. */
 function parserFor(
   kind: OptionKind,
   choices: readonly string[] = [],
   max = Infinity,
 ): ((v: string) => unknown) | undefined {
-  const test = NUMBER_TESTS[kind];
-  if (test) {
-    return v => {
-      const n = Number(v);
-      // Number('') is 0, which would make an empty argument a valid count.
-      if (!v.trim() || !Number.isFinite(n) || !test(n) || n > max) {
-        throw new InvalidArgumentError(`must be ${ruleOf({ kind, max: max === Infinity ? undefined : max })}`);
-      }
-      return n;
-    };
+  if (NUMBER_TESTS[kind]) {
+    return numberParser(kind, max);
   }
   if (kind === 'choice') {
     return v => {
