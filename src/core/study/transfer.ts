@@ -250,7 +250,7 @@ export function fmtGain(g: number | null): string {
 }
 
 /** A delta with its standard error, for tables: "−0.0400 ± 0.0012". */
-export function fmtDelta(d: number | null, se: number | null): string {
+export function fmtDeltaWithError(d: number | null, se: number | null): string {
   if (d === null) return '—';
   return se === null ? signed(d) : `${signed(d)} ± ${fmtNoise(se)}`;
 }

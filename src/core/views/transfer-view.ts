@@ -9,7 +9,7 @@ import * as z from 'zod/mini';
 import { VEGALITE_MIME } from './chart';
 import { niceTicks } from './chart-svg';
 import { escapeHtml, NO_MATH_CLASSES } from './bundle';
-import { fmtDelta, type TransferSummary } from '../study/transfer';
+import { fmtDeltaWithError, type TransferSummary } from '../study/transfer';
 import { englishMessages } from '../journal/zod-english';
 
 englishMessages();
@@ -102,13 +102,13 @@ export function transferRows(s: TransferSummary): TransferRow[] {
     n: c.n,
     commit: c.commit.slice(0, 7),
     description: c.description,
-    search: fmtDelta(c.delta_search, c.se_search),
-    transfer: fmtDelta(c.delta_transfer, c.se_transfer),
+    search: fmtDeltaWithError(c.delta_search, c.se_search),
+    transfer: fmtDeltaWithError(c.delta_transfer, c.se_transfer),
     verdict: c.verdict,
     ablation: c.ablate
       ? c.ablate.verdict === 'conflict'
         ? 'revert conflicts'
-        : fmtDelta(c.ablate.delta, c.ablate.se)
+        : fmtDeltaWithError(c.ablate.delta, c.ablate.se)
       : null,
     ablate_verdict: c.ablate ? c.ablate.verdict : null,
   }));

@@ -8,17 +8,10 @@ import { noiseLineWords } from '../../core/rule/noise-words';
 import { deriveRunState, runActivity, type RunStateFile } from '../../core/journal/run-state';
 import { sandboxOf } from '../../core/config/sandbox';
 import { describeTrust, trustReport } from '../../core/rule/trust-cost';
+import { fmtDelta, fmtMetric } from '../../core/views/bundle';
 import { isEngineAlive, readEngineInfo } from '../run/engine-lock';
 import { JournalStore } from '../store/journal-store';
-import {
-  experimentHead,
-  experimentLine,
-  experimentTail,
-  fmtDelta,
-  fmtMetric,
-  fmtSpread,
-  SPREAD_WIDTH,
-} from './terminal';
+import { experimentHead, experimentLine, experimentTail, fmtSpread, SPREAD_WIDTH } from './terminal';
 import { checkTag, latestTag, runPaths } from '../workspace/workspace';
 import { UserError } from '../user-error';
 import { readRegularText } from '../workspace/workspace-files';

@@ -6,6 +6,7 @@
  */
 import type { ExperimentRecord } from '../../core/journal/journal';
 import { fmtNoise } from '../../core/rule/noise';
+import { fmtDelta, fmtMetric } from '../../core/views/bundle';
 import { printable } from '../../core/views/printable';
 import type { LogCapture } from '../experiment/log-capture';
 import type { Loop } from '../run/setup';
@@ -14,16 +15,6 @@ import { writeControl } from './output-guard';
 const BAR_WIDTH = 20;
 /** Phases in which a training run is going: the first run, the baseline's noise runs, confirmations, a re-measure of the best. */
 const RUN_PHASES = new Set(['run', 'noise', 'confirm', 'best']);
-
-/** Formats a metric with 6 decimals, or a dash. */
-export function fmtMetric(v: number | null): string {
-  return v === null ? '—' : v.toFixed(6);
-}
-
-/** Formats a signed delta, or blank. */
-export function fmtDelta(v: number | null): string {
-  return v === null ? '' : `${v >= 0 ? '+' : ''}${v.toFixed(6)}`;
-}
 
 /** `±0.0021 ×3`: the standard error of a mean and its runs; blank for a single strict run. */
 export function fmtSpread(r: ExperimentRecord): string {
