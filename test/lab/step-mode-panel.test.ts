@@ -33,7 +33,7 @@ const review = (n: number, over: Partial<ReviewRecord>): ReviewRecord => ({
 });
 
 /** The model after these records, with the state file the engine writes for them and the stream's liveness. */
-function modelOf(records: JournalRecord[], live: 'running' | 'awaiting-review' | 'stopped' = 'running'): RunModel {
+function modelOf(records: JournalRecord[], live: 'running' | 'stopped' = 'running'): RunModel {
   const model = new RunModel();
   model.reset('t1');
   const file = deriveRunState(records, 0, 't1');
@@ -64,12 +64,6 @@ describe('RunModel in step mode', () => {
     expect(model.step).toBe(true);
     expect(model.pending).toMatchObject({ n: 1, description: 'try 1' });
     expect(describeState(model, trans)).toBe('#1 awaiting review');
-  });
-
-  it('reads a stream that names the state awaiting-review as running', () => {
-    const model = modelOf(waiting, 'awaiting-review');
-    expect(model.state).toBe('running');
-    expect(model.pending?.n).toBe(1);
   });
 
   it('has nothing to decide once the reviewer decided, nor for a run no engine works on', () => {

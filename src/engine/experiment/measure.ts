@@ -19,7 +19,8 @@ import type { Phase } from '../run/loop-events';
 import { pathWithPython } from '../workspace/python';
 import { installAdvice } from './requirements';
 import type { Best } from '../run/loop-records';
-import { changedReadonly, UserError } from '../workspace/workspace';
+import { changedReadonly } from '../workspace/workspace';
+import { UserError } from '../user-error';
 
 export interface MeasureEnv {
   dir: string;

@@ -27,7 +27,8 @@ import type { Job, LoopInput } from './loop-state';
 import { Proposing } from './propose';
 import { filesAt } from './rebase-proposal';
 import { ReviewPostponed } from '../step-mode/step-review';
-import { runPaths, UserError } from '../workspace/workspace';
+import { runPaths } from '../workspace/workspace';
+import { UserError } from '../user-error';
 import { openAppend } from '../workspace/workspace-files';
 
 /** Runs the loop until a stop condition; writes and returns the run_end record. */

@@ -37,15 +37,15 @@ import { ENGINE_VERSION } from '../version';
 import {
   checkTag,
   checkWorkspace,
-  defaultTag,
   freeRunTag,
   hashFiles,
   latestTag,
   loadProgram,
   readonlyChangedSince,
   runPaths,
-  UserError,
 } from '../workspace/workspace';
+import { UserError } from '../user-error';
+import { defaultTag } from '../../core/journal/layout';
 import { checkWorkerFiles, deviceEnvs, removeWorktrees, worktreesRoot } from '../git/worktrees';
 import { replaceFile } from '../workspace/workspace-files';
 

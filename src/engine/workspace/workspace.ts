@@ -27,9 +27,6 @@ import { gitVersion, Repo } from '../git/git';
 import { UserError } from '../user-error';
 import { NotRegularFile, notRegularProblem, readRegularIfAny, readRegularText } from './workspace-files';
 
-// The run loop (run/loop.ts, pool.ts, measure.ts) still takes UserError from here.
-export { UserError };
-
 /** Refuses a tag the engine (and the server, which shares src/core/journal/layout.ts's rule) would not accept. */
 export function checkTag(tag: string): string {
   if (!validTag(tag)) {
@@ -250,8 +247,6 @@ export function checkEditablePath(dir: string, file: string, editable: string[])
   }
   return null;
 }
-
-export { defaultTag };
 
 /**
  * The tag of a new run given none (src/core/journal/layout.ts's freeTag): today's, else the first

@@ -22,7 +22,7 @@ englishMessages();
 export interface IStateMessage {
   type: 'state';
   tag: string;
-  state: 'running' | 'awaiting-review' | 'stopped' | 'died';
+  state: 'running' | 'stopped' | 'died';
   pid: number | null;
   stopping: boolean;
   /** The run the workspace's engine works on, if one does (maybe not this one). */

@@ -340,7 +340,7 @@ export class RunModel {
 
   private setState(message: IStateMessage): void {
     // An engine waiting on a reviewer is running: the pending proposal is state.json's to say.
-    this._state = message.state === 'awaiting-review' ? 'running' : message.state;
+    this._state = message.state;
     this._stopping = message.stopping;
     this._engineTag = message.engine_tag ?? null;
     const first = !this._caughtUp;
