@@ -70,9 +70,9 @@ function commandHelps() {
 
 /** The generated part of docs/cli.md, markers included. */
 export async function generated() {
-  const { runOptionList, ruleOf, PROPOSER_INFO, PROPOSER_PREFERENCE } = await coreModule(
-    'src/core/config/run-options.ts',
-  );
+  const { runOptionList, PROPOSER_INFO } = await coreModule('src/core/config/run-options.ts');
+  const { ruleOf } = await coreModule('src/core/config/run-option-checks.ts');
+  const { PROPOSER_PREFERENCE } = await coreModule('src/core/config/proposers.ts');
   const options = runOptionList();
   const lines = [
     BEGIN,
