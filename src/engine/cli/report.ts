@@ -8,6 +8,7 @@ import { noiseLineWords } from '../../core/rule/noise-words';
 import { deriveRunState, runActivity, type RunStateFile } from '../../core/journal/run-state';
 import { sandboxOf } from '../../core/config/sandbox';
 import { describeTrust, trustReport } from '../../core/rule/trust-cost';
+import { runBranch } from '../../core/journal/layout';
 import { fmtDelta, fmtMetric } from '../../core/views/bundle';
 import { isEngineAlive, readEngineInfo } from '../run/engine-lock';
 import { JournalStore } from '../store/journal-store';
@@ -59,7 +60,7 @@ export function statusText(dir: string, tag?: string): string {
   const { best, baseline } = s;
   const bestRuns = best?.runs ?? 0;
   const lines = [
-    `run:         ${t} (branch autoresearch/${t})`,
+    `run:         ${t} (branch ${runBranch(t)})`,
     `state:       ${state}`,
     `experiments: ${s.experiments}${counts.length ? ' — ' + counts.map(([k, v]) => `${v} ${k}`).join(', ') : ''}`,
     `baseline:    ${fmtMetric(baseline?.metric ?? null)}`,

@@ -16,7 +16,7 @@ import type {
 } from '../../core/journal/journal';
 import { settingsFrom, type SettingsChanged, type SettingsFrom } from '../../core/config/security-settings';
 import { experimentsOf } from '../../core/journal/journal';
-import { RECOVER_PATCH } from '../../core/journal/layout';
+import { defaultTag, RECOVER_PATCH, runBranch } from '../../core/journal/layout';
 import { Measurements } from '../../core/rule/measurements';
 import { acquireEngineLock, assertNoOtherEngine, releaseEngineLock } from './engine-lock';
 import type { Executor } from '../executor/types';
@@ -45,7 +45,6 @@ import {
   runPaths,
 } from '../workspace/workspace';
 import { UserError } from '../user-error';
-import { defaultTag } from '../../core/journal/layout';
 import { checkWorkerFiles, deviceEnvs, removeWorktrees, worktreesRoot } from '../git/worktrees';
 import { replaceFile } from '../workspace/workspace-files';
 
@@ -121,7 +120,7 @@ export class Loop extends EventEmitter<LoopEvents> {
       );
     }
     checkTag(this.tag);
-    this.branch = `autoresearch/${this.tag}`;
+    this.branch = runBranch(this.tag);
     const paths = runPaths(dir, this.tag);
     // Every append also rewrites state.json, what the server and the panel read of the run.
     const journal = new JournalStore(paths.journal, { file: paths.state, tag: this.tag });
