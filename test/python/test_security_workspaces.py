@@ -65,9 +65,9 @@ def test_the_engine_init_refuses_the_same_budgets(tmp_path, engine_bundle):
             timeout=60,
         )
         assert done.returncode == 1, done.stdout
-        assert done.stderr.startswith("autoresearch: --budget must be a whole number of seconds from 1 to "), (
-            done.stderr
-        )
+        # The same check, and the same words, as `autoresearch run --budget` (run-flags.ts's numberParser).
+        assert f"'--budget <seconds>' argument '{budget}' is invalid" in done.stderr, done.stderr
+        assert f"must be a whole number above 0, at most {budget_max()} " in done.stderr, done.stderr
         assert not folder.exists()
 
 
