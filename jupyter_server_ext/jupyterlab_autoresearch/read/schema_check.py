@@ -15,16 +15,15 @@ not say are added here, as rules of JSON numbers, not per field:
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 
 import fastjsonschema
 
 from ..errors import Unavailable
-from ..node import engine_path
+from ..generated import generated
+from ..node import ENGINE_DIR
 
-SCHEMA_DIR = engine_path().parent
 # z.number().int() is a safe integer: the schemas bound integers by it.
 SAFE_INT = 2**53 - 1
 # The least magnitude JavaScript reads as Infinity: halfway between the largest double and 2^1024
@@ -63,12 +62,11 @@ JSON_NUMBERS = {"parse_float": finite, "parse_constant": no_constant}
 
 def load_schema(name: str) -> dict:
     """A schema file the build wrote; SchemaMissing, naming the fix, when it is absent or broken."""
-    file = SCHEMA_DIR / name
     try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        return generated(name)
+    except RuntimeError:
         raise SchemaMissing(
-            f"the engine's schema {file} is missing or unreadable ({type(err).__name__}), so no journal "
+            f"the engine's schema {ENGINE_DIR / name} is missing or unreadable, so no journal "
             "or state.json can be checked: in a source checkout run `npm run build:engine`, else reinstall "
             "jupyterlab-autoresearch"
         ) from None

@@ -5,8 +5,8 @@ side cannot import TypeScript), so a new option reaches the server without an ed
 from __future__ import annotations
 
 import functools
-import json
 
+from ..generated import generated
 from ..node import ENGINE_DIR
 
 OPTIONS_FILE = ENGINE_DIR / "run-options.json"
@@ -16,15 +16,20 @@ class MissingOptions(RuntimeError):
     """engine/run-options.json is missing or unreadable: the package was not built."""
 
 
+def _declared(part: str, what: str):
+    """One part of engine/run-options.json; MissingOptions when the build's file lacks it."""
+    try:
+        return generated("run-options.json")[part]
+    except (RuntimeError, KeyError) as err:
+        raise MissingOptions(
+            f"the engine's {what} in {OPTIONS_FILE} is missing or broken ({err}); this installation is broken"
+        ) from None
+
+
 @functools.cache
 def run_options() -> tuple[dict, ...]:
     """Each option: key (the JSON field), flag (the engine's), kind, server ('body' or 'server'), choices."""
-    try:
-        return tuple(json.loads(OPTIONS_FILE.read_text())["options"])
-    except (OSError, ValueError, KeyError) as err:
-        raise MissingOptions(
-            f"the engine's option list {OPTIONS_FILE} is missing or broken ({err}); this installation is broken"
-        ) from None
+    return tuple(_declared("options", "option list"))
 
 
 def engine_flags(opts: dict) -> list[str]:
@@ -50,13 +55,7 @@ def proposers() -> dict[str, dict]:
     """Each proposer the engine has, by name: label, description, has_model, needs_key, key_env
     (the environment variables holding its credentials) and options (src/core/config/run-options.ts's
     PROPOSER_INFO, which the build writes beside the options)."""
-    try:
-        declared = json.loads(OPTIONS_FILE.read_text())["proposers"]
-    except (OSError, ValueError, KeyError) as err:
-        raise MissingOptions(
-            f"the engine's proposer list in {OPTIONS_FILE} is missing or broken ({err}); this installation is broken"
-        ) from None
-    return dict(declared)
+    return dict(_declared("proposers", "proposer list"))
 
 
 def secret_env() -> tuple[str, ...]:
