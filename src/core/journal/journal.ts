@@ -43,6 +43,17 @@ const commitHash = z.string().check(z.regex(/^[0-9a-f]{7,64}$/));
 /** Which worker (1..N) ran an experiment; present only in runs with several workers. */
 const worker = z.optional(z.int().check(z.minimum(1)));
 
+/**
+ * How a proposal searched (issue 28): a new idea on the best (`explore`), a fix of a crash, a
+ * near-miss re-tested on a best that moved, two changes combined, a keep ablated, or an experiment
+ * of a plateau's branch from a near-miss. `of` names the experiments the move is built from.
+ */
+export const MOVE_KINDS = ['explore', 'fix', 'retest', 'combine', 'ablate', 'branch'] as const;
+export const MoveKind = z.enum(MOVE_KINDS);
+export type MoveKind = z.infer<typeof MoveKind>;
+export const Move = z.object({ kind: MoveKind, of: z.optional(z.array(z.int().check(z.nonnegative()))) });
+export type Move = z.infer<typeof Move>;
+
 /** The resolved configuration a run uses (front matter merged over defaults and CLI flags). */
 export const RunConfig = z.object({
   metric: z.string(),
@@ -272,6 +283,8 @@ export const ExperimentRecord = z.object({
   /** Its runs; `metric` is their mean. Absent in journals from before repeats (one run). */
   runs: z.optional(z.array(RunRef)),
   verdict: z.optional(Verdict),
+  /** How the proposal searched (absent: a plain proposal on the best, or a journal from before moves). */
+  move: z.optional(Move),
   /** Same code as this earlier experiment: its result is reported, nothing ran again. */
   same_as: z.optional(z.int().check(z.nonnegative())),
   /** Step mode: how its reviewer decided (the review record of the same n has the note or edit's diff). */

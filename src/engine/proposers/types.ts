@@ -2,7 +2,7 @@
  * What the loop asks of a proposer: given the editable files at the best
  * commit and the history so far, return exactly one experiment to try.
  */
-import type { ExperimentRecord, Usage } from '../../core/journal/journal';
+import type { ExperimentRecord, Move, Usage } from '../../core/journal/journal';
 import type { ReviewNote } from '../../core/step-mode/knob-notes';
 
 export interface ProposalContext {
@@ -38,6 +38,36 @@ export interface ProposalContext {
    * so a resumed run has them too). The offline proposer leaves a knob a note names alone.
    */
   reviewNotes?: ReviewNote[];
+  /**
+   * Where this proposal starts when it is not the best (a plateau's branch from a near-miss): the
+   * files are that experiment's. Absent: from the best. (src/engine/search/)
+   */
+  start?: StartPoint;
+  /** Moves the engine built for this proposal (re-test, combine, ablate), files ready; the proposer may take one. */
+  moves?: MoveCandidate[];
+}
+
+/** A proposal's starting point other than the best. */
+export interface StartPoint {
+  /** The experiment whose commit the files are from. */
+  n: number;
+  kind: 'branch';
+  /** Experiments of the branch left after this one. */
+  left: number;
+  /** Why the engine branched, in words (for the prompt and the terminal). */
+  why: string;
+}
+
+/** A move the engine prepared: the files it would run, built by git merges from the experiments it names. */
+export interface MoveCandidate {
+  kind: 'retest' | 'combine' | 'ablate';
+  of: number[];
+  /** One line: what it would run (`re-test #41 on the new best`). */
+  description: string;
+  /** Why it is worth a run, in numbers (the near-miss's gain in σ, the keep's delta). */
+  why: string;
+  /** The editable files it would run (full contents). */
+  files: Record<string, string>;
 }
 
 /** The run's facts as the loop knows them when proposing (src/engine/proposers/run-facts.ts builds them). */
@@ -93,6 +123,8 @@ export interface Proposal {
   cost_usd?: number;
   /** Stored in the journal record; lets a proposer rebuild its state from history. */
   meta?: unknown;
+  /** How it searched; journaled as the record's `move` (absent: explore on the best). */
+  move?: Move;
 }
 
 export interface Proposer {
