@@ -9,6 +9,7 @@ import type { RunConfig } from '../journal/journal';
 import { LimitsSetting } from './limits';
 import { PriceRow } from './price-row';
 import { MAX_TIMER_S, RUN_OPTIONS } from './run-options';
+import { DEFAULT_SEARCH } from './search';
 import { frontMatterShape, ruleOf } from './run-option-checks';
 import { mergeSandbox, SandboxSetting } from './sandbox';
 import { TransferSetting } from '../study/transfer-journal';
@@ -149,6 +150,8 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     noise_runs: overrides.noise_runs ?? fm.noise_runs ?? RUN_OPTIONS.noise_runs.default,
     keep_sigma: overrides.keep_sigma ?? fm.keep_sigma ?? RUN_OPTIONS.keep_sigma.default,
     confirm_runs: overrides.confirm_runs ?? fm.confirm_runs ?? RUN_OPTIONS.confirm_runs.default,
+    search: overrides.search ?? fm.search ?? DEFAULT_SEARCH,
+    plateau: overrides.plateau ?? fm.plateau ?? RUN_OPTIONS.plateau.default,
   };
   config.sandbox = mergeSandbox(overrides.sandbox, fm.sandbox);
   const limits = overrides.limits ?? fm.limits;

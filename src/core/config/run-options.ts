@@ -21,6 +21,7 @@ import {
   type ProposerName,
 } from './proposers';
 import { SANDBOX_MODES } from './sandbox';
+import { DEFAULT_PLATEAU, DEFAULT_SEARCH, SEARCH_MODES } from './search';
 import { englishMessages } from '../journal/zod-english';
 
 englishMessages();
@@ -245,6 +246,22 @@ export const RUN_OPTIONS = {
       default: null,
       description: `Extra runs a promising result gets before it is kept or discarded. null means program.md's confirm_runs, else ${DEFAULT_CONFIRM_RUNS}.`,
     },
+  },
+  search: {
+    flag: '--search <mode>',
+    kind: 'choice',
+    choices: SEARCH_MODES,
+    frontMatter: true,
+    server: 'body',
+    help: `how the search goes past greedy: ${DEFAULT_SEARCH} (the default: the engine prepares re-tests, combinations and ablations and branches from a near-miss on a plateau) or greedy (every proposal from the best, nothing prepared)`,
+  },
+  plateau: {
+    flag: '--plateau <n>',
+    kind: 'count',
+    default: DEFAULT_PLATEAU,
+    frontMatter: true,
+    server: 'body',
+    help: `after n experiments without a keep, branch from the best near-miss for max(2, n/2) experiments (search: tree, one worker); 0: never (default ${DEFAULT_PLATEAU})`,
   },
   sandbox: {
     flag: '--sandbox <mode>',

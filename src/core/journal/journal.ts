@@ -10,6 +10,7 @@ import { ReviewAction, ReviewSource } from '../step-mode/review';
 import { EFFORT_LEVELS } from '../config/run-options';
 import { LimitsSetting } from '../config/limits';
 import { SandboxSetting } from '../config/sandbox';
+import { SEARCH_MODES } from '../config/search';
 import { SettingsChanged, SettingsFrom } from '../config/security-settings';
 import { englishMessages } from './zod-english';
 
@@ -84,6 +85,10 @@ export const RunConfig = z.object({
   limits: z.optional(LimitsSetting),
   /** Step mode: each proposal waits for a reviewer before it is committed (src/core/step-mode/review.ts). */
   step: z.optional(z.boolean()),
+  /** How the search goes past greedy (src/core/config/search.ts); absent in older journals, meaning greedy. */
+  search: z.optional(z.enum(SEARCH_MODES)),
+  /** Experiments without a keep before a branch from the best near-miss; 0: never. */
+  plateau: z.optional(z.int().check(z.nonnegative())),
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 
@@ -144,6 +149,8 @@ export const ProposalFacts = z.object({
   usage: Usage,
   cost_usd: z.number().check(z.nonnegative()),
   meta: z.optional(z.unknown()),
+  /** How it searched (its record's `move`), so a resumed experiment keeps it. */
+  move: z.optional(Move),
 });
 export type ProposalFacts = z.infer<typeof ProposalFacts>;
 

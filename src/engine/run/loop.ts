@@ -182,8 +182,9 @@ class RunLoop extends Proposing {
     let record: ExperimentRecord;
     let runStartedAt: number | null = null;
     try {
-      // One worker's folder is already at the best (reset after every result that was not kept).
-      if (!job.resume && this.several) await lane.repo.resetHard(job.from);
+      // One worker's folder is already at the best (reset after every result that was not kept),
+      // unless the experiment is a plateau's branch: then it starts from the near-miss's commit.
+      if (!job.resume && (this.several || job.proposal?.move?.kind === 'branch')) await lane.repo.resetHard(job.from);
       this.emitFor(lane, 'phase', n, 'apply', description);
       record = await runExperiment(
         {
@@ -231,7 +232,7 @@ class RunLoop extends Proposing {
       if (e instanceof ReviewPostponed) {
         // Stopped while awaiting review: nothing recorded, so a resume offers it again; the tree goes back to the best.
         this.inFlight.delete(n);
-        await lane.repo.resetHard(job.from);
+        await lane.repo.resetHard(this.several ? job.from : (this.best?.commit ?? job.from));
         return null;
       }
       // A failure of git or of the executor itself, not of the experiment: the run cannot go on.
@@ -250,6 +251,9 @@ class RunLoop extends Proposing {
       record = interruptedRecord(start, null, this.best, message);
       this.fail(message);
     }
+    // How it searched (Proposal.move; the engine's 'branch' on a plateau), for the journal and the tree view.
+    const move = job.proposal?.move ?? job.resume?.proposal?.move;
+    if (move) record.move = move;
     if (runStartedAt !== null) {
       record.timings.idle_s = Math.max(0, (runStartedAt - lane.lastRunEnd) / 1000);
       lane.lastRunEnd = Date.now();

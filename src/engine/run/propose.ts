@@ -10,7 +10,10 @@ import { abandonedRecord, billed, unrunRecord, type Best, type Unrun } from './l
 import { resumedFor, type Lane } from './lanes';
 import { LoopState, type Job } from './loop-state';
 import { ProposalFailed } from './pipeline';
-import { ProposalAbandoned, type Proposal, type ProposalContext } from '../proposers/types';
+import { ProposalAbandoned, type MoveCandidate, type Proposal, type ProposalContext } from '../proposers/types';
+import { branchLength } from '../../core/config/search';
+import { MoveBuilder } from '../search/moves';
+import { branchPlan, type BranchPlan } from '../search/plateau';
 import { runFacts } from '../proposers/run-facts';
 import { filesAt, rebaseProposal } from './rebase-proposal';
 import { currentProgramBody } from '../workspace/workspace';
@@ -34,6 +37,9 @@ function unrunOf(p: Proposal): Unrun {
 
 /** The loop's propose step, on the state it shares; RunLoop (loop.ts) runs what it hands over. */
 export abstract class Proposing extends LoopState {
+  /** Builds the prepared moves (search: tree), remembering what it built for the best. */
+  private moves: MoveBuilder | undefined;
+
   /** The lane's next job: a resumed experiment, else a fresh proposal. */
   protected async take(lane: Lane): Promise<Job | 'stop' | 'wait' | 'retry'> {
     if (this.halted() || !this.best) return 'stop';
@@ -80,7 +86,12 @@ export abstract class Proposing extends LoopState {
       best = this.best;
       files = await this.filesOfBest(lane, best);
     } while (this.best !== null && this.best.commit !== best.commit);
+    // Past greedy (src/engine/search/): on a plateau's branch, from the near-miss's files; else the moves prepared on the best.
+    const plan = this.branchPlanFor(lane, best);
+    if (plan) files = await filesAt(this.main, plan.base, config.editable);
     const ctx = this.context(lane, files, best);
+    if (plan) ctx.start = { n: plan.of, kind: 'branch', left: plan.left, why: plan.why };
+    else if (config.search === 'tree') ctx.moves = await this.movesFor(best);
     if (this.o.maxDollars !== undefined) {
       const spent = this.spent();
       const estimate = proposer.estimateNextCost?.(ctx) ?? 0;
@@ -96,7 +107,7 @@ export abstract class Proposing extends LoopState {
     const started = Date.now();
     let proposal: Proposal | null;
     try {
-      proposal = (await this.source.next(ctx, best.commit)).proposal;
+      proposal = (await this.source.next(ctx, plan?.base ?? best.commit)).proposal;
     } catch (e) {
       // What was billed for it, when the error says (a proposal abandoned or stopped mid-way, a draft wasted).
       const spent: Unrun | null =
@@ -156,20 +167,56 @@ export abstract class Proposing extends LoopState {
       if (!rebased) break;
       [proposal, files, parent] = [rebased, onto, now];
     }
+    // A branch's experiment starts from the near-miss's commit, and is judged against the best as always.
+    if (plan) proposal = { ...proposal, move: { kind: 'branch', of: [plan.of] } };
+    const from = plan?.base ?? parent.commit;
     const n = this.next++;
     this.proposed++;
     const proposeSeconds = (Date.now() - started) / 1000;
     this.start(
       n,
       lane,
-      parent.commit,
+      from,
       proposal.description,
       proposal.meta,
       proposal.cost_usd ?? 0,
       proposal,
       proposeSeconds,
     );
-    return { n, proposal, from: parent.commit, parent, files, proposeSeconds };
+    return { n, proposal, from, parent, files, proposeSeconds };
+  }
+
+  /**
+   * The plateau's branch the next proposal is on (search/plateau.ts), or null: on the best. One
+   * worker only: with several, each worker's tree starts from the best, and the branch would be one
+   * worker's while the others went on from the best (docs/method.md says so).
+   */
+  protected branchPlanFor(lane: Lane, best: Best): BranchPlan | null {
+    const { config } = this.o;
+    if (this.several || config.search !== 'tree' || !config.plateau) return null;
+    const plan = branchPlan(this.history, {
+      plateau: config.plateau,
+      direction: config.direction,
+      sigma: this.ledger.measurements.sigma().sigma,
+      bestCommit: best.commit,
+    });
+    if (plan && plan.left === branchLength(config.plateau)) this.emitFor(lane, 'note', plan.why);
+    return plan;
+  }
+
+  /** The moves prepared on the best (search/moves.ts): built once per best commit and state, with few git calls. */
+  protected async movesFor(best: Best): Promise<MoveCandidate[]> {
+    this.moves ??= new MoveBuilder(this.main, this.o.config.editable);
+    const taken = new Set<string>();
+    for (const r of this.history) if (r.state) taken.add(r.state);
+    taken.add(best.state);
+    return this.moves.build({
+      history: this.history,
+      best,
+      direction: this.o.config.direction,
+      sigma: this.ledger.measurements.sigma().sigma,
+      taken,
+    });
   }
 
   /**

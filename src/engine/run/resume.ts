@@ -46,6 +46,7 @@ export function pendingContinuations(
         usage: p?.usage,
         cost_usd: p?.cost_usd,
         meta: p?.meta ?? pending.meta,
+        ...(p?.move ? { move: p.move } : {}),
       },
     },
   ];
@@ -73,6 +74,7 @@ export function continuations(records: JournalRecord[], inFlight: ExperimentStar
             usage: p.usage,
             cost_usd: p.cost_usd,
             meta: p.meta,
+            ...(p.move ? { move: p.move } : {}),
           }
         : null,
     });
@@ -89,5 +91,6 @@ export function proposalFacts(p: Proposal, proposer: string, proposeS: number): 
     usage: p.usage ?? { ...ZERO_USAGE },
     cost_usd: p.cost_usd ?? 0,
     ...(p.meta !== undefined ? { meta: p.meta } : {}),
+    ...(p.move ? { move: p.move } : {}),
   };
 }

@@ -315,7 +315,8 @@ export class Loop extends EventEmitter<LoopEvents> {
       for (const start of inFlight) {
         if (start.worker === undefined) {
           // The engine died mid-experiment: if it had committed, HEAD is that commit, one past the best.
-          committed.push(best && head !== best.commit ? head : null);
+          // (Not the commit it started from: a plateau's branch starts from a near-miss's, reset to before the edit.)
+          committed.push(best && head !== best.commit && head !== start.parent_commit ? head : null);
         } else {
           // A worker commits on its own branch, which starts at the experiment's parent.
           const tip = await repo.revParse(`${this.branch}-w${start.worker}`);

@@ -13,7 +13,7 @@
 import type { ExperimentRecord } from '../../../core/journal/journal';
 import { knobRules } from '../../../core/step-mode/knob-notes';
 import type { Proposal, ProposalContext, Proposer } from '../types';
-import { rewriteConstant } from './python-constants';
+import { rewriteConstant, type PyConstant } from './python-constants';
 import {
   changesOf,
   FACTORS,
@@ -197,12 +197,63 @@ export class OfflineProposer implements Proposer {
     const single = (r: Ranked): Proposal =>
       this.proposal(ctx, manyFiles, [r.move], r.state, `${r.move.t.constant.name} ${r.move.step.label}: ${r.why}.`);
     const pair = (): Proposal | null => this.pair(ctx, manyFiles, tunables, current, tried, stats, nearMisses, rng);
+    // Tree search: once the promising single steps are used up, a move the engine prepared (a
+    // re-test, a combination, an ablation: ctx.moves, absent in greedy search) comes before the rest.
+    const promising = first !== undefined && !first.crashed && first.phase === 0 && first.tier <= 1;
+    const prepared = (): Proposal | null => (promising ? null : this.prepared(ctx, current, tried, frozen));
     const chosen =
-      first && !first.crashed && first.phase < 2 ? single(first) : (pair() ?? (first ? single(first) : null));
+      prepared() ??
+      (first && !first.crashed && first.phase < 2 ? single(first) : (pair() ?? (first ? single(first) : null)));
     if (chosen && rules.length > 0) {
       chosen.meta = { ...(chosen.meta as OfflineMeta), leave_alone: rules.map(({ name, n }) => ({ name, n })) };
     }
     return chosen;
+  }
+
+  /**
+   * The first move the engine prepared (src/engine/search/moves.ts) that changes constants this
+   * proposer tracks, none a reviewer's note froze, into a state it has not tried; as its proposal.
+   */
+  private prepared(
+    ctx: ProposalContext,
+    current: ConstantState,
+    tried: Set<string>,
+    frozen: Set<string>,
+  ): Proposal | null {
+    for (const m of ctx.moves ?? []) {
+      const files = { ...ctx.files, ...m.files };
+      let parsed: Map<string, PyConstant[]>;
+      try {
+        parsed = tunableConstants(files);
+      } catch {
+        continue; // no constants left to read: not a move this proposer can record
+      }
+      const state: ConstantState = {};
+      const changes: OfflineChange[] = [];
+      for (const [file, constants] of parsed) {
+        state[file] = Object.fromEntries(constants.map(c => [c.name, c.value]));
+        for (const c of constants) {
+          const from = current[file]?.[c.name];
+          if (from === undefined || from === c.value) continue;
+          changes.push({ file, name: c.name, from, to: c.value, direction: c.value > from ? 'up' : 'down', level: 0 });
+        }
+      }
+      if (changes.length === 0 || changes.some(c => frozen.has(c.name)) || tried.has(stateKey(state))) continue;
+      const meta: OfflineMeta =
+        changes.length === 1
+          ? { kind: 'offline', constants: state, change: changes[0] }
+          : { kind: 'offline', constants: state, changes };
+      const what = changes.map(c => `${c.name} ${c.from} → ${c.to}`).join(', ');
+      const changed = Object.fromEntries(Object.entries(m.files).filter(([f, text]) => text !== ctx.files[f]));
+      return {
+        description: `${m.description}: ${what}`,
+        rationale: `${m.why}.`,
+        files: changed,
+        meta,
+        move: { kind: m.kind, of: m.of },
+      };
+    }
+    return null;
   }
 
   /** A jump (the coarse step twice) in each direction whose coarse step ever improved the metric. */
