@@ -11,7 +11,17 @@ import { describe, expect, it } from 'vitest';
 import { subprocessLoop } from './helpers/loop';
 import type { ExperimentRecord, ExperimentStartRecord } from '../src/core/journal/journal';
 import type { Proposal, ProposalContext } from '../src/engine/proposers/types';
-import { cli, experiments, finished, git, journal, makeWorkspace, ScriptedProposer, startCli, waitFor } from './helpers/workspace';
+import {
+  cli,
+  experiments,
+  finished,
+  git,
+  journal,
+  makeWorkspace,
+  ScriptedProposer,
+  startCli,
+  waitFor,
+} from './helpers/workspace';
 
 /** train.py: the metric is X, with ±0.01 of noise by the run's seed (odd: −, even: +), so σ is known. */
 const NOISY = [
@@ -27,7 +37,8 @@ const NOISY = [
 ].join('\n');
 
 /** Two noise runs, one confirmation, a plateau of 2 (a branch of 2). */
-const PROGRAM = '---\nbudget_s: 1\ntimeout_s: 20\nnoise_runs: 2\nconfirm_runs: 1\nplateau: 2\n---\nMake val_bpb lower.\n';
+const PROGRAM =
+  '---\nbudget_s: 1\ntimeout_s: 20\nnoise_runs: 2\nconfirm_runs: 1\nplateau: 2\n---\nMake val_bpb lower.\n';
 
 /** A proposal setting X on the files it is given (the best's, or the branch's). */
 const setX =
@@ -108,5 +119,68 @@ describe('a plateau branch with the real loop', () => {
     const exps = experiments(dir, 't1');
     expect(exps.map(e => e.move?.kind ?? null)).toEqual([null, null, null, null]);
     expect(proposer.contexts.every(c => c.start === undefined && c.moves === undefined)).toBe(true);
+  });
+});
+
+/** train.py for the offline proposer: X is right at 1; a larger Y helps a little, less than the noise (near-misses). */
+const NEAR = [
+  'import os, time',
+  'X = 1.0',
+  'Y = 4',
+  'seed = int(os.environ.get("AUTORESEARCH_SEED", "1"))',
+  'noise = -0.01 if seed % 2 == 1 else 0.01',
+  'time.sleep(0.4)',
+  'print("---")',
+  'print("val_bpb:          %.6f" % (1.0 + (X - 1.0) ** 2 - 0.001 * Y + noise))',
+  'print("training_seconds: 0.4")',
+  '',
+].join('\n');
+
+/** The experiment_start records with no experiment record yet (a run's journal as it is being written). */
+function startedOnly(dir: string): ExperimentStartRecord[] {
+  try {
+    const records = journal(dir, 't1');
+    const done = new Set(records.filter(r => r.type === 'experiment').map(r => (r as ExperimentRecord).n));
+    return records.filter((r): r is ExperimentStartRecord => r.type === 'experiment_start' && !done.has(r.n));
+  } catch {
+    return []; // a line half written
+  }
+}
+
+describe('a plateau branch, kill -9 and --resume', () => {
+  it('the resumed engine continues the branch it was on, and the branch ref ends at the best', async () => {
+    const dir = makeWorkspace({ program: PROGRAM, train: NEAR });
+    const child = startCli(['run', dir, '--tag', 't1', '--proposer', 'offline', '--max-experiments', '30']);
+    const done = finished(child);
+    // Killed while the branch's first experiment trains.
+    await waitFor(
+      () => startedOnly(dir).some(s => s.proposal?.move?.kind === 'branch'),
+      60_000,
+      "a branch's first experiment to start",
+    );
+    const killed = startedOnly(dir).find(s => s.proposal?.move?.kind === 'branch') as ExperimentStartRecord;
+    await new Promise(r => setTimeout(r, 150));
+    child.kill('SIGKILL');
+    await done;
+    const of = killed.proposal?.move?.of;
+    expect(of).toHaveLength(1);
+
+    const r = await cli(['run', dir, '--resume', '--max-experiments', String(killed.n + 2)]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const exps = experiments(dir, 't1');
+    const after = exps.filter(e => e.n >= killed.n);
+    // The killed one: measured on from its run, or interrupted; either way the branch goes on from the same near-miss.
+    expect(after[0].move).toEqual({ kind: 'branch', of });
+    const branchRecs = after.filter(e => e.status !== 'interrupted');
+    expect(branchRecs.length).toBeGreaterThanOrEqual(2);
+    for (const e of branchRecs.slice(0, 2)) {
+      expect(e.move).toEqual({ kind: 'branch', of });
+      expect(git(dir, 'rev-parse', `${e.commit}^`).trim()).toBe(killed.parent_commit);
+    }
+    const best = exps.filter(e => e.status === 'keep').at(-1) as ExperimentRecord;
+    expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(best.commit);
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(best.commit);
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
   });
 });

@@ -78,6 +78,8 @@ export function interruptedRecord(
       status: 'interrupted',
       reason,
       ...(start.worker !== undefined ? { worker: start.worker } : {}),
+      // How it searched (a plateau's branch, a prepared move), as its proposal was journaled.
+      ...(start.proposal?.move ? { move: start.proposal.move } : {}),
     },
     best,
   );
