@@ -38,7 +38,7 @@ help:
 	@echo "make lint   - Prettier, ESLint and tsc (TypeScript), Ruff (Python): checks only"
 	@echo "make format - rewrites the sources in the style make lint checks"
 	@echo "make demo   - a headless engine run: 5 short experiments on a fresh workspace"
-	@echo "make bench  - the benchmarks: engine overhead, pipelining, kernel executor, noise-aware keep, claude cost, panel, git layer (bench/)"
+	@echo "make bench  - the benchmarks: engine overhead, pipelining, kernel executor, noise-aware keep, claude cost, panel, git layer, search (bench/)"
 	@echo "make pictures - the README's pictures (docs/images/), made again from a real tiny-cpu run in Chromium"
 	@echo "make wheel  - the package as a user installs it: dist/jupyterlab_autoresearch-<version>-py3-none-any.whl"
 	@echo "make setup  - install everything (each target but wheel does this first)"
@@ -159,7 +159,8 @@ format: setup
 # bench/noise ~1 (30 offline proposals on a noisy synthetic metric, strict vs noise-aware keep, 5 seeds);
 # bench/claude-replay ~0.2 (a recorded 30-proposal claude session replayed through the stand-in at 50 and 700 experiments);
 # bench/panel ~1 (the panel opened on runs of 10 and 1,000 experiments in Chromium, 3 times each);
-# bench/run-state ~0.1 (state.json derived from journals of 1,000 and 4,000 experiments).
+# bench/run-state ~0.1 (state.json derived from journals of 1,000 and 4,000 experiments);
+# bench/search ~6 (the offline proposer greedy vs tree vs random search, 100 training runs each on 10 synthetic landscapes).
 bench: setup
 	@$(USE_VENV)
 	node bench/overhead.mjs
@@ -170,6 +171,7 @@ bench: setup
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node bench/panel.mjs
 	node bench/git-layer.mjs
 	node bench/run-state.mjs
+	node bench/search.mjs
 
 # The README's pictures (docs/images/): the panel in the light and dark themes and an exported
 # notebook, from a real run of 6 tiny-cpu experiments (5 s each) in Chromium; ~75 s.

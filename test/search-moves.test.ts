@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Repo } from '../src/engine/git/git';
-import { MoveBuilder, keepsOf } from '../src/engine/search/moves';
+import { lineMerge, MoveBuilder, keepsOf } from '../src/engine/search/moves';
 import { branchPlan } from '../src/engine/search/plateau';
 import { stateOfFiles } from '../src/engine/search/files-state';
 import { stateOf } from '../src/engine/experiment/ledger';
@@ -62,9 +62,9 @@ describe('prepared moves on a real git repository', () => {
     // #2's B re-applied on the best (C = 30); #4 and #5 ran on this best: re-testing them would be the same code.
     expect(by['retest:2']).toBe(train(10, 20, 30, 4));
     expect(Object.keys(by).filter(k => k.startsWith('retest'))).toEqual(['retest:2']);
-    expect(by['combine:2,4']).toBe(train(10, 20, 30, 40));
+    // Combined: the near-misses on this best (#2 comes back through its re-test).
     expect(by['combine:4,5']).toBe(train(11, 2, 30, 40));
-    expect(by['combine:2,5']).toBe(train(11, 20, 30, 4));
+    expect(Object.keys(by).filter(k => k.startsWith('combine'))).toEqual(['combine:4,5']);
     // Ablating #1 (A = 10) from the best; #3 is the best itself (ablating it is the best before it).
     expect(by['ablate:1']).toBe(train(1, 2, 30, 4));
     expect(Object.keys(by).filter(k => k.startsWith('ablate'))).toEqual(['ablate:1']);
@@ -74,18 +74,28 @@ describe('prepared moves on a real git repository', () => {
 
   it('offers no move onto a state already judged, nor one that conflicts', async () => {
     const { dir, history, c } = scene();
-    // #6: another near-miss on the best that changes D too: combined with #4 it conflicts.
+    // #6 and #7: near-misses on the best that change D too: combined with #4 they conflict (the same line).
     const c6 = commitOn(dir, c[3], train(10, 2, 30, 41), 'D differently');
+    const c7 = commitOn(dir, c[3], train(10, 2, 31, 4), 'C again');
     git(dir, 'reset', '-q', '--hard', c[3]);
-    const h = [...history, record(6, { status: 'discard', parent_commit: c[3], commit: c6, delta: -0.025 })];
+    const h = [
+      ...history,
+      record(6, { status: 'discard', parent_commit: c[3], commit: c6, delta: -0.025 }),
+      record(7, { status: 'discard', parent_commit: c[3], commit: c7, delta: -0.015 }),
+    ];
     const builder = new MoveBuilder(new Repo(dir), ['train.py']);
     const best = { commit: c[3], state: stateOf(dir, ['train.py']) };
-    // The combination of #2 and #6 was run already (its state is in the journal).
-    const taken = new Set([stateOfFiles({ 'train.py': train(10, 20, 30, 41) }, ['train.py'])]);
+    // The combination of #6 and #7 was run already (its state is in the journal).
+    const taken = new Set([stateOfFiles({ 'train.py': train(10, 2, 31, 41) }, ['train.py'])]);
     const moves = await builder.build({ history: h, best, direction: 'lower', sigma: null, taken });
-    const keys = moves.map(m => `${m.kind}:${m.of.join(',')}`);
-    // The top three near-misses: #2, #6, #4 (#5's gain is the smallest).
-    expect(keys).toEqual(['retest:2', 'combine:2,4', 'ablate:1']);
+    // The top three near-misses on this best: #6, #4, #7 (#5's gain is the smallest).
+    expect(moves.map(m => `${m.kind}:${m.of.join(',')}`)).toEqual(['retest:2', 'combine:4,7', 'ablate:1']);
+  });
+
+  it('merges changes to adjacent lines line by line, where git sees a conflict', () => {
+    expect(lineMerge('A = 1\nB = 2\n', 'A = 5\nB = 2\n', 'A = 1\nB = 7\n')).toBe('A = 5\nB = 7\n');
+    expect(lineMerge('A = 1\nB = 2\n', 'A = 5\nB = 2\n', 'A = 6\nB = 2\n')).toBeNull();
+    expect(lineMerge('A = 1\n', 'A = 1\nB = 2\n', 'A = 3\n')).toBeNull();
   });
 
   it('hashes files as stateOf does, so a prepared move is recognised as the code it would run', () => {
@@ -150,47 +160,64 @@ describe('the offline proposer and prepared moves', () => {
     moves,
   });
 
-  it('takes a prepared move once its promising single steps are used up (tree), and journals its kind', async () => {
-    const p = new OfflineProposer();
-    const first = await p.propose(ctx([]));
-    // Fresh: an untried single step comes first, prepared moves or not.
-    const withMove = await p.propose(
-      ctx([
-        {
-          kind: 'combine',
-          of: [3, 4],
-          description: 'combine #3 and #4 on the best',
-          why: 'each nearly helped',
-          files: { 'train.py': 'LR = 0.25\nN = 8\n' },
-        },
-      ]),
-    );
-    expect(withMove?.description).toBe(first?.description);
-    expect(withMove?.move).toBeUndefined();
-    // Every single step tried (a history of discards of each, from this best): the prepared move comes next.
-    const tried = (await exhausted(p)).history;
-    const next = await p.propose({
-      ...ctx([
-        {
-          kind: 'combine',
-          of: [3, 4],
-          description: 'combine #3 and #4 on the best',
-          why: 'each nearly helped',
-          files: { 'train.py': 'LR = 0.25\nN = 8\n' },
-        },
-      ]),
-      history: tried,
-    });
+  const combine = {
+    kind: 'combine' as const,
+    of: [3, 4],
+    description: 'combine #3 and #4 on the best',
+    why: 'each nearly helped',
+    files: { 'train.py': 'LR = 0.25\nN = 8\n' },
+  };
+  const ablate = {
+    kind: 'ablate' as const,
+    of: [2],
+    description: 'ablate #2: the best without its change',
+    why: 'is keep #2 still needed?',
+    files: { 'train.py': 'LR = 0.5\nN = 3\n' },
+  };
+
+  it('takes a re-test or combination first, and journals its kind (tree search)', async () => {
+    const next = await new OfflineProposer().propose(ctx([ablate, combine]));
     expect(next).toMatchObject({
       description: 'combine #3 and #4 on the best: LR 0.5 → 0.25, N 4 → 8',
+      rationale: 'each nearly helped.',
       move: { kind: 'combine', of: [3, 4] },
       files: { 'train.py': 'LR = 0.25\nN = 8\n' },
     });
-    expect(next?.meta).toMatchObject({ constants: { 'train.py': { LR: 0.25, N: 8 } } });
-    // Greedy search: the engine prepares nothing, and the proposer goes on with its own moves.
-    const greedy = await p.propose({ ...ctx(undefined), history: tried });
-    expect(greedy?.move).toBeUndefined();
-    expect(greedy?.description).not.toMatch(/combine/);
+    expect(next?.meta).toMatchObject({
+      constants: { 'train.py': { LR: 0.25, N: 8 } },
+      changes: [{ name: 'LR' }, { name: 'N' }],
+    });
+  });
+
+  it('takes an ablation only once its promising single steps are used up', async () => {
+    const p = new OfflineProposer();
+    const fresh = await p.propose(ctx([ablate]));
+    expect(fresh?.move).toBeUndefined();
+    const { history } = await exhausted(p);
+    const next = await p.propose({ ...ctx([ablate]), history });
+    expect(next).toMatchObject({ move: { kind: 'ablate', of: [2] }, files: { 'train.py': 'LR = 0.5\nN = 3\n' } });
+  });
+
+  it('greedy search: nothing prepared, so its own steps and no move', async () => {
+    const p = new OfflineProposer();
+    const own = await p.propose(ctx(undefined));
+    expect(own?.move).toBeUndefined();
+    expect(own?.description).toMatch(/^(LR|N) /);
+    // A move onto a state it tried already is passed over.
+    const tried = [
+      record(0, { status: 'keep' }),
+      record(1, {
+        proposal_meta: {
+          kind: 'offline',
+          constants: { 'train.py': { LR: 0.25, N: 8 } },
+          changes: [
+            { file: 'train.py', name: 'LR', from: 0.5, to: 0.25, direction: 'down', level: 0 },
+            { file: 'train.py', name: 'N', from: 4, to: 8, direction: 'up', level: 0 },
+          ],
+        },
+      }),
+    ];
+    expect((await p.propose({ ...ctx([combine]), history: tried }))?.move).toBeUndefined();
   });
 });
 

@@ -173,16 +173,7 @@ export abstract class Proposing extends LoopState {
     const n = this.next++;
     this.proposed++;
     const proposeSeconds = (Date.now() - started) / 1000;
-    this.start(
-      n,
-      lane,
-      from,
-      proposal.description,
-      proposal.meta,
-      proposal.cost_usd ?? 0,
-      proposal,
-      proposeSeconds,
-    );
+    this.start(n, lane, from, proposal.description, proposal.meta, proposal.cost_usd ?? 0, proposal, proposeSeconds);
     return { n, proposal, from, parent, files, proposeSeconds };
   }
 

@@ -58,11 +58,12 @@ export class MoveBuilder {
       if (o.taken.has(stateOfFiles(files, this.editable))) return;
       out.push({ ...m, files });
     };
-    const near = nearMisses(o.history, o.direction, o.sigma).slice(0, TOP_NEAR_MISSES);
+    // Near-misses proposed on a best of their time: a branch's (on a near-miss's files) is a change to other code.
+    const bests = new Set(o.history.filter(r => r.status === 'keep' && r.commit).map(r => r.commit));
+    const near = nearMisses(o.history, o.direction, o.sigma).filter(m => bests.has(m.record.parent_commit));
     const say = (z: number | null, gain: number) => (z !== null ? `${z.toFixed(1)}σ` : gain.toPrecision(3));
-    for (const m of near) {
-      // On the best it ran on it would be the same code (same_as): only a best that moved is worth it.
-      if (m.record.parent_commit === o.best.commit) continue;
+    for (const m of near.filter(x => x.record.parent_commit !== o.best.commit).slice(0, TOP_NEAR_MISSES)) {
+      // (On the best it ran on it would be the same code, same_as: only a best that moved is worth it.)
       const files = await this.once(`retest:${m.record.n}`, () => this.applied(m.record, best));
       offer(
         {
@@ -74,9 +75,12 @@ export class MoveBuilder {
         files,
       );
     }
-    for (let i = 0; i < near.length; i++) {
-      for (let j = i + 1; j < near.length; j++) {
-        const [a, b] = [near[i], near[j]];
+    // Combined: two near-misses on this best (each measured on the code it would change); one from an
+    // older best comes back through its re-test, which is a near-miss on this best if it still helps.
+    const here = near.filter(m => m.record.parent_commit === o.best.commit).slice(0, TOP_NEAR_MISSES);
+    for (let i = 0; i < here.length; i++) {
+      for (let j = i + 1; j < here.length; j++) {
+        const [a, b] = [here[i], here[j]];
         const files = await this.once(`combine:${a.record.n},${b.record.n}`, async () => {
           const first = await this.applied(a.record, best);
           return first && this.applied(b.record, first);
@@ -117,17 +121,13 @@ export class MoveBuilder {
   /** An experiment's change (parent → commit) re-applied onto `onto`; null on a conflict. */
   private async applied(r: ExperimentRecord, onto: Files): Promise<Files | null> {
     if (!r.commit) return null;
-    const [base, theirs] = [await this.filesOf(r.parent_commit), await this.filesOf(r.commit)];
-    const merged = await mergeFiles(base, onto, theirs);
-    return merged.ok ? { ...onto, ...merged.files } : null;
+    return merged(await this.filesOf(r.parent_commit), onto, await this.filesOf(r.commit));
   }
 
   /** A keep's change taken back out of `from` (the reverse three-way merge); null on a conflict. */
   private async reverted(k: ExperimentRecord, from: Files): Promise<Files | null> {
     if (!k.commit) return null;
-    const [base, theirs] = [await this.filesOf(k.commit), await this.filesOf(k.parent_commit)];
-    const merged = await mergeFiles(base, from, theirs);
-    return merged.ok ? { ...from, ...merged.files } : null;
+    return merged(await this.filesOf(k.commit), from, await this.filesOf(k.parent_commit));
   }
 
   /** A commit's editable files (a commit never changes: read once, kept while recent). */
@@ -158,4 +158,34 @@ export function keepsOf(history: readonly ExperimentRecord[], bestCommit: string
     chain.push(r);
   }
   return chain.slice(1);
+}
+
+/**
+ * `theirs` (a change from `base`) merged onto `ours`: git's three-way merge, and where git sees a
+ * conflict, line by line when the three have the same lines but for edits in place (two knobs on
+ * adjacent lines, which git calls a conflict, are two separate changes). Null on a real conflict.
+ */
+async function merged(base: Files, ours: Files, theirs: Files): Promise<Files | null> {
+  const git = await mergeFiles(base, ours, theirs);
+  if (git.ok) return { ...ours, ...git.files };
+  const out: Files = { ...ours };
+  for (const f of Object.keys(theirs)) {
+    const m = lineMerge(base[f] ?? '', ours[f] ?? base[f] ?? '', theirs[f]);
+    if (m === null) return null;
+    out[f] = m;
+  }
+  return out;
+}
+
+/** The per-line merge of three texts with as many lines each; null when a line differs on both sides, or the counts differ. */
+export function lineMerge(base: string, ours: string, theirs: string): string | null {
+  const [b, o, t] = [base, ours, theirs].map(x => x.split('\n'));
+  if (o.length !== b.length || t.length !== b.length) return null;
+  const out: string[] = [];
+  for (let i = 0; i < b.length; i++) {
+    if (o[i] === b[i] || o[i] === t[i]) out.push(t[i]);
+    else if (t[i] === b[i]) out.push(o[i]);
+    else return null;
+  }
+  return out.join('\n');
 }

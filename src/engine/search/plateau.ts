@@ -55,7 +55,12 @@ export function branchPlan(
   }
   if (branch) {
     const left = length - branch.done;
-    return { of: branch.of, base: branch.base, left, why: `branch from #${branch.of}, ${left} experiment${left > 1 ? 's' : ''} left` };
+    return {
+      of: branch.of,
+      base: branch.base,
+      left,
+      why: `branch from #${branch.of}, ${left} experiment${left > 1 ? 's' : ''} left`,
+    };
   }
   if (without < o.plateau) return null;
   // The near-misses on the best as it is: their commit is the branch's base, a child of the best.

@@ -12,7 +12,7 @@
  */
 import type { ExperimentRecord } from '../../../core/journal/journal';
 import { knobRules } from '../../../core/step-mode/knob-notes';
-import type { Proposal, ProposalContext, Proposer } from '../types';
+import type { MoveCandidate, Proposal, ProposalContext, Proposer } from '../types';
 import { rewriteConstant, type PyConstant } from './python-constants';
 import {
   changesOf,
@@ -197,10 +197,12 @@ export class OfflineProposer implements Proposer {
     const single = (r: Ranked): Proposal =>
       this.proposal(ctx, manyFiles, [r.move], r.state, `${r.move.t.constant.name} ${r.move.step.label}: ${r.why}.`);
     const pair = (): Proposal | null => this.pair(ctx, manyFiles, tunables, current, tried, stats, nearMisses, rng);
-    // Tree search: once the promising single steps are used up, a move the engine prepared (a
-    // re-test, a combination, an ablation: ctx.moves, absent in greedy search) comes before the rest.
+    // Tree search: a move the engine prepared (ctx.moves, absent in greedy search) comes first when
+    // it re-tests or combines near-misses — each nearly cleared the floor, so together (or on a best
+    // that moved) they are the likeliest keep; an ablation once the promising single steps are used up.
     const promising = first !== undefined && !first.crashed && first.phase === 0 && first.tier <= 1;
-    const prepared = (): Proposal | null => (promising ? null : this.prepared(ctx, current, tried, frozen));
+    const prepared = (): Proposal | null =>
+      this.prepared(ctx, current, tried, frozen, promising ? ['retest', 'combine'] : ['retest', 'combine', 'ablate']);
     const chosen =
       prepared() ??
       (first && !first.crashed && first.phase < 2 ? single(first) : (pair() ?? (first ? single(first) : null)));
@@ -211,16 +213,17 @@ export class OfflineProposer implements Proposer {
   }
 
   /**
-   * The first move the engine prepared (src/engine/search/moves.ts) that changes constants this
-   * proposer tracks, none a reviewer's note froze, into a state it has not tried; as its proposal.
+   * The first move of these kinds the engine prepared (src/engine/search/moves.ts) that changes
+   * constants this proposer tracks, none a reviewer's note froze, into a state it has not tried.
    */
   private prepared(
     ctx: ProposalContext,
     current: ConstantState,
     tried: Set<string>,
     frozen: Set<string>,
+    kinds: MoveCandidate['kind'][],
   ): Proposal | null {
-    for (const m of ctx.moves ?? []) {
+    for (const m of (ctx.moves ?? []).filter(c => kinds.includes(c.kind))) {
       const files = { ...ctx.files, ...m.files };
       let parsed: Map<string, PyConstant[]>;
       try {
