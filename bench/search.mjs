@@ -21,8 +21,8 @@
 // experiment may finish a run or two past it), for BENCH_SEEDS seeds (default 10), BENCH_JOBS
 // loops at once (default 3). About 5 minutes on 2 cores.
 // Printed: per method and seed the true (noise-free) gain reached — the true metric of the
-// baseline minus that of the final best — then each method's mean ± standard error, and last
-// `search_gain_ratio: X` (tree's mean true gain ÷ greedy's).
+// baseline minus that of the final best — then each method's mean ± standard error, tree − greedy
+// paired by landscape, and last `search_gain_ratio: X` (tree's mean true gain ÷ greedy's).
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -259,5 +259,11 @@ for (const m of METHODS) {
   console.log(`${m}: mean true gain per ${RUNS} runs ${mean(results[m]).toFixed(4)} ± ${se(results[m]).toFixed(4)}`);
 }
 if (results.tree && results.greedy) {
+  // Paired by landscape: the same seed is the same landscape for both.
+  const diff = results.tree.map((g, i) => g - results.greedy[i]);
+  const [won, lost] = [diff.filter(d => d > 1e-9).length, diff.filter(d => d < -1e-9).length];
+  console.log(
+    `tree − greedy, paired by landscape: ${mean(diff).toFixed(4)} ± ${se(diff).toFixed(4)} (tree ahead on ${won}, behind on ${lost}, level on ${diff.length - won - lost})`,
+  );
   console.log(`search_gain_ratio: ${(mean(results.tree) / mean(results.greedy)).toFixed(3)}`);
 }
