@@ -132,6 +132,9 @@ describe('the plateau rule, from the journal', () => {
     // Interrupted (killed): it does not count, the branch goes on.
     const cut = record(6, { status: 'interrupted', parent_commit: base, move: { kind: 'branch', of: [3] } });
     expect(branchPlan([...h, b1, cut], o)).toMatchObject({ of: 3, left: 1 });
+    // A proposal given up (no edit, no move) neither: the branch goes on.
+    const gaveUp = record(6, { status: 'rejected', description: 'proposal abandoned' });
+    expect(branchPlan([...h, b1, gaveUp], o)).toMatchObject({ of: 3, left: 1 });
     const b2 = record(7, { parent_commit: base, move: { kind: 'branch', of: [3] } });
     expect(branchPlan([...h, b1, cut, b2], o)).toBeNull();
     // A plateau again later: the next near-miss, not the one already branched from.

@@ -112,6 +112,26 @@ describe('a plateau branch with the real loop', () => {
     expect(git(dir, 'status', '--porcelain').trim()).toBe('');
   });
 
+  it('a stop while a branch experiment trains leaves the branch ref and the folder on the best', async () => {
+    const dir = makeWorkspace({
+      program: PROGRAM,
+      train: NOISY.replace('import os', 'import os, time\ntime.sleep(0.3)'),
+    });
+    const proposer = new ScriptedProposer([setX(0.995), setX(1.2), setY(5), setY(6)]);
+    const stop = new AbortController();
+    const loop = subprocessLoop(dir, proposer, { signal: stop.signal });
+    loop.on('run-start', n => {
+      if (n === 3) stop.abort();
+    });
+    const end = await loop.run();
+    const exps = experiments(dir, 't1');
+    expect(exps.at(-1)).toMatchObject({ n: 3, status: 'interrupted', move: { kind: 'branch', of: [1] } });
+    expect(end.best_commit).toBe(exps[0].commit);
+    expect(git(dir, 'rev-parse', 'autoresearch/t1').trim()).toBe(exps[0].commit);
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(exps[0].commit);
+    expect(git(dir, 'status', '--porcelain').trim()).toBe('');
+  });
+
   it('search: greedy never branches', async () => {
     const dir = makeWorkspace({ program: PROGRAM.replace('plateau: 2', 'plateau: 2\nsearch: greedy'), train: NOISY });
     const proposer = new ScriptedProposer([setX(0.995), setX(1.2), setY(5)]);

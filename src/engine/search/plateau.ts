@@ -37,8 +37,9 @@ export function branchPlan(
   let branch = null as { of: number; base: string; done: number } | null;
   const tried = new Set<number>();
   for (const r of history.slice(lastKeep + 1)) {
-    // Stopped before it ran: no result either way; a resumed engine proposes it again.
-    if (r.status === 'interrupted') continue;
+    // Stopped before it ran (a resumed engine proposes it again), or a proposal given up before any
+    // edit (a rejected record with no move): not an experiment of the plateau or of the branch.
+    if (r.status === 'interrupted' || (r.status === 'rejected' && !r.move)) continue;
     const of = r.move?.kind === 'branch' ? r.move.of?.[0] : undefined;
     if (of === undefined) {
       branch = null;
