@@ -170,6 +170,7 @@ export class ClaudeProposer implements Proposer {
       python: this.opts.python,
       fix: fix ? { n: fix.offer.record.n, files: fix.files } : undefined,
       readonly: readonlyFiles(ctx),
+      history: ctx.history,
     });
     const ttl = stableTtl(ctx);
     const system: TextBlockParam[] = [{ type: 'text', text: systemText(ctx), cache_control: mark(ttl) }];
