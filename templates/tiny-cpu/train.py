@@ -177,6 +177,7 @@ def log_line():
     print(f"step {step} | loss {loss_value:.4f} | lr {lr:.2e}{pace} | elapsed {train_time:.1f}s", flush=True)
     last_log, last_log_step = train_time, step
 
+
 while train_time < TIME_BUDGET:
     t0 = time.time()
     lr = lr_at(train_time / TIME_BUDGET)
