@@ -98,7 +98,7 @@ describe('the claude prompt', () => {
     expect(head.text).toContain('Read-only (you may view them, never edit them): prepare.py.');
     // prepare.py whole, with what the engine's budget does to its TIME_BUDGET said beside it.
     expect(head.text).toContain(
-      "## prepare.py (read-only)\nNote: the engine sets AUTORESEARCH_BUDGET_S to 60 s for every run, and this file reads it",
+      '## prepare.py (read-only)\nNote: the engine sets AUTORESEARCH_BUDGET_S to 60 s for every run, and this file reads it',
     );
     expect(head.text).toContain(fs.readFileSync(path.join(TEMPLATE, 'prepare.py'), 'utf8').trimEnd());
     // The files come after the history chunks, which never change: a keep rewrites only them and what follows.

@@ -4,14 +4,16 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  compileLogPattern,
-  DEFAULT_LOG_PATTERN,
-  logPatternProblem,
-  MAX_LINE,
-} from '../src/core/config/log-pattern';
+import { compileLogPattern, DEFAULT_LOG_PATTERN, logPatternProblem, MAX_LINE } from '../src/core/config/log-pattern';
 import { parseProgram, resolveConfig } from '../src/core/config/program';
-import { curveOf, fmtCurve, logWindows, runCurve, useLogPattern, WINDOW_BYTES } from '../src/engine/proposers/claude/curve';
+import {
+  curveOf,
+  fmtCurve,
+  logWindows,
+  runCurve,
+  useLogPattern,
+  WINDOW_BYTES,
+} from '../src/engine/proposers/claude/curve';
 import { diagnostics, fullEntry } from '../src/engine/proposers/claude/history';
 import { record } from './helpers/records';
 
@@ -36,9 +38,15 @@ describe('the default log formats', () => {
   it.each([
     ['step 120 | loss 3.21 | 41.2 ms', { step: 120, loss: 3.21, ms: 41.2 }],
     ['step:120 loss=3.21 dt=41ms', { step: 120, loss: 3.21, ms: 41 }],
-    ['step 00120/01000 (12.0%) | loss: 3.213000 | lrm: 1.00 | dt: 41ms | tok/sec: 12,000', { step: 120, loss: 3.213, ms: 41 }],
+    [
+      'step 00120/01000 (12.0%) | loss: 3.213000 | lrm: 1.00 | dt: 41ms | tok/sec: 12,000',
+      { step: 120, loss: 3.213, ms: 41 },
+    ],
     ['iter 7: train_loss 2.5e-1, time 12.5ms', { step: 7, loss: 0.25, ms: 12.5 }],
-    ['step 3 | loss 5.1477 | lr 5.69e-05 | 621.7 ms/step | elapsed 2.1s', { step: 3, loss: 5.1477, ms: 621.7, elapsed: 2.1 }],
+    [
+      'step 3 | loss 5.1477 | lr 5.69e-05 | 621.7 ms/step | elapsed 2.1s',
+      { step: 3, loss: 5.1477, ms: 621.7, elapsed: 2.1 },
+    ],
   ])('reads %s', (line, facts) => {
     expect(DEFAULT_LOG_PATTERN.read(line)).toEqual(facts);
   });
@@ -50,7 +58,10 @@ describe('the default log formats', () => {
   });
 
   it('builds 7 evenly spaced points and the median step time from \\r-separated progress lines', () => {
-    const lines = Array.from({ length: 100 }, (_, i) => `step ${(i + 1) * 10} | loss ${(5 - i * 0.03).toFixed(2)} | dt: ${i === 0 ? 900 : 40 + (i % 3)}ms`);
+    const lines = Array.from(
+      { length: 100 },
+      (_, i) => `step ${(i + 1) * 10} | loss ${(5 - i * 0.03).toFixed(2)} | dt: ${i === 0 ? 900 : 40 + (i % 3)}ms`,
+    );
     const curve = runCurve(log('progress.log', lines.join('\r') + '\n---\nval_bpb: 1.0\nloss 0.1\n'));
     expect(curve!.points.map(p => p.step)).toEqual([10, 180, 340, 510, 670, 840, 1000]);
     expect(curve!.points[0].loss).toBe(5);
@@ -62,11 +73,21 @@ describe('the default log formats', () => {
   });
 
   it('derives the step time from the seconds elapsed, and from the summary when the log has none', () => {
-    const file = log('elapsed.log', 'step 1 | loss 5.5 | elapsed 0.0s\nstep 101 | loss 4.0 | elapsed 2.0s\nstep 201 | loss 3.5 | elapsed 5.0s\n');
+    const file = log(
+      'elapsed.log',
+      'step 1 | loss 5.5 | elapsed 0.0s\nstep 101 | loss 4.0 | elapsed 2.0s\nstep 201 | loss 3.5 | elapsed 5.0s\n',
+    );
     expect(runCurve(file)!.msPerStep).toBe(25);
     const bare = log('bare.log', 'loss 3.0\nloss 2.5\n');
     const r = record(1, { log_path: bare, summary: { num_steps: 400, training_seconds: 10 } });
-    expect(curveOf(r)).toEqual({ points: [{ step: 1, loss: 3 }, { step: 2, loss: 2.5 }], msPerStep: 25, cut: false });
+    expect(curveOf(r)).toEqual({
+      points: [
+        { step: 1, loss: 3 },
+        { step: 2, loss: 2.5 },
+      ],
+      msPerStep: 25,
+      cut: false,
+    });
   });
 });
 
@@ -76,7 +97,10 @@ describe('a declared log_pattern', () => {
     expect(p.read('it=12 lr=0.1 L:3.5 x took 0.04s')).toEqual({ step: 12, loss: 3.5, s: 0.04 });
     expect(p.read('it=12 L=3.5')).toBeNull();
     useLogPattern('it={step} {*}L:{loss} {*}took {s}s');
-    const file = log('custom.log', 'it=1 L:5.0 took 0.05s\nit=2 L:4.0 took 0.03s\nit=3 L:3.0 took 0.03s\nstep 4 | loss 9.9\n');
+    const file = log(
+      'custom.log',
+      'it=1 L:5.0 took 0.05s\nit=2 L:4.0 took 0.03s\nit=3 L:3.0 took 0.03s\nstep 4 | loss 9.9\n',
+    );
     expect(runCurve(file)).toEqual({
       points: [
         { step: 1, loss: 5 },
@@ -102,7 +126,9 @@ describe('a declared log_pattern', () => {
       ['x'.repeat(300) + '{loss}', /one line of 1 to 200 characters/],
     ] as const) {
       expect(logPatternProblem(template)).toMatch(why);
-      expect(() => resolveConfig(parseProgram(`---\nlog_pattern: ${JSON.stringify(template)}\n---\n`).frontMatter)).toThrow(why);
+      expect(() =>
+        resolveConfig(parseProgram(`---\nlog_pattern: ${JSON.stringify(template)}\n---\n`).frontMatter),
+      ).toThrow(why);
     }
   });
 
@@ -148,19 +174,25 @@ describe('a flooded log', () => {
 
 describe("what the model is shown of a run's training", () => {
   it('gives the step time and each run of a multi-run experiment in the line, the curve in full', () => {
-    const file = log('0004.log', Array.from({ length: 20 }, (_, i) => `step ${i * 50} | loss ${(4 - i * 0.1).toFixed(1)} | 30 ms`).join('\n'));
+    const file = log(
+      '0004.log',
+      Array.from({ length: 20 }, (_, i) => `step ${i * 50} | loss ${(4 - i * 0.1).toFixed(1)} | 30 ms`).join('\n'),
+    );
     const r = record(4, {
       log_path: file,
       summary: { num_steps: 1000 },
       runs: [4.85, 6.46, 4.87].map((metric, i) => ({ k: i + 1, seed: i, metric, run_s: 8, log_path: file })),
     });
     expect(diagnostics(r)).toBe('steps 1000 · loss 2.1 · 30 ms/step · runs 4.85 / 6.46 / 4.87');
-    expect(fullEntry(r)).toContain('Training loss by step: 0: 4 · 150: 3.7 · 300: 3.4 · 500: 3 · 650: 2.7 · 800: 2.4 · 950: 2.1');
+    expect(fullEntry(r)).toContain(
+      'Training loss by step: 0: 4 · 150: 3.7 · 300: 3.4 · 500: 3 · 650: 2.7 · 800: 2.4 · 950: 2.1',
+    );
   });
 
   it("reads the curve that tiny-cpu's train.py prints", () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-tiny-curve-'));
-    for (const f of ['train.py', 'prepare.py']) fs.copyFileSync(path.join(ROOT, 'templates/tiny-cpu', f), path.join(work, f));
+    for (const f of ['train.py', 'prepare.py'])
+      fs.copyFileSync(path.join(ROOT, 'templates/tiny-cpu', f), path.join(work, f));
     const out = execFileSync(PYTHON, ['train.py'], {
       cwd: work,
       env: { ...process.env, AUTORESEARCH_BUDGET_S: '1.5', OMP_NUM_THREADS: '1' },

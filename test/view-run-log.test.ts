@@ -37,13 +37,22 @@ describe('view_run_log', () => {
   it("shows a real run's last lines, a numbered range, and the runs of a multi-run record", () => {
     const tail = view({ n: 0 });
     expect(tail.isError).toBe(false);
-    expect(tail.content).toMatch(new RegExp(`^#0 run 1 of 3, \\.autoresearch/logs/logs/0000\\.log \\(\\d+ bytes\\): its last ${DEFAULT_TAIL} line\\(s\\):\\n`));
+    expect(tail.content).toMatch(
+      new RegExp(
+        `^#0 run 1 of 3, \\.autoresearch/logs/logs/0000\\.log \\(\\d+ bytes\\): its last ${DEFAULT_TAIL} line\\(s\\):\\n`,
+      ),
+    );
     expect(tail.content).toContain('step 300 | loss 3.0033 | 20 ms\n---\nval_bpb:');
     const range = view({ n: 1, range: [2, 4] });
-    expect(range.content).toMatch(/: lines 2–4:\n     2\tstep 1 \| loss 4\.0000 \| 20 ms\n     3\tstep 2 \| loss 3\.5000 \| 20 ms\n     4\tstep 3 \| loss 3\.3333/);
+    expect(range.content).toMatch(
+      /: lines 2–4:\n {5}2\tstep 1 \| loss 4\.0000 \| 20 ms\n {5}3\tstep 2 \| loss 3\.5000 \| 20 ms\n {5}4\tstep 3 \| loss 3\.3333/,
+    );
     expect(view({ n: 0, tail_lines: 3 }).content.split('\n')).toHaveLength(4);
     const runs = history[0].runs ?? [];
-    expect(view({ n: 0, run: runs.length + 1 })).toMatchObject({ isError: true, content: `#0 has ${runs.length} run(s); run is 1 to ${runs.length}` });
+    expect(view({ n: 0, run: runs.length + 1 })).toMatchObject({
+      isError: true,
+      content: `#0 has ${runs.length} run(s); run is 1 to ${runs.length}`,
+    });
   });
 
   it('is bounded: at most MAX_LINES lines and MAX_BYTES bytes a call, long lines cut', () => {
@@ -59,13 +68,18 @@ describe('view_run_log', () => {
     expect(Buffer.byteLength(cut.content)).toBeLessThan(MAX_BYTES + 300);
     expect(cut.content).toMatch(/line cut at 1000 characters/);
     expect(cut.content).toMatch(/were left out: 16384 bytes a call/);
-    expect(view({ n: 0, range: [500, 510] }, h)).toMatchObject({ isError: true, content: expect.stringMatching(/starts past the end of the log, which has 100 whole line/) });
+    expect(view({ n: 0, range: [500, 510] }, h)).toMatchObject({
+      isError: true,
+      content: expect.stringMatching(/starts past the end of the log, which has 100 whole line/),
+    });
   });
 
   it('refuses a path outside .autoresearch/, a planted link, a link on the way, a FIFO, and bad input, each in words', () => {
     const rec = (log_path: string | null) => [{ ...history[0], runs: undefined, log_path }];
     fs.writeFileSync(path.join(dir, 'secret.txt'), 'SECRET');
-    expect(view({ n: 0 }, rec(path.join(dir, 'secret.txt'))).content).toMatch(/is not under the workspace's \.autoresearch\/; the tool reads only logs there/);
+    expect(view({ n: 0 }, rec(path.join(dir, 'secret.txt'))).content).toMatch(
+      /is not under the workspace's \.autoresearch\/; the tool reads only logs there/,
+    );
     expect(view({ n: 0 }, rec(path.join(dir, '.autoresearch', '..', 'secret.txt'))).isError).toBe(true);
     const logs = path.join(dir, '.autoresearch', 'logs', 'logs');
     fs.symlinkSync(path.join(dir, 'secret.txt'), path.join(logs, 'planted.log'));
@@ -105,12 +119,26 @@ describe('view_run_log through the real SDK', () => {
       {
         type: 'message',
         content: [
-          call('str_replace_based_edit_tool', { command: 'str_replace', path: 'train.py', old_str: 'LEARNING_RATE = 0.001', new_str: 'LEARNING_RATE = 0.002' }),
-          call('finish_experiment', { description: 'raise the learning rate', rationale: 'the loss is flat by step 300', expected_delta: -0.01 }),
+          call('str_replace_based_edit_tool', {
+            command: 'str_replace',
+            path: 'train.py',
+            old_str: 'LEARNING_RATE = 0.001',
+            new_str: 'LEARNING_RATE = 0.002',
+          }),
+          call('finish_experiment', {
+            description: 'raise the learning rate',
+            rationale: 'the loss is flat by step 300',
+            expected_delta: -0.01,
+          }),
         ],
       },
     );
-    const proposer = new ClaudeProposer({ apiKey: KEY, baseURL: server.url, python: resolvePython(), backoff: { baseMs: 5, maxMs: 20 } });
+    const proposer = new ClaudeProposer({
+      apiKey: KEY,
+      baseURL: server.url,
+      python: resolvePython(),
+      backoff: { baseMs: 5, maxMs: 20 },
+    });
     const ctx = {
       workdir: dir,
       files: { 'train.py': TRAIN },

@@ -66,7 +66,8 @@ export function compileLogPattern(template: string): LogPattern {
       if (part === '') continue;
       const field = /^\{([^{}]*)\}$/.exec(part)?.[1];
       if (field !== undefined) {
-        if (!Object.hasOwn(LOG_FIELDS, field)) throw new Error(`log_pattern has an unknown placeholder {${field}}; ${how}`);
+        if (!Object.hasOwn(LOG_FIELDS, field))
+          throw new Error(`log_pattern has an unknown placeholder {${field}}; ${how}`);
         if (seen.has(field)) throw new Error(`log_pattern uses {${field}} twice; use each placeholder at most once`);
         if (previousField)
           throw new Error(`log_pattern puts two placeholders side by side; separate them by the text between them`);

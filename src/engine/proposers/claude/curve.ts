@@ -65,8 +65,12 @@ export function logWindows(file: string, window = WINDOW_BYTES): { lines: string
     if (!cut) lines = read(0, size).split(/\r\n|\r|\n/);
     else {
       // A window's line cut at its edge is left out: half a number would read as another one.
-      const head = read(0, window).split(/\r\n|\r|\n/).slice(0, -1);
-      const tail = read(size - window, window).split(/\r\n|\r|\n/).slice(1);
+      const head = read(0, window)
+        .split(/\r\n|\r|\n/)
+        .slice(0, -1);
+      const tail = read(size - window, window)
+        .split(/\r\n|\r|\n/)
+        .slice(1);
       lines = [...head, ...tail];
     }
     const summary = lines.lastIndexOf('---');
@@ -104,7 +108,8 @@ export function spread(all: CurvePoint[], k = CURVE_POINTS): CurvePoint[] {
     picked.add(j);
   }
   // Steps that did not rise (a restart, no step printed) leave the picks short: fill evenly by order.
-  if (picked.size < Math.min(k, 3)) return Array.from({ length: k }, (_, i) => all[Math.round((i * (all.length - 1)) / (k - 1))]);
+  if (picked.size < Math.min(k, 3))
+    return Array.from({ length: k }, (_, i) => all[Math.round((i * (all.length - 1)) / (k - 1))]);
   return [...picked].sort((a, b) => a - b).map(i => all[i]);
 }
 
@@ -132,7 +137,7 @@ export function runCurve(file: string | null): RunCurve | null {
   if (!file) return null;
   const key = `${active.template}\u0000${file}`;
   if (cache.has(key)) return cache.get(key) ?? null;
-  let curve: RunCurve | null = null;
+  let curve: RunCurve | null;
   try {
     const { lines, cut } = logWindows(file);
     const facts: LineFacts[] = [];
@@ -155,7 +160,8 @@ export function curveOf(r: ExperimentRecord): RunCurve | null {
   if (curve?.msPerStep != null) return curve;
   const steps = r.summary.num_steps;
   const secs = r.summary.training_seconds;
-  const ms = typeof steps === 'number' && typeof secs === 'number' && steps > 0 && secs > 0 ? (secs * 1000) / steps : null;
+  const ms =
+    typeof steps === 'number' && typeof secs === 'number' && steps > 0 && secs > 0 ? (secs * 1000) / steps : null;
   if (ms === null) return curve;
   return curve ? { ...curve, msPerStep: ms } : { points: [], msPerStep: ms, cut: false };
 }

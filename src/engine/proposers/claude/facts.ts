@@ -124,7 +124,9 @@ export function readonlyFilesText(ctx: Pick<ProposalContext, 'run' | 'workdir'>)
     const text = readonlyText(ctx.workdir, f);
     if (text === null) continue;
     if (total >= MAX_READONLY_TOTAL) {
-      parts.push(`## ${f} (read-only)\nNot shown: the read-only files above fill the space for them; view it with the editor.`);
+      parts.push(
+        `## ${f} (read-only)\nNot shown: the read-only files above fill the space for them; view it with the editor.`,
+      );
       continue;
     }
     if (text.includes('\u0000')) {
@@ -143,7 +145,9 @@ export function readonlyFilesText(ctx: Pick<ProposalContext, 'run' | 'workdir'>)
         ? `\nNote: the engine sets AUTORESEARCH_BUDGET_S to ${ctx.run.budgetS} s for every run, and this file reads it: that, not a budget constant written below, is each run's training time.`
         : '';
     const fence = text.includes('```') ? '````' : '```';
-    parts.push(`## ${f} (read-only)${budget}\n${fence}${f.endsWith('.py') ? 'python' : ''}\n${shown.trimEnd()}${cut}\n${fence}`);
+    parts.push(
+      `## ${f} (read-only)${budget}\n${fence}${f.endsWith('.py') ? 'python' : ''}\n${shown.trimEnd()}${cut}\n${fence}`,
+    );
   }
   return parts.length ? ['# The read-only files, whole', ...parts].join('\n\n') : null;
 }

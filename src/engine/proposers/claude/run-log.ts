@@ -59,7 +59,10 @@ export function viewRunLog(workdir: string, history: readonly ExperimentRecord[]
   const { n, run = 1, tail_lines: tail, range } = parsed.data;
   if (tail !== undefined && range) return refuse('give tail_lines or range, not both');
   const record = history.find(r => r.n === n);
-  if (!record) return refuse(`there is no experiment #${n} in the history; experiments are numbered 0 to ${history.at(-1)?.n ?? 0}`);
+  if (!record)
+    return refuse(
+      `there is no experiment #${n} in the history; experiments are numbered 0 to ${history.at(-1)?.n ?? 0}`,
+    );
   const runs = record.runs?.length ? record.runs.map(r => r.log_path) : [record.log_path];
   if (run > runs.length) return refuse(`#${n} has ${runs.length} run(s); run is 1 to ${runs.length}`);
   const logPath = runs[run - 1];
@@ -83,7 +86,9 @@ export function viewRunLog(workdir: string, history: readonly ExperimentRecord[]
     const opened = fs.fstatSync(fd);
     const checked = 'file' in again ? fs.lstatSync(again.file) : null;
     if (!checked || checked.ino !== opened.ino || checked.dev !== opened.dev)
-      return refuse(`the log of #${n} changed while it was opened; the tool reads only regular files under ${STATE_DIR}/`);
+      return refuse(
+        `the log of #${n} changed while it was opened; the tool reads only regular files under ${STATE_DIR}/`,
+      );
     const size = opened.size;
     const label = `#${n}${runs.length > 1 ? ` run ${run} of ${runs.length}` : ''}, ${where.shown} (${size} bytes)`;
     if (range) return lineRange(fd, size, range[0], range[1], label);
@@ -100,7 +105,9 @@ export function viewRunLog(workdir: string, history: readonly ExperimentRecord[]
 function confined(workdir: string, logPath: string): { file: string; shown: string } | { error: string } {
   const state = stateDirOf(workdir);
   const file = path.resolve(workdir, logPath);
-  const outside = { error: `the log of that run (${logPath}) is not under the workspace's ${STATE_DIR}/; the tool reads only logs there` };
+  const outside = {
+    error: `the log of that run (${logPath}) is not under the workspace's ${STATE_DIR}/; the tool reads only logs there`,
+  };
   let base = state;
   let rel = path.relative(base, file);
   if (rel.startsWith('..') || path.isAbsolute(rel) || rel === '') {
@@ -130,7 +137,8 @@ function confined(workdir: string, logPath: string): { file: string; shown: stri
   return { file, shown: path.join(STATE_DIR, rel) };
 }
 
-const cutLine = (l: string) => (l.length > MAX_LINE_CHARS ? `${l.slice(0, MAX_LINE_CHARS)}… (line cut at ${MAX_LINE_CHARS} characters)` : l);
+const cutLine = (l: string) =>
+  l.length > MAX_LINE_CHARS ? `${l.slice(0, MAX_LINE_CHARS)}… (line cut at ${MAX_LINE_CHARS} characters)` : l;
 
 /** Keeps lines (already numbered or not) within MAX_BYTES, from the end or the start. */
 function withinBytes(lines: string[], fromEnd: boolean): { lines: string[]; dropped: number } {
@@ -178,7 +186,10 @@ function lineRange(fd: number, size: number, first: number, last: number, label:
       const open = i === pieces.length - 1;
       if (line >= first && line <= end && partial.length <= MAX_LINE_CHARS * 4) partial += pieces[i];
       if (open) break;
-      if (line >= first && line <= end) found.push(`${String(line).padStart(6)}\t${cutLine(Buffer.from(partial, 'latin1').toString('utf8').replace(/\r$/, ''))}`);
+      if (line >= first && line <= end)
+        found.push(
+          `${String(line).padStart(6)}\t${cutLine(Buffer.from(partial, 'latin1').toString('utf8').replace(/\r$/, ''))}`,
+        );
       partial = '';
       line++;
       if (line > end) break;
@@ -194,5 +205,8 @@ function lineRange(fd: number, size: number, first: number, last: number, label:
   const { lines: shown, dropped } = withinBytes(found, false);
   const more = end < last ? ` (at most ${MAX_LINES} lines a call: ask for the rest next)` : '';
   const cut = dropped ? ` (the last ${dropped} were left out: ${MAX_BYTES} bytes a call)` : '';
-  return { content: `${label}: lines ${first}–${first + shown.length - 1}${more}${cut}:\n${shown.join('\n')}`, isError: false };
+  return {
+    content: `${label}: lines ${first}–${first + shown.length - 1}${more}${cut}:\n${shown.join('\n')}`,
+    isError: false,
+  };
 }

@@ -81,7 +81,8 @@ export class EditSession {
   async handle(name: string, input: unknown): Promise<ToolOutcome> {
     if (name === FINISH) return this.finish(input);
     if (name === FIX) return this.startFix();
-    if (name === VIEW_LOG) return { ...viewRunLog(this.opts.workdir, this.opts.history ?? [], input), failedEdit: false };
+    if (name === VIEW_LOG)
+      return { ...viewRunLog(this.opts.workdir, this.opts.history ?? [], input), failedEdit: false };
     if (name !== EDITOR) return refused(`there is no tool named ${name}`, false);
     const command = (input as { command?: unknown } | null)?.command;
     if (command === 'view') return this.view(input);
