@@ -246,6 +246,12 @@ export const RUN_OPTIONS = {
       description: `Extra runs a promising result gets before it is kept or discarded. null means program.md's confirm_runs, else ${DEFAULT_CONFIRM_RUNS}.`,
     },
   },
+  log_pattern: {
+    flag: '--log-pattern <template>',
+    kind: 'text',
+    frontMatter: true,
+    help: 'how train.py prints a training line, for the loss curve and step time the claude proposer shows: a template such as "step {step} | loss {loss} | {ms}ms" with {step}, {loss}, {ms}, {s}, {elapsed} and {*} (default: the common formats)',
+  },
   sandbox: {
     flag: '--sandbox <mode>',
     kind: 'choice',

@@ -84,6 +84,8 @@ export const RunConfig = z.object({
   limits: z.optional(LimitsSetting),
   /** Step mode: each proposal waits for a reviewer before it is committed (src/core/step-mode/review.ts). */
   step: z.optional(z.boolean()),
+  /** How a training line reads (src/core/config/log-pattern.ts); absent: the default formats. */
+  log_pattern: z.optional(z.string()),
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 

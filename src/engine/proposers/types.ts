@@ -88,6 +88,8 @@ export interface RunFacts {
   maxDollars: number | null;
   /** Dollars the proposer has cost so far, the experiments in flight included. */
   spentUsd: number;
+  /** program.md's log_pattern: how a training line of the log reads (absent: the default formats). */
+  logPattern?: string;
 }
 
 /** What the noise-aware keep rule needs a gain to clear, as the loop knows it when proposing. */

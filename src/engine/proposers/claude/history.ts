@@ -10,6 +10,7 @@ import * as z from 'zod/mini';
 import { proposalNotes, type ExperimentRecord } from '../../../core/journal/journal';
 import { fmtNoise } from '../../../core/rule/noise';
 import { englishMessages } from '../../../core/journal/zod-english';
+import { curveOf, fmtCurve, fmtStep } from './curve';
 import { clip, lossOf } from './facts';
 
 englishMessages();
@@ -45,7 +46,7 @@ export function lastResult(history: ExperimentRecord[]): ExperimentRecord | unde
   return [...history].reverse().find(r => r.status === 'keep' || r.status === 'discard' || r.status === 'crash');
 }
 
-/** `steps 4120 · 0.41M params · 1.3M tok · 60.1 s · peak 1.2 GB · loss 1.92`, from what the run reported. */
+/** `steps 4120 · 0.41M params · 1.3M tok · 60.1 s · peak 1.2 GB · loss 1.92 · 14.6 ms/step · runs 4.85 / 6.46 / 4.87`, from what the run reported and its log. */
 export function diagnostics(r: ExperimentRecord): string {
   const s = r.summary;
   const parts: string[] = [];
@@ -63,8 +64,16 @@ export function diagnostics(r: ExperimentRecord): string {
   if (mfu !== null && mfu > 0) parts.push(`mfu ${mfu}%`);
   const loss = lossOf(r);
   if (loss !== null) parts.push(`loss ${loss}`);
+  const ms = curveOf(r)?.msPerStep;
+  if (ms != null) parts.push(fmtStep(ms));
+  // Each run's own metric: a mean ± se hides a run that went wrong (4.85 / 6.46 / 4.87).
+  const runs = r.runs?.filter(x => x.metric !== null) ?? [];
+  if (runs.length > 1) parts.push(`runs ${runs.map(x => fmtRun(x.metric as number)).join(' / ')}`);
   return parts.join(' · ');
 }
+
+/** A run's metric to 6 significant digits, as the summary block prints it. */
+const fmtRun = (v: number) => String(Number(v.toPrecision(6)));
 
 /** `(+0.002100, +1.1σ; expected −0.004000)`: the σ is the one the decision was made with, so the line never changes. */
 function deltaPart(r: ExperimentRecord): string {
@@ -208,6 +217,8 @@ export function fullEntry(r: ExperimentRecord): string {
   const lines = [`### #${r.n} ${r.status}${fix !== undefined ? ` (fix attempt for #${fix})` : ''}: ${metric}`];
   const diag = diagnostics(r);
   if (diag) lines.push(`Diagnostics: ${diag}`);
+  const curve = curveOf(r);
+  if (curve?.points.length) lines.push(`Training loss by step: ${fmtCurve(curve)}`);
   lines.push(`Description: ${r.description}`);
   if (notes.expected_delta !== undefined) lines.push(`Expected delta: ${signed(notes.expected_delta)}`);
   if (r.rationale) lines.push(`Rationale: ${clip(r.rationale, 500)}`);

@@ -24,7 +24,7 @@ import {
   RECENT_FULL,
   recentLessons,
 } from './history';
-import { EDITOR, FINISH, FIX } from './tool-defs';
+import { EDITOR, FINISH, FIX, VIEW_LOG } from './tool-defs';
 import type { ProposalContext } from '../types';
 import { openNoFollow } from '../../workspace/workspace-files';
 
@@ -60,6 +60,7 @@ export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'di
     `- then call ${FINISH} with a one-line description, your rationale, the delta of ${ctx.metric} you expect, and the lesson the`,
     '  last finished experiment taught. That ends your turn.',
     `- If the last experiment crashed from a trivial bug, you may be offered to fix it instead (${FIX}).`,
+    `- ${VIEW_LOG} reads a past experiment's training log (read-only, at most 200 lines a call), for what its line and diagnostics do not say.`,
     '',
     'Work as a careful researcher: read the history before choosing (every experiment is in it, one line each), do not repeat what it',
     'already rules out, and read the diagnostics, not only the metric: under a fixed time budget an idea that slows each step loses steps,',

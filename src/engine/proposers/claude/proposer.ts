@@ -18,6 +18,7 @@ import { addUsage, costOf, pricesFor, type Prices } from '../../../core/config/p
 import type { Effort } from '../../../core/config/run-options';
 import { UserError } from '../../user-error';
 import { mark, stableTtl } from './cache';
+import { useLogPattern } from './curve';
 import { readonlyFiles } from './facts';
 import { readLogTail, systemText, userContent } from './prompt';
 import { Requester, RequestRefused, usageOf } from './request';
@@ -160,6 +161,7 @@ export class ClaudeProposer implements Proposer {
   /** One experiment: a tool-use conversation that ends with finish_experiment, or ProposalAbandoned. */
   async propose(ctx: ProposalContext): Promise<Proposal> {
     checkAbandoned(ctx.history, this.name);
+    useLogPattern(ctx.run?.logPattern);
     const maxTurns = this.opts.maxToolTurns ?? 8;
     const maxFailed = this.opts.maxFailedEdits ?? 3;
     const fix = await loadFix(ctx);
@@ -170,6 +172,7 @@ export class ClaudeProposer implements Proposer {
       python: this.opts.python,
       fix: fix ? { n: fix.offer.record.n, files: fix.files } : undefined,
       readonly: readonlyFiles(ctx),
+      history: ctx.history,
     });
     const ttl = stableTtl(ctx);
     const system: TextBlockParam[] = [{ type: 'text', text: systemText(ctx), cache_control: mark(ttl) }];

@@ -1,7 +1,8 @@
 /**
  * The tools a claude proposal may call, as the Messages API receives them: Anthropic's text
- * editor tool (schema-less: the API knows it), the fix tool, and finish_experiment, whose fields
- * are what the engine records of a proposal and what the next prompt shows back to the model.
+ * editor tool (schema-less: the API knows it), the fix tool, finish_experiment, whose fields
+ * are what the engine records of a proposal and what the next prompt shows back to the model,
+ * and view_run_log, which reads a past run's log (./run-log.ts).
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import * as z from 'zod/mini';
@@ -12,6 +13,7 @@ englishMessages();
 export const EDITOR = 'str_replace_based_edit_tool';
 export const FINISH = 'finish_experiment';
 export const FIX = 'fix_crashed_experiment';
+export const VIEW_LOG = 'view_run_log';
 
 /**
  * The tool definitions, in a fixed order so the prompt-cache prefix stays the same. No breakpoint
@@ -56,6 +58,28 @@ export function toolDefinitions(): ToolUnion[] {
           },
         },
         required: ['description', 'rationale', 'expected_delta'],
+      },
+    },
+    {
+      name: VIEW_LOG,
+      description:
+        "Reads a past experiment's training log (read-only): by default its last 60 lines, or tail_lines, or the lines of range; at most 200 lines a call. For what the summary does not say: a warning, the loss going flat or diverging, a traceback.",
+      input_schema: {
+        type: 'object',
+        properties: {
+          n: { type: 'integer', description: "The experiment's number (#n in the history)." },
+          run: {
+            type: 'integer',
+            description: 'Which of its runs, 1 for the first (an experiment measured several times has several logs).',
+          },
+          tail_lines: { type: 'integer', description: 'How many of its last lines to show (at most 200).' },
+          range: {
+            type: 'array',
+            items: { type: 'integer' },
+            description: 'The first and last line to show, 1-based ([1, 50] is the start of the log).',
+          },
+        },
+        required: ['n'],
       },
     },
   ];

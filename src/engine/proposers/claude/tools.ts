@@ -1,7 +1,8 @@
 /**
  * The tools a claude proposal calls, run over an in-memory copy of the editable files:
  * Anthropic's text editor (view, str_replace, insert; view also reads the read-only files, from
- * the workspace), a tool that starts from a crashed experiment to fix it, and finish_experiment.
+ * the workspace), a tool that starts from a crashed experiment to fix it, view_run_log (a past
+ * run's log, read-only: ./run-log.ts), and finish_experiment.
  * Nothing here writes to the workspace; the engine applies the finished proposal. A path of any
  * spelling that is none of the run's files (`toString`, `__proto__`, `../x`) is an is_error result.
  */
@@ -12,7 +13,9 @@ import * as z from 'zod/mini';
 import { englishMessages } from '../../../core/journal/zod-english';
 import { syntaxCheck } from '../../workspace/python';
 import { lineOf, numbered, occurrences, readonlyText } from './text';
-import { EDITOR, FINISH, FinishInput, FIX, type Finish } from './tool-defs';
+import type { ExperimentRecord } from '../../../core/journal/journal';
+import { viewRunLog } from './run-log';
+import { EDITOR, FINISH, FinishInput, FIX, VIEW_LOG, type Finish } from './tool-defs';
 
 englishMessages();
 
@@ -62,6 +65,8 @@ export class EditSession {
       fix?: { n: number; files: Record<string, string> };
       /** The read-only files (relative to workdir): viewable, never editable. */
       readonly?: string[];
+      /** The journal's experiments: view_run_log reads only the logs they name. */
+      history?: readonly ExperimentRecord[];
     },
   ) {
     this.files = { ...base };
@@ -76,6 +81,8 @@ export class EditSession {
   async handle(name: string, input: unknown): Promise<ToolOutcome> {
     if (name === FINISH) return this.finish(input);
     if (name === FIX) return this.startFix();
+    if (name === VIEW_LOG)
+      return { ...viewRunLog(this.opts.workdir, this.opts.history ?? [], input), failedEdit: false };
     if (name !== EDITOR) return refused(`there is no tool named ${name}`, false);
     const command = (input as { command?: unknown } | null)?.command;
     if (command === 'view') return this.view(input);
