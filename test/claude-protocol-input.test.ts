@@ -37,6 +37,7 @@ const USAGE = { input_tokens: 1000, output_tokens: 50, cache_creation_input_toke
 const badJson = (json = '{"command": "str_replace", "path": "train.py", oops}'): Turn => ({
   type: 'message',
   content: [
+    { type: 'thinking', thinking: 'N_LAYER looks small.' },
     { type: 'text', text: 'Let me edit.' },
     { type: 'tool_use', name: 'str_replace_based_edit_tool', input: {}, partial_json: json },
   ],
@@ -112,18 +113,20 @@ describe('the claude protocol, when the model misbehaves', () => {
     server.enqueue(badJson(), { ...turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()), usage: USAGE });
     const p = await proposer().propose(ctx());
     expect(p.files['train.py']).toBe(TRAIN.replace('N_LAYER = 4', 'N_LAYER = 6'));
-    expect(p.meta).toMatchObject({ turns: 2, failed_edits: 1 });
+    expect(p.meta).toMatchObject({ turns: 2, failed_edits: 1, reasoning: 'N_LAYER looks small.' });
     const second = requests()[1].body.messages;
-    // The reply goes back as it came (its text, the call with an empty input), then the error.
+    // The reply goes back as it came (its signed thinking, which the API checks, its text, the call
+    // with an empty input), then the error.
     expect(second.at(-2)).toMatchObject({
       role: 'assistant',
       content: [
+        { type: 'thinking', thinking: 'N_LAYER looks small.', signature: expect.any(String) },
         { type: 'text', text: 'Let me edit.' },
         { type: 'tool_use', name: 'str_replace_based_edit_tool', input: {} },
       ],
     });
     const [answer] = second.at(-1).content;
-    expect(answer.tool_use_id).toBe(second.at(-2).content[1].id);
+    expect(answer.tool_use_id).toBe(second.at(-2).content[2].id);
     expect(answer.is_error).toBe(true);
     expect(answer.content).toMatch(
       /^your tool input was not valid JSON \(.+\); call str_replace_based_edit_tool again with a JSON object as its input$/,
