@@ -20,8 +20,11 @@ export interface ProposalContext {
   /** Seed for deterministic proposers. */
   seed: number;
   signal?: AbortSignal;
-  /** The experiment training while this proposal is drafted (pipelining), so it proposes something else. */
-  running?: { n: number; description: string; diff: string };
+  /**
+   * The experiment training while this proposal is drafted (pipelining), so it proposes something
+   * else; `meta` is its proposal's meta (what that proposal was shown and taught, claude/unseen.ts).
+   */
+  running?: { n: number; description: string; diff: string; meta?: unknown };
   /**
    * With several workers: the experiments proposed and not finished yet (each
    * worker's), so a proposal does not repeat one of them. `meta` is their proposal's meta.

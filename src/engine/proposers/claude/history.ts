@@ -41,11 +41,6 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const fmt = (v: number | null) => (v === null ? '—' : v.toFixed(6));
 const signed = (v: number) => (v >= 0 ? '+' : '−') + Math.abs(v).toFixed(6);
 
-/** The last experiment that ran (kept, discarded or crashed): the one a proposal's lesson is about. */
-export function lastResult(history: ExperimentRecord[]): ExperimentRecord | undefined {
-  return [...history].reverse().find(r => r.status === 'keep' || r.status === 'discard' || r.status === 'crash');
-}
-
 /** `steps 4120 · 0.41M params · 1.3M tok · 60.1 s · peak 1.2 GB · loss 1.92 · 14.6 ms/step · runs 4.85 / 6.46 / 4.87`, from what the run reported and its log. */
 export function diagnostics(r: ExperimentRecord): string {
   const s = r.summary;

@@ -18,13 +18,13 @@ import {
   fixOf,
   fullEntry,
   historyChunks,
-  lastResult,
   LINE_LEGEND,
   predictionLine,
   RECENT_FULL,
   recentLessons,
 } from './history';
 import { EDITOR, FINISH, FIX, VIEW_LOG } from './tool-defs';
+import { lessonTarget } from './unseen';
 import type { ProposalContext } from '../types';
 import { openNoFollow } from '../../workspace/workspace-files';
 
@@ -84,19 +84,26 @@ export interface FixOffer {
   attempt: number;
 }
 
-/** The fix the next proposal may make, or null: only after a crash, and at most MAX_FIX_ATTEMPTS per idea. */
-export function fixOffer(history: ExperimentRecord[]): FixOffer | null {
-  const last = history[history.length - 1];
-  if (!last || last.status !== 'crash' || !last.commit || last.diff.trim() === '') return null;
-  const root = fixOf(last) ?? last.n;
-  let done = 0;
-  for (let i = history.length - 1; i >= 0 && history[i].status === 'crash' && fixOf(history[i]) === root; i--) done++;
-  return done < MAX_FIX_ATTEMPTS ? { record: last, root, attempt: done + 1 } : null;
+/**
+ * The fix the next proposal may make of `crash` (by default the last record), or null: only of a
+ * crash, and at most MAX_FIX_ATTEMPTS per idea (the crashed fixes of its idea anywhere in history
+ * count, since under pipelining other records may land between them).
+ */
+export function fixOffer(
+  history: ExperimentRecord[],
+  crash: ExperimentRecord | null | undefined = history[history.length - 1],
+): FixOffer | null {
+  if (!crash || crash.status !== 'crash' || !crash.commit || crash.diff.trim() === '') return null;
+  const root = fixOf(crash) ?? crash.n;
+  const done = history.filter(r => r.status === 'crash' && fixOf(r) === root).length;
+  return done < MAX_FIX_ATTEMPTS ? { record: crash, root, attempt: done + 1 } : null;
 }
 
 export interface PromptOptions {
   fix: FixOffer | null;
   logTail: string | null;
+  /** The crash the log tail is of (the newest the model has not seen); default: the last record. */
+  crash?: number;
   /** The stable breakpoints' lifetime (claude/cache.ts); 5 minutes unless said. */
   ttl?: Ttl;
 }
@@ -142,7 +149,9 @@ function movingParts(ctx: ProposalContext, opts: PromptOptions): string[] {
   if (recent.length)
     parts.push(`## The last ${recent.length} experiment(s) in full\n\n${recent.map(fullEntry).join('\n\n')}`);
   if (opts.logTail !== null && h.length) {
-    parts.push(`## The log tail of #${h[h.length - 1].n}, which crashed\n\`\`\`\n${opts.logTail}\n\`\`\``);
+    parts.push(
+      `## The log tail of #${opts.crash ?? h[h.length - 1].n}, which crashed\n\`\`\`\n${opts.logTail}\n\`\`\``,
+    );
   }
   if (opts.fix) {
     parts.push(
@@ -165,10 +174,11 @@ function movingParts(ctx: ProposalContext, opts: PromptOptions): string[] {
       `## Experiments other workers are running right now (not in the results yet)\n${lines.join('\n')}\n\nPropose something different from each of them.`,
     );
   }
-  const last = lastResult(h);
+  // Only about an experiment that has just finished and taught nothing yet (finishNotes records the same).
+  const about = lessonTarget(ctx)?.n;
   parts.push(
     `# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH} with description, rationale, ` +
-      `expected_delta (the change of ${ctx.metric} you expect, negative for lower)${last ? ` and lesson (what #${last.n} taught)` : ''}.`,
+      `expected_delta (the change of ${ctx.metric} you expect, negative for lower)${about !== undefined ? ` and lesson (what #${about} taught)` : ''}.`,
   );
   return parts;
 }

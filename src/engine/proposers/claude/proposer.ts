@@ -21,11 +21,21 @@ import { mark, stableTtl } from './cache';
 import { useLogPattern } from './curve';
 import { readonlyFiles } from './facts';
 import { readLogTail, systemText, userContent } from './prompt';
-import { Requester, RequestRefused, usageOf } from './request';
+import { MalformedToolInput, Requester, RequestRefused, usageOf } from './request';
 import { thinkingPlan, type ThinkingPlan } from './thinking';
 import { EditSession } from './tools';
 import { toolDefinitions } from './tool-defs';
-import { checkAbandoned, CUT_OFF_ASK, finishNotes, loadFix, NO_TOOL_NUDGE, notRun, toParam } from './turns';
+import {
+  checkAbandoned,
+  CUT_OFF_ASK,
+  finishNotes,
+  loadFix,
+  malformedAnswer,
+  NO_TOOL_NUDGE,
+  notRun,
+  toParam,
+} from './turns';
+import { unseenCrash } from './unseen';
 import { ProposalAbandoned, type Proposal, type ProposalContext, type Proposer } from '../types';
 
 /** Whether a usage holds any billed token. */
@@ -164,9 +174,11 @@ export class ClaudeProposer implements Proposer {
     useLogPattern(ctx.run?.logPattern);
     const maxTurns = this.opts.maxToolTurns ?? 8;
     const maxFailed = this.opts.maxFailedEdits ?? 3;
-    const fix = await loadFix(ctx);
-    const last = ctx.history[ctx.history.length - 1];
-    const logTail = last?.status === 'crash' ? readLogTail(last.log_path) : null;
+    // The newest crash no prompt has shown (under pipelining it need not be the last record): its
+    // log tail and the fix offer are shown once, and the meta says so (crash_shown) for the next.
+    const crash = unseenCrash(ctx);
+    const fix = await loadFix(ctx, crash);
+    const logTail = crash ? readLogTail(crash.log_path) : null;
     const session = new EditSession(ctx.files, {
       workdir: ctx.workdir,
       python: this.opts.python,
@@ -177,7 +189,7 @@ export class ClaudeProposer implements Proposer {
     const ttl = stableTtl(ctx);
     const system: TextBlockParam[] = [{ type: 'text', text: systemText(ctx), cache_control: mark(ttl) }];
     const messages: MessageParam[] = [
-      { role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail, ttl }) },
+      { role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail, crash: crash?.n, ttl }) },
     ];
     let usage: Usage = { ...ZERO_USAGE };
     let cost = 0;
@@ -195,6 +207,7 @@ export class ClaudeProposer implements Proposer {
       effort: this.thinking.effort,
       thinking: this.thinking.thinking,
       ...(session.usedFix && fix ? { fix_of: fix.offer.root } : {}),
+      ...(crash ? { crash_shown: crash.n } : {}),
       turns,
       failed_edits: failed,
       ...(thoughts.length ? { reasoning: thoughts.join('\n\n').slice(0, MAX_REASONING_CHARS) } : {}),
@@ -230,6 +243,18 @@ export class ClaudeProposer implements Proposer {
           // Stopped mid-way (the run ends, a draft is discarded): what was billed so far goes back to the
           // loop as an abandonment, which it records as interrupted, so that the ledger has it.
           if (ctx.signal?.aborted && billed(usage)) throw abandon('the run stopped');
+          if (e instanceof MalformedToolInput) {
+            // The model's error, not an outage: answered on the next turn, and bounded as a failed edit.
+            turns++;
+            failed++;
+            for (const b of e.before) if (b.type === 'thinking' && b.thinking.trim()) thoughts.push(b.thinking.trim());
+            lastError = `tool input that was not valid JSON (${e.detail})`;
+            if (failed >= maxFailed) throw abandon(`${failed} failed edits; the last: ${lastError}`);
+            const { assistant, user } = malformedAnswer(e);
+            messages.push({ role: 'assistant', content: assistant });
+            messages.push({ role: 'user', content: user });
+            continue;
+          }
           // A 400 after the first turn: the conversation is at fault (a block the model produced), not
           // the run; a refused first turn is the engine's prompt or settings, and ends the run. Any other
           // refusal once this proposal was billed (a key revoked, a model withdrawn mid-run) also abandons
@@ -257,11 +282,13 @@ export class ClaudeProposer implements Proposer {
           }
           continue;
         }
+        // A refusal, with content or none, abandons the proposal (and counts toward the stop after
+        // MAX_ABANDONED_IN_A_ROW); none of a refused reply's tool calls is run.
+        if (msg.stop_reason === 'refusal') throw abandon('the model declined to propose');
         // The API refuses an empty assistant turn; an empty reply is simply asked again (it still counts as a turn).
         if (reply.length === 0) continue;
         messages.push({ role: 'assistant', content: reply });
         if (uses.length === 0) {
-          if (msg.stop_reason === 'refusal') throw abandon('the model declined to propose');
           messages.push({
             role: 'user',
             content: [{ type: 'text', text: NO_TOOL_NUDGE }],

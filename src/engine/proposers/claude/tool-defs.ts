@@ -49,7 +49,7 @@ export function toolDefinitions(): ToolUnion[] {
           lesson: {
             type: 'string',
             description:
-              'What the last finished experiment taught, in one or two sentences, so later proposals can build on it (omit only when nothing has finished yet).',
+              'What the experiment the prompt asks about taught, in one or two sentences, so later proposals can build on it (omit when the prompt asks for no lesson).',
           },
           direction: {
             type: 'string',
