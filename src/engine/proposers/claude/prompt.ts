@@ -24,7 +24,8 @@ import {
   RECENT_FULL,
   recentLessons,
 } from './history';
-import { EDITOR, FINISH, FIX } from './tool-defs';
+import { EDITOR, FINISH, FIX, MOVE } from './tool-defs';
+import { searchBlock } from './search-prompt';
 import type { ProposalContext } from '../types';
 import { openNoFollow } from '../../workspace/workspace-files';
 
@@ -60,6 +61,8 @@ export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'di
     `- then call ${FINISH} with a one-line description, your rationale, the delta of ${ctx.metric} you expect, and the lesson the`,
     '  last finished experiment taught. That ends your turn.',
     `- If the last experiment crashed from a trivial bug, you may be offered to fix it instead (${FIX}).`,
+    `- The engine may offer moves it prepared (re-test a near-miss, combine two changes, ablate a keep): take one with ${MOVE}`,
+    `  and call ${FINISH}, with or without further edits. On a plateau a proposal may start from a near-miss instead of the best.`,
     '',
     'Work as a careful researcher: read the history before choosing (every experiment is in it, one line each), do not repeat what it',
     'already rules out, and read the diagnostics, not only the metric: under a fixed time budget an idea that slows each step loses steps,',
@@ -164,6 +167,8 @@ function movingParts(ctx: ProposalContext, opts: PromptOptions): string[] {
       `## Experiments other workers are running right now (not in the results yet)\n${lines.join('\n')}\n\nPropose something different from each of them.`,
     );
   }
+  const search = searchBlock(ctx);
+  if (search) parts.push(search);
   const last = lastResult(h);
   parts.push(
     `# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH} with description, rationale, ` +
