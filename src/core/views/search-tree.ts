@@ -15,7 +15,7 @@ export interface TreeNode {
   from: number | null;
   kind: MoveKind;
   /** The experiments the move is built from (a fix's crash, a combine's two, a branch's near-miss). */
-  of: number[];
+  of: readonly number[];
   /** It started from an experiment that is not a keep (a near-miss, another branch experiment). */
   branched: boolean;
   /** Steps off the keeps' line: 0 for a keep and for what started from one; a branch's experiments 1 and more. */
@@ -24,6 +24,9 @@ export interface TreeNode {
   line: number | null;
   keep: boolean;
 }
+
+/** The `of` of the many nodes that name no experiment: one array, not ten thousand. */
+const NONE: readonly number[] = Object.freeze([]);
 
 /** The fix_of a claude proposal recorded before moves were journaled (its meta). */
 function legacyFix(r: ExperimentRecord): number | undefined {
@@ -44,14 +47,14 @@ export class SearchTree {
     const from = fromN !== undefined && fromN !== r.n ? (this.nodes.get(fromN) ?? null) : null;
     const legacy = legacyFix(r);
     const kind: MoveKind = r.move?.kind ?? (legacy !== undefined ? 'fix' : 'explore');
-    const of = r.move?.of ?? (r.move === undefined && legacy !== undefined ? [legacy] : []);
+    const of = r.move?.of ?? (r.move === undefined && legacy !== undefined ? [legacy] : NONE);
     const keep = r.status === 'keep';
     const branched = from !== null && !from.keep;
     const node: TreeNode = {
       n: r.n,
       from: from?.n ?? null,
       kind,
-      of: [...of],
+      of: of === NONE ? NONE : [...of],
       branched,
       depth: !keep && branched ? from.depth + 1 : 0,
       line: keep ? r.n : (from?.line ?? null),
