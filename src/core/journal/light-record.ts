@@ -9,8 +9,9 @@
  * Who reads which: src/core/views/chart-rows.ts (n, status, metric, description, verdict, runs) and its
  * best line, src/core/rule/measurements.ts's bestTimeline (commit, state, parent_commit, best_before,
  * same_as, verdict, runs); the filter (status, description, rationale, reason); the list (n,
- * status, worker). test/light-record.test.ts holds the chart and the filter to the same result
- * on light records as on whole ones.
+ * status, worker) and its search tree (src/core/views/search-tree.ts: parent_commit, commit,
+ * move). test/light-record.test.ts holds the chart and the filter to the same result on light
+ * records as on whole ones.
  */
 import type { ExperimentRecord, JournalRecord } from './journal';
 
@@ -31,6 +32,7 @@ export const LIGHT_EXPERIMENT_FIELDS = [
   'runs',
   'worker',
   'same_as',
+  'move',
 ] as const;
 
 /** An experiment as a light replay sends it: its LIGHT_EXPERIMENT_FIELDS and `light: true`. */

@@ -1,7 +1,7 @@
 /**
  * A run as a Jupyter notebook (nbformat 4.5): program.md as the first markdown
- * cell, a one-line summary, the progress chart, then one output per
- * experiment. Outputs sit in code cells with an empty, hidden source and
+ * cell, a one-line summary, the progress chart, the search tree when the run
+ * went beyond greedy, then one output per experiment. Outputs sit in code cells with an empty, hidden source and
  * `display_data` outputs: a notebook has no other place for rich output, and
  * nothing here needs a kernel to show. Pure: the caller reads the files.
  */
@@ -10,6 +10,7 @@ import { progressChart, VEGALITE_MIME } from './chart';
 import { progressChartSvg } from './chart-svg';
 import { experimentsOf, type ExperimentRecord, type JournalRecord } from '../journal/journal';
 import { literalDollars, markdownLiteral } from './markdown-text';
+import { searchTreeMarkdown } from './search-tree-markdown';
 import { runBranch } from '../journal/layout';
 import type { TransferSummary } from '../study/transfer';
 import { transferChartBundle, transferTableBundle } from './transfer-view';
@@ -206,6 +207,9 @@ export function buildNotebook(input: NotebookInput): Notebook {
     outputCell('chart', mimeData(chartBundle(exps, metric, direction, input.chartSvg))),
     ...(input.transfer ? transferCells(input.transfer) : []),
   ];
+  // Only a run that searched beyond greedy has a tree worth a section (issue 28).
+  const tree = searchTreeMarkdown(exps);
+  if (tree) cells.push({ cell_type: 'markdown', id: 'search-tree', metadata: {}, source: toLines(tree) });
   const ids = new Set<string>();
   for (const e of exps) {
     const bundle = experimentBundle(e, { metric, direction, log: input.logs?.[e.n] ?? null });

@@ -23,8 +23,9 @@ import {
   RECENT_FULL,
   recentLessons,
 } from './history';
-import { EDITOR, FINISH, FIX, VIEW_LOG } from './tool-defs';
+import { EDITOR, FINISH, FIX, MOVE, VIEW_LOG } from './tool-defs';
 import { lessonTarget } from './unseen';
+import { searchBlock } from './search-prompt';
 import type { ProposalContext } from '../types';
 import { openNoFollow } from '../../workspace/workspace-files';
 
@@ -61,6 +62,8 @@ export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'di
     '  last finished experiment taught. That ends your turn.',
     `- If the last experiment crashed from a trivial bug, you may be offered to fix it instead (${FIX}).`,
     `- ${VIEW_LOG} reads a past experiment's training log (read-only, at most 200 lines a call), for what its line and diagnostics do not say.`,
+    `- The engine may offer moves it prepared (re-test a near-miss, combine two changes, ablate a keep): take one with ${MOVE}`,
+    `  and call ${FINISH}, with or without further edits. On a plateau a proposal may start from a near-miss instead of the best.`,
     '',
     'Work as a careful researcher: read the history before choosing (every experiment is in it, one line each), do not repeat what it',
     'already rules out, and read the diagnostics, not only the metric: under a fixed time budget an idea that slows each step loses steps,',
@@ -174,6 +177,8 @@ function movingParts(ctx: ProposalContext, opts: PromptOptions): string[] {
       `## Experiments other workers are running right now (not in the results yet)\n${lines.join('\n')}\n\nPropose something different from each of them.`,
     );
   }
+  const search = searchBlock(ctx);
+  if (search) parts.push(search);
   // Only about an experiment that has just finished and taught nothing yet (finishNotes records the same).
   const about = lessonTarget(ctx)?.n;
   parts.push(

@@ -12,7 +12,7 @@ import type {
   TextBlockParam,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { Usage } from '../../../core/journal/journal';
+import type { Move, Usage } from '../../../core/journal/journal';
 import { ZERO_USAGE } from '../../../core/journal/journal';
 import { addUsage, costOf, pricesFor, type Prices } from '../../../core/config/pricing';
 import type { Effort } from '../../../core/config/run-options';
@@ -77,6 +77,14 @@ export interface ClaudeOptions {
   backoff?: { baseMs: number; maxMs: number };
   /** Tells the user what the proposer is waiting for (a long outage). */
   onNote?: (text: string) => void;
+}
+
+/** How a finished proposal searched: the move it took, a fix, a plateau branch's experiment, else a new idea on the best. */
+function moveOf(ctx: ProposalContext, session: EditSession, fixed: number | undefined): Move {
+  if (session.taken) return { kind: session.taken.kind, of: [...session.taken.of] };
+  if (session.usedFix && fixed !== undefined) return { kind: 'fix', of: [fixed] };
+  if (ctx.start) return { kind: 'branch', of: [ctx.start.n] };
+  return { kind: 'explore' };
 }
 
 /** Proposes experiments with Claude through the Messages API and the text editor tool. */
@@ -185,6 +193,7 @@ export class ClaudeProposer implements Proposer {
       fix: fix ? { n: fix.offer.record.n, files: fix.files } : undefined,
       readonly: readonlyFiles(ctx),
       history: ctx.history,
+      moves: ctx.moves,
     });
     const ttl = stableTtl(ctx);
     const system: TextBlockParam[] = [{ type: 'text', text: systemText(ctx), cache_control: mark(ttl) }];
@@ -301,7 +310,15 @@ export class ClaudeProposer implements Proposer {
           if (out.finish) {
             const { description, rationale } = out.finish;
             const meta_ = { ...meta(), ...finishNotes(ctx, out.finish) };
-            return { description, rationale, files: session.changed(), usage, cost_usd: cost, meta: meta_ };
+            return {
+              description,
+              rationale,
+              files: session.changed(),
+              usage,
+              cost_usd: cost,
+              meta: meta_,
+              move: moveOf(ctx, session, fix?.offer.record.n),
+            };
           }
           if (out.failedEdit) failed++;
           if (out.isError) lastError = out.content;

@@ -1,8 +1,8 @@
 /**
  * The tools a claude proposal may call, as the Messages API receives them: Anthropic's text
- * editor tool (schema-less: the API knows it), the fix tool, finish_experiment, whose fields
- * are what the engine records of a proposal and what the next prompt shows back to the model,
- * and view_run_log, which reads a past run's log (./run-log.ts).
+ * editor tool (schema-less: the API knows it), the fix tool, the move tool, finish_experiment,
+ * whose fields are what the engine records of a proposal and what the next prompt shows back to
+ * the model, and view_run_log, which reads a past run's log (./run-log.ts).
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import * as z from 'zod/mini';
@@ -14,6 +14,7 @@ export const EDITOR = 'str_replace_based_edit_tool';
 export const FINISH = 'finish_experiment';
 export const FIX = 'fix_crashed_experiment';
 export const VIEW_LOG = 'view_run_log';
+export const MOVE = 'take_move';
 
 /**
  * The tool definitions, in a fixed order so the prompt-cache prefix stays the same. No breakpoint
@@ -27,6 +28,18 @@ export function toolDefinitions(): ToolUnion[] {
       description:
         "Only when the prompt offers to fix a crashed experiment: replaces your working copy with that experiment's files, so you can fix its bug instead of trying a new idea. Then edit and call finish_experiment as usual.",
       input_schema: { type: 'object', properties: {}, required: [] },
+    },
+    {
+      name: MOVE,
+      description:
+        "Only when the prompt lists moves on offer (a re-test, a combination, an ablation the engine prepared): replaces your working copy with that move's files. Then call finish_experiment, at once or after further edits.",
+      input_schema: {
+        type: 'object',
+        properties: {
+          index: { type: 'integer', description: "The move's number in the prompt's list (1 is the first)." },
+        },
+        required: ['index'],
+      },
     },
     {
       name: FINISH,
@@ -94,6 +107,9 @@ export const FinishInput = z.object({
   lesson: z.optional(z.string()),
   direction: z.optional(z.string()),
 });
+
+/** take_move's input: the move's number in the prompt's list. */
+export const MoveInput = z.object({ index: z.int() });
 
 /** What a finished proposal says about itself. */
 export interface Finish {
