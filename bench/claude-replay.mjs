@@ -85,6 +85,8 @@ async function load() {
       `export { costOf, cacheHitRate } from ${src('src/core/config/pricing.ts')};`,
       `export { MessagesApiServer } from ${src('test/stand-ins/messages-api.ts')};`,
       `export { researchHistory } from ${src('test/stand-ins/research-history.ts')};`,
+      `export { systemBlocks, userContent } from ${src('src/engine/proposers/claude/prompt.ts')};`,
+      `export { toolDefinitions } from ${src('src/engine/proposers/claude/tool-defs.ts')};`,
     ].join('\n'),
   );
   const out = path.join(dir, 'entry.cjs');
@@ -250,14 +252,59 @@ async function replay(m, size, shortOnly) {
   return { prompt: mean('prompt'), read: mean('read'), write: mean('write'), hit: mean('hit'), usd: mean('usd') };
 }
 
+/** The parts of a rendered first-turn prompt and their tokens (≈ 4 characters a token), the moving part by section. */
+function parts(m, size) {
+  const dir = workspace();
+  const logs = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-bench-replay-logs-'));
+  const ctx = {
+    workdir: dir,
+    files: { 'train.py': fs.readFileSync(path.join(dir, 'train.py'), 'utf8') },
+    history: m.researchHistory(size, { gapS: GAP_S, logDir: logs }),
+    program: fs.readFileSync(path.join(ROOT, 'templates', 'tiny-cpu', 'program.md'), 'utf8'),
+    metric: 'val_bpb',
+    direction: 'lower',
+    seed: 0,
+    run: RUN,
+    noise: { noiseRuns: 3, keepSigma: 2, confirmRuns: 2, sigma: 0.004, df: 10, bestRuns: 3 },
+  };
+  const tok = text => Math.ceil(text.length / 4);
+  const [rules, facts] = m.systemBlocks(ctx, '1h');
+  const user = m.userContent(ctx, { fix: null, logTail: null, ttl: '1h' });
+  const moving = user.at(-1).text;
+  const files = user.at(-2);
+  const named = text => text.split('\n')[0].replace(/^#+ /, '').slice(0, 48);
+  const rows = [
+    ['tools', tok(JSON.stringify(m.toolDefinitions()))],
+    ['system: rules', tok(rules.text)],
+    ['system: run facts, read-only files', tok(facts.text)],
+  ];
+  const folds = user.filter(b => /^## #\d+–#\d+ folded/.test(b.text));
+  const chunks = user.filter(b => /^#\d+ /.test(b.text));
+  rows.push([`memory: ${folds.length} folded block(s)`, folds.reduce((n, b) => n + tok(b.text), 0)]);
+  rows.push([`memory: ${chunks.length} full chunk(s) of lines`, chunks.reduce((n, b) => n + tok(b.text), 0)]);
+  for (const b of user.slice(0, -2))
+    if (!folds.includes(b) && !chunks.includes(b)) rows.push([named(b.text), tok(b.text)]);
+  rows.push(['editable files', tok(files.text)]);
+  // The moving part, by its sections (`# ` and `## ` headings).
+  for (const sec of moving.split(/\n\n(?=#{1,2} )/)) rows.push([`moving: ${named(sec)}`, tok(sec)]);
+  const total = rows.reduce((n, r) => n + r[1], 0);
+  console.log(`\nprompt parts after ${size} experiments (≈ chars/4): ${total} tokens`);
+  for (const [name, t] of rows) console.log(`  ${String(t).padStart(7)}  ${name}`);
+  return total;
+}
+
 const m = await load();
+if (process.argv.includes('--parts')) {
+  for (const size of [50, 700, 1400]) parts(m, size);
+  process.exit(0);
+}
 const results = {};
 console.log(
   `bench/claude-replay: ${SESSION.length} recorded proposals after 50 and 700 experiments, ${MODEL}, ${GAP_S} s apart`,
 );
 console.log('history  cache        prompt tok/proposal  read      write     hit    $/proposal');
-for (const size of [50, 700]) {
-  for (const shortOnly of [true, false]) {
+for (const size of [50, 700, 1400]) {
+  for (const shortOnly of size === 1400 ? [false] : [true, false]) {
     const r = await replay(m, size, shortOnly);
     if (!shortOnly) results[size] = r;
     console.log(
@@ -266,5 +313,8 @@ for (const size of [50, 700]) {
   }
 }
 console.log(`usd_per_proposal_50: ${results[50].usd.toFixed(4)}`);
+console.log(`usd_per_proposal_1400: ${results[1400].usd.toFixed(4)}`);
+console.log(`tokens_per_prompt_700: ${Math.round(results[700].prompt)}`);
+console.log(`tokens_per_prompt_1400: ${Math.round(results[1400].prompt)}`);
 console.log(`cache_hit_rate_700: ${results[700].hit.toFixed(3)}`);
 console.log(`usd_per_proposal_700: ${results[700].usd.toFixed(4)}`);
