@@ -53,8 +53,7 @@ function ctx(h: ExperimentRecord[], over: Partial<ProposalContext> = {}): Propos
   };
 }
 const blocksOf = (c: ProposalContext) => userContent(c, { fix: fixOffer(c.history), logTail: null, ttl: '1h' });
-const textOf = (c: ProposalContext) =>
-  [...systemBlocks(c), ...blocksOf(c)].map(b => b.text).join('\n');
+const textOf = (c: ProposalContext) => [...systemBlocks(c), ...blocksOf(c)].map(b => b.text).join('\n');
 
 describe('the claude prompt', () => {
   it('gives the engine role and the run facts as the system, and program.md verbatim after the history', () => {
@@ -178,7 +177,13 @@ describe('the claude prompt', () => {
     expect(text).toContain(`## The last ${RECENT_FULL} experiment(s) in full`);
     expect(text).toMatch(/Diagnostics: steps \d+ · /);
     // A multi-run experiment shows each run's metric: one bad draw among three is visible.
-    const runs = [4.85, 6.46, 4.87].map((metric, i) => ({ k: i + 1, seed: 4000 + i, metric, run_s: 60, log_path: null }));
+    const runs = [4.85, 6.46, 4.87].map((metric, i) => ({
+      k: i + 1,
+      seed: 4000 + i,
+      metric,
+      run_s: 60,
+      log_path: null,
+    }));
     const multi = record(4, { metric: 5.393333, delta: 0.1, runs });
     expect(blocksOf(ctx([record(0), multi])).at(-1)!.text).toContain(
       '#4 discard 5.393333 mean of 3 (+0.100000; runs 4.850000/6.460000/4.870000)',
@@ -232,9 +237,13 @@ describe('the claude prompt', () => {
     const first = [...folds.get(0)!][0];
     const ran = long.slice(0, FOLD).filter(r => ['keep', 'discard', 'crash'].includes(r.status));
     expect(first).toMatch(
-      new RegExp(`^## #0–#199 folded: 200 experiments, ${ran.length} ran \\(\\d+ keep, \\d+ discard, \\d+ crash\\), ${200 - ran.length} did not run\n- `),
+      new RegExp(
+        `^## #0–#199 folded: 200 experiments, ${ran.length} ran \\(\\d+ keep, \\d+ discard, \\d+ crash\\), ${200 - ran.length} did not run\n- `,
+      ),
     );
-    expect(first).toMatch(/\n- LEARNING_RATE: \d+ tries \(\d+ keep(, \d+ crash)?\); best −0\.\d+ at #\d+, worst \+0\.\d+ at #\d+; values /);
+    expect(first).toMatch(
+      /\n- LEARNING_RATE: \d+ tries \(\d+ keep(, \d+ crash)?\); best −0\.\d+ at #\d+, worst \+0\.\d+ at #\d+; values /,
+    );
   });
 
   it('holds 1,400 experiments in under 60k tokens, nearly all of it before the last breakpoint', () => {
@@ -250,7 +259,9 @@ describe('the claude prompt', () => {
     for (let from = 0; from < folded; from += FOLD) expect(text).toContain(`## #${from}–#${from + FOLD - 1} folded:`);
     for (const r of h.slice(folded)) expect(text).toContain(`#${r.n} ${r.status} `);
     for (const r of h.filter(x => x.status === 'keep' && x.n > 0))
-      expect(text).toContain(`- #${r.n} ${r.delta! < 0 ? '−' : '+'}${Math.abs(r.delta!).toFixed(6)} (1 run vs 3): ${r.description.slice(0, 60)}`);
+      expect(text).toContain(
+        `- #${r.n} ${r.delta! < 0 ? '−' : '+'}${Math.abs(r.delta!).toFixed(6)} (1 run vs 3): ${r.description.slice(0, 60)}`,
+      );
     // ≈ 4 characters a token: about 49k, the figure docs/proposers.md states (within 5%).
     const tokens = text.length / 4;
     expect(tokens).toBeGreaterThan(46_000);
