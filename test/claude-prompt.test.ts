@@ -311,6 +311,89 @@ describe('the claude prompt', () => {
     );
   });
 
+  it('tallies only experiments that ran: not rejected duplicates, abandoned or interrupted proposals', () => {
+    const lr = (to: string) => `-LEARNING_RATE = 0.001\n+LEARNING_RATE = ${to}\n`;
+    const h = [
+      record(0),
+      record(1, { diff: lr('0.002'), delta: -0.01, status: 'keep' }),
+      record(2, { diff: lr('0.004'), delta: 0.02 }),
+      record(3, { diff: lr('0.002'), status: 'rejected', metric: null, delta: null, same_as: 1 }),
+      record(4, {
+        diff: lr('0.008'),
+        status: 'rejected',
+        metric: null,
+        delta: null,
+        reason: 'proposal abandoned: 3 failed edits',
+      }),
+      record(5, { diff: lr('0.016'), status: 'interrupted', metric: null, delta: null }),
+      record(6, { diff: lr('0.003'), status: 'crash' }),
+    ];
+    const text = blocksOf(ctx(h)).at(-1)!.text;
+    expect(text).toContain(
+      '- LEARNING_RATE: 3 tries (1 keep, 1 crash); best −0.010000 at #1, worst +0.020000 at #2; values 0.002, 0.004, 0.003',
+    );
+  });
+
+  it('states one floor: the number the judge gives in its reason for the same runs', () => {
+    const noise = { ...NOISE, sigma: 0.01, bestRuns: 3 };
+    const text = blocksOf(ctx(history(10), { noise })).at(-1)!.text;
+    const best = [1.01, 0.99, 1.0];
+    for (const candidate of [[0.999], [0.999, 0.998], [0.999, 0.998, 0.999]]) {
+      const d = judge({
+        candidate,
+        best,
+        sigma: 0.01,
+        rule: { direction: 'lower', noiseRuns: 3, keepSigma: 2, confirmRuns: 2 },
+      });
+      const [, floor, runs] = /floor (\d\.\d+) at 2σ, (\d+ runs? vs 3)\)$/.exec(d.reason)!;
+      expect(text).toContain(`${floor} for ${runs}`);
+    }
+  });
+
+  it("lists every keep with why (cached with the files), and the keeps' and near-misses' σ-multiples in today's σ", () => {
+    const runs = (...m: number[]) => m.map((metric, i) => ({ k: i + 1, seed: i, metric, run_s: 60, log_path: null }));
+    const verdict = {
+      sigma: 0.001,
+      se: 0.001,
+      floor: 0.003,
+      keep_sigma: 2,
+      best_runs: 3,
+      strict: false,
+      confirmed: true,
+    };
+    const h = [
+      record(0),
+      record(1, {
+        status: 'keep',
+        delta: -0.02,
+        runs: runs(0.98, 0.98),
+        verdict,
+        rationale: 'the loss still falls: undertrained',
+      }),
+      record(2, { status: 'keep', delta: -0.004, runs: runs(0.976, 0.976), verdict, description: 'a lucky keep' }),
+      record(3, { delta: -0.003, runs: runs(0.973, 0.975, 0.973), verdict, description: 'nearly helped' }),
+      record(4, { delta: -0.001, verdict, description: 'barely better' }),
+      record(5, { delta: 0.01, verdict }),
+    ];
+    const blocks = blocksOf(ctx(h, { noise: { ...NOISE, sigma: 0.004 } }));
+    const keeps = blocks.at(-3)!;
+    expect(keeps.text).toBe(
+      "# Every keep, the oldest first: delta vs the best before it, runs vs the best's, what it changed — why it was tried\n" +
+        `- #1 −0.020000 (2 runs vs 3): ${h[1].description} — the loss still falls: undertrained\n` +
+        `- #2 −0.004000 (2 runs vs 3): a lucky keep — ${h[2].rationale}`,
+    );
+    expect(keeps.cache_control).toBeUndefined();
+    const moving = blocks.at(-1)!.text;
+    // σ is 0.004 today (0.001 when judged): #2 no longer clears 2σ. se = 0.004 × √(1/2 + 1/3) = 0.0037.
+    expect(moving).toContain(
+      "## The keeps in today's σ (0.0040): the standard error of each delta above, its σ-multiple; 1 of 2 would not clear 2σ today",
+    );
+    expect(moving).toContain('#1 ±0.0037 5.5σ · #2 ±0.0037 1.1σ weak');
+    expect(moving).toMatch(
+      /## Near-misses[^\n]*\n- #3 −0\.003000 \(3 runs vs 3, 0\.9σ today\): nearly helped\n- #4 −0\.001000 \(1 run vs 3, 0\.2σ today\): barely better$/m,
+    );
+  });
+
   it('offers to fix a crash, at most twice per idea', () => {
     const base = history(5);
     expect(fixOffer(base)).toBeNull();
