@@ -254,7 +254,14 @@ async function replay(m, size, shortOnly) {
     await server.close();
   }
   const mean = key => rows.reduce((s, r) => s + r[key], 0) / rows.length;
-  return { prompt: mean('prompt'), perRequest: mean('perRequest'), read: mean('read'), write: mean('write'), hit: mean('hit'), usd: mean('usd') };
+  return {
+    prompt: mean('prompt'),
+    perRequest: mean('perRequest'),
+    read: mean('read'),
+    write: mean('write'),
+    hit: mean('hit'),
+    usd: mean('usd'),
+  };
 }
 
 /** The parts of a rendered first-turn prompt and their tokens (≈ 4 characters a token), the moving part by section. */
