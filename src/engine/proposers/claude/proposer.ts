@@ -20,7 +20,7 @@ import { UserError } from '../../user-error';
 import { mark, stableTtl } from './cache';
 import { useLogPattern } from './curve';
 import { readonlyFiles } from './facts';
-import { readLogTail, systemText, userContent } from './prompt';
+import { readLogTail, systemBlocks, userContent } from './prompt';
 import { MalformedToolInput, Requester, RequestRefused, usageOf } from './request';
 import { thinkingPlan, type ThinkingPlan } from './thinking';
 import { EditSession } from './tools';
@@ -158,8 +158,10 @@ export class ClaudeProposer implements Proposer {
       .slice(-5)
       .map(r => r.cost_usd);
     if (past.length) return Math.max(...past);
-    const chars =
-      systemText(ctx).length + userContent(ctx, { fix: null, logTail: null }).reduce((n, b) => n + b.text.length, 0);
+    const chars = [...systemBlocks(ctx), ...userContent(ctx, { fix: null, logTail: null })].reduce(
+      (n, b) => n + b.text.length,
+      0,
+    );
     const prompt = Math.ceil(chars / 4) + 2000;
     // A typical proposal: the prompt written to the cache once (at the 1-hour rate when that is the
     // lifetime chosen), read back on two more turns, ~1k output tokens a turn.
@@ -196,7 +198,9 @@ export class ClaudeProposer implements Proposer {
       moves: ctx.moves,
     });
     const ttl = stableTtl(ctx);
-    const system: TextBlockParam[] = [{ type: 'text', text: systemText(ctx), cache_control: mark(ttl) }];
+    // Rules and the run's facts (marked), then the user turn in cache order (prompt.ts): at most three
+    // stable breakpoints, the fourth moving with the turns below.
+    const system: TextBlockParam[] = systemBlocks(ctx, ttl);
     const messages: MessageParam[] = [
       { role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail, crash: crash?.n, ttl }) },
     ];
