@@ -189,7 +189,7 @@ describe('the claude prompt', () => {
     }));
     const multi = record(4, { metric: 5.393333, delta: 0.1, runs });
     expect(blocksOf(ctx([record(0), multi])).at(-1)!.text).toContain(
-      '#4 discard 5.393333 mean of 3 (+0.100000; runs 4.850000/6.460000/4.870000)',
+      '#4 discard 5.393333 mean of 3 (+0.100000) · runs 4.85 / 6.46 / 4.87 ·',
     );
   });
 
