@@ -21,7 +21,13 @@ export interface ProposalContext {
   seed: number;
   signal?: AbortSignal;
   /** The experiment training while this proposal is drafted (pipelining), so it proposes something else. */
-  running?: { n: number; description: string; diff: string };
+  running?: {
+    n: number;
+    description: string;
+    diff: string;
+    /** Its proposal's meta (notes it wrote count as written: src/engine/proposers/claude/notes.ts). */
+    meta?: unknown;
+  };
   /**
    * With several workers: the experiments proposed and not finished yet (each
    * worker's), so a proposal does not repeat one of them. `meta` is their proposal's meta.

@@ -24,6 +24,7 @@ import {
   RECENT_FULL,
   recentLessons,
 } from './history';
+import { notesAsk, notesBlock, type NotesDue } from './notes';
 import { EDITOR, FINISH, FIX } from './tool-defs';
 import type { ProposalContext } from '../types';
 import { openNoFollow } from '../../workspace/workspace-files';
@@ -98,6 +99,8 @@ export interface PromptOptions {
   logTail: string | null;
   /** The stable breakpoints' lifetime (claude/cache.ts); 5 minutes unless said. */
   ttl?: Ttl;
+  /** The research notes are due in this proposal (./notes.ts): the moving part asks for them. */
+  notesDue?: NotesDue | null;
 }
 
 /**
@@ -122,6 +125,9 @@ export function userContent(ctx: ProposalContext, opts: PromptOptions): TextBloc
   const files = Object.entries(ctx.files)
     .map(([f, text]) => `## ${f}\n\`\`\`${f.endsWith('.py') ? 'python' : ''}\n${text}\n\`\`\``)
     .join('\n\n');
+  // The notes change only when rewritten: just before the files, the files' breakpoint caches them.
+  const notes = notesBlock(h);
+  if (notes) blocks.push({ type: 'text', text: notes });
   blocks.push({ type: 'text', text: `# The editable files at the best commit\n\n${files}`, cache_control: mark(ttl) });
   const latest = filling ? `# The latest experiments, continuing the list above\n${filling}` : '';
   blocks.push({ type: 'text', text: [latest, ...movingParts(ctx, opts)].filter(Boolean).join('\n\n') });
@@ -164,6 +170,7 @@ function movingParts(ctx: ProposalContext, opts: PromptOptions): string[] {
       `## Experiments other workers are running right now (not in the results yet)\n${lines.join('\n')}\n\nPropose something different from each of them.`,
     );
   }
+  if (opts.notesDue) parts.push(notesAsk(opts.notesDue));
   const last = lastResult(h);
   parts.push(
     `# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH} with description, rationale, ` +

@@ -19,6 +19,7 @@ import type { Effort } from '../../../core/config/run-options';
 import { UserError } from '../../user-error';
 import { mark, stableTtl } from './cache';
 import { readonlyFiles } from './facts';
+import { notesDue } from './notes';
 import { readLogTail, systemText, userContent } from './prompt';
 import { Requester, RequestRefused, usageOf } from './request';
 import { thinkingPlan, type ThinkingPlan } from './thinking';
@@ -66,6 +67,8 @@ export interface ClaudeOptions {
   backoff?: { baseMs: number; maxMs: number };
   /** Tells the user what the proposer is waiting for (a long outage). */
   onNote?: (text: string) => void;
+  /** Experiments between rewrites of the research notes (./notes.ts); NOTES_EVERY unless said (tests). */
+  notesEvery?: number;
 }
 
 /** Proposes experiments with Claude through the Messages API and the text editor tool. */
@@ -165,16 +168,20 @@ export class ClaudeProposer implements Proposer {
     const fix = await loadFix(ctx);
     const last = ctx.history[ctx.history.length - 1];
     const logTail = last?.status === 'crash' ? readLogTail(last.log_path) : null;
+    // The proposals in flight may have written the notes already (a pipelined draft's running experiment's).
+    const pending = [ctx.running?.meta, ...(ctx.inFlight ?? []).map(e => e.meta)];
+    const notes = notesDue(ctx.history, pending, this.opts.notesEvery);
     const session = new EditSession(ctx.files, {
       workdir: ctx.workdir,
       python: this.opts.python,
       fix: fix ? { n: fix.offer.record.n, files: fix.files } : undefined,
       readonly: readonlyFiles(ctx),
+      notesDue: notes,
     });
     const ttl = stableTtl(ctx);
     const system: TextBlockParam[] = [{ type: 'text', text: systemText(ctx), cache_control: mark(ttl) }];
     const messages: MessageParam[] = [
-      { role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail, ttl }) },
+      { role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail, ttl, notesDue: notes }) },
     ];
     let usage: Usage = { ...ZERO_USAGE };
     let cost = 0;
@@ -195,6 +202,8 @@ export class ClaudeProposer implements Proposer {
       turns,
       failed_edits: failed,
       ...(thoughts.length ? { reasoning: thoughts.join('\n\n').slice(0, MAX_REASONING_CHARS) } : {}),
+      // Journaled with the proposal, kept or abandoned: notes written count either way.
+      ...(session.notes ? { notes: session.notes } : {}),
     });
     const abandon = (why: string) =>
       new ProposalAbandoned(this.redact(`proposal abandoned: ${why}`), usage, cost, meta());

@@ -6,12 +6,14 @@
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import * as z from 'zod/mini';
 import { englishMessages } from '../../../core/journal/zod-english';
+import { NOTES_SECTION_CHARS } from '../../../core/journal/research-notes';
 
 englishMessages();
 
 export const EDITOR = 'str_replace_based_edit_tool';
 export const FINISH = 'finish_experiment';
 export const FIX = 'fix_crashed_experiment';
+export const NOTES = 'write_notes';
 
 /**
  * The tool definitions, in a fixed order so the prompt-cache prefix stays the same. No breakpoint
@@ -25,6 +27,29 @@ export function toolDefinitions(): ToolUnion[] {
       description:
         "Only when the prompt offers to fix a crashed experiment: replaces your working copy with that experiment's files, so you can fix its bug instead of trying a new idea. Then edit and call finish_experiment as usual.",
       input_schema: { type: 'object', properties: {}, required: [] },
+    },
+    {
+      name: NOTES,
+      description:
+        'Only when the prompt says your research notes are due: rewrites them from the whole history. They are shown to you in every later prompt until the next rewrite. Call it before finish_experiment.',
+      input_schema: {
+        type: 'object',
+        properties: {
+          findings: {
+            type: 'string',
+            description: `What the experiments established, with their numbers and gains (at most ${NOTES_SECTION_CHARS} characters).`,
+          },
+          dead_ends: {
+            type: 'string',
+            description: `What did not help and should not be tried again, and why (at most ${NOTES_SECTION_CHARS} characters).`,
+          },
+          open_hypotheses: {
+            type: 'string',
+            description: `What to test next, and why (at most ${NOTES_SECTION_CHARS} characters).`,
+          },
+        },
+        required: ['findings', 'dead_ends', 'open_hypotheses'],
+      },
     },
     {
       name: FINISH,
@@ -70,6 +95,10 @@ export const FinishInput = z.object({
   lesson: z.optional(z.string()),
   direction: z.optional(z.string()),
 });
+
+/** write_notes' input: three sections, each bounded, so the notes block stays small in every later prompt. */
+const section = z.string().check(z.trim(), z.minLength(1), z.maxLength(NOTES_SECTION_CHARS));
+export const NotesInput = z.object({ findings: section, dead_ends: section, open_hypotheses: section });
 
 /** What a finished proposal says about itself. */
 export interface Finish {
