@@ -144,6 +144,16 @@ function replies(k, train) {
           name: 'str_replace_based_edit_tool',
           input: { command: 'str_replace', path: 'train.py', old_str: line, new_str: newLine },
         },
+        // The research notes (every 25 experiments): refused when not due, then finish goes through.
+        {
+          type: 'tool_use',
+          name: 'write_notes',
+          input: {
+            findings: `${lesson}.`,
+            dead_ends: `changing ${name} away from ${value} did not help before.`,
+            open_hypotheses: `${description}, then its neighbours.`,
+          },
+        },
         {
           type: 'tool_use',
           name: 'finish_experiment',
@@ -181,7 +191,8 @@ async function replay(m, size, shortOnly) {
   const server = await m.MessagesApiServer.start({ now: () => now, minCacheTokens: 1024 });
   const dir = workspace();
   const logs = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-bench-replay-logs-'));
-  const history = m.researchHistory(size, { gapS: GAP_S, logDir: logs });
+  // With the research notes a run writes every 25 experiments (not due at the start of the session).
+  const history = m.researchHistory(size, { gapS: GAP_S, logDir: logs, notes: true });
   // 5-minute entries only: a budget whose proposals would come sooner than they expire.
   const run = shortOnly ? { ...RUN, budgetS: 60 } : RUN;
   if (shortOnly) for (const r of history) r.ts = new Date(0).toISOString();

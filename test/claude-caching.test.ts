@@ -108,6 +108,12 @@ describe('caching that pays', () => {
             name: 'str_replace_based_edit_tool',
             input: { command: 'str_replace', path: 'train.py', old_str: 'N_LAYER = 4', new_str: 'N_LAYER = 6' },
           },
+          // Refused while the notes are not due; when they are, finish_experiment waits for them.
+          {
+            type: 'tool_use',
+            name: 'write_notes',
+            input: { findings: 'f', dead_ends: 'd', open_hypotheses: 'h' },
+          },
           {
             type: 'tool_use',
             name: 'finish_experiment',
@@ -127,7 +133,7 @@ describe('caching that pays', () => {
       };
       return (await proposer.propose(ctx)).usage!;
     };
-    const h = researchHistory(210, { gapS: 330 });
+    const h = researchHistory(210, { gapS: 330, notes: true });
     const reads: Record<string, number[]> = { '1h': [], '5m': [] };
     for (const [kind, run] of [
       ['1h', RUN],

@@ -30,6 +30,7 @@ const replace = (old_str: string, new_str: string, p = 'train.py') =>
   edit({ command: 'str_replace', path: p, old_str, new_str });
 const finish = (description = 'raise the learning rate', rationale = 'the loss still falls fast at the end') =>
   call('finish_experiment', { description, rationale });
+const writeNotes = call('write_notes', { findings: 'f', dead_ends: 'd', open_hypotheses: 'h' });
 const turn = (...content: ReturnType<typeof call>[]): Extract<Turn, { type: 'message' }> => ({
   type: 'message',
   content,
@@ -190,7 +191,8 @@ describe('the claude proposer', () => {
   it('marks the tools, the system block and the stable history for caching, and moves a breakpoint along the turns', async () => {
     server.enqueue(
       turn(edit({ command: 'view', path: 'train.py' })),
-      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()),
+      // 39 experiments and no research notes yet: they are due, and finish_experiment waits for them.
+      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), writeNotes, finish()),
     );
     // Results 95 s apart: proposals come sooner than a 5-minute entry expires, so every breakpoint keeps 5 minutes.
     const h = history(40).map((r, i) => ({ ...r, ts: new Date(i * 95_000).toISOString() }));
@@ -221,7 +223,8 @@ describe('the claude proposer', () => {
   it('reads the cache on later turns (the stand-in caches prefixes as the API does)', async () => {
     server.enqueue(
       turn(edit({ command: 'view', path: 'train.py' })),
-      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()),
+      // 39 experiments and no research notes yet: they are due, and finish_experiment waits for them.
+      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), writeNotes, finish()),
     );
     const p = await proposer().propose(ctx({ history: history(40) }));
     expect(p.usage!.cache_creation_input_tokens).toBeGreaterThan(0);

@@ -11,6 +11,7 @@ import { EFFORT_LEVELS } from '../config/run-options';
 import { LimitsSetting } from '../config/limits';
 import { SandboxSetting } from '../config/sandbox';
 import { SettingsChanged, SettingsFrom } from '../config/security-settings';
+import { ResearchNotes } from './research-notes';
 import { englishMessages } from './zod-english';
 
 englishMessages();
@@ -129,6 +130,8 @@ export const ProposalNotes = z.looseObject({
   lesson: z.catch(z.optional(z.object({ about: z.int().check(z.nonnegative()), text: z.string() })), undefined),
   /** The idea explored, when no constant names it ("rotary embeddings"). */
   direction: z.catch(z.optional(z.string()), undefined),
+  /** The research notes this proposal rewrote (./research-notes.ts), when they were due. */
+  notes: z.catch(z.optional(ResearchNotes), undefined),
 });
 export type ProposalNotes = z.infer<typeof ProposalNotes>;
 

@@ -22,7 +22,8 @@ export interface ProposalContext {
   signal?: AbortSignal;
   /**
    * The experiment training while this proposal is drafted (pipelining), so it proposes something
-   * else; `meta` is its proposal's meta (what that proposal was shown and taught, claude/unseen.ts).
+   * else; `meta` is its proposal's meta: what that proposal was shown and taught
+   * (claude/unseen.ts), and the notes it wrote, which count as written (claude/notes.ts).
    */
   running?: { n: number; description: string; diff: string; meta?: unknown };
   /**

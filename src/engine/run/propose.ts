@@ -236,8 +236,9 @@ export abstract class Proposing extends LoopState {
         this.o.maxDollars;
     const more = this.o.maxExperiments === undefined || this.proposed < this.o.maxExperiments;
     if (this.source.pipelining && more && affordable && Date.now() < this.o.deadline) {
-      // The running proposal's meta says what its prompt showed and taught (claude/unseen.ts).
-      const running = { n: job.n, description, diff, meta: job.proposal?.meta };
+      // The running proposal's meta says what its prompt showed and taught (claude/unseen.ts) and whether it wrote the notes.
+      const meta = job.proposal?.meta;
+      const running = { n: job.n, description, diff, ...(meta !== undefined ? { meta } : {}) };
       const ctx = { ...this.context(lane, job.files, this.best), running };
       // Against the best as it stands (during the baseline: the code it runs).
       this.source.startDraft(ctx, this.best?.commit ?? job.from);

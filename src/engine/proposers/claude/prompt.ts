@@ -28,7 +28,7 @@ import {
   RECENT_FULL,
   recentLessons,
 } from './history';
-import { notesBlock } from './notes';
+import { notesAsk, notesBlock, type NotesDue } from './notes';
 import { searchBlock } from './search-prompt';
 import { EDITOR, FINISH, FIX, MOVE, VIEW_LOG } from './tool-defs';
 import { lessonTarget } from './unseen';
@@ -129,6 +129,8 @@ export interface PromptOptions {
   crash?: number;
   /** The stable breakpoints' lifetime (claude/cache.ts); 5 minutes unless said. */
   ttl?: Ttl;
+  /** The research notes are due in this proposal (./notes.ts): the moving part asks for them. */
+  notesDue?: NotesDue | null;
 }
 
 /**
@@ -207,6 +209,7 @@ function movingParts(ctx: ProposalContext, opts: PromptOptions): string[] {
   }
   const search = searchBlock(ctx);
   if (search) parts.push(search);
+  if (opts.notesDue) parts.push(notesAsk(opts.notesDue));
   // Only about an experiment that has just finished and taught nothing yet (finishNotes records the same).
   const about = lessonTarget(ctx)?.n;
   parts.push(

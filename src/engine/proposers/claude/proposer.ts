@@ -20,6 +20,7 @@ import { UserError } from '../../user-error';
 import { mark, stableTtl } from './cache';
 import { useLogPattern } from './curve';
 import { readonlyFiles } from './facts';
+import { notesDue } from './notes';
 import { readLogTail, systemBlocks, userContent } from './prompt';
 import { MalformedToolInput, Requester, RequestRefused, usageOf } from './request';
 import { thinkingPlan, type ThinkingPlan } from './thinking';
@@ -77,6 +78,8 @@ export interface ClaudeOptions {
   backoff?: { baseMs: number; maxMs: number };
   /** Tells the user what the proposer is waiting for (a long outage). */
   onNote?: (text: string) => void;
+  /** Experiments between rewrites of the research notes (./notes.ts); NOTES_EVERY unless said (tests). */
+  notesEvery?: number;
 }
 
 /** How a finished proposal searched: the move it took, a fix, a plateau branch's experiment, else a new idea on the best. */
@@ -189,6 +192,9 @@ export class ClaudeProposer implements Proposer {
     const crash = unseenCrash(ctx);
     const fix = await loadFix(ctx, crash);
     const logTail = crash ? readLogTail(crash.log_path) : null;
+    // The proposals in flight may have written the notes already (a pipelined draft's running experiment's).
+    const pending = [ctx.running?.meta, ...(ctx.inFlight ?? []).map(e => e.meta)];
+    const notes = notesDue(ctx.history, pending, this.opts.notesEvery);
     const session = new EditSession(ctx.files, {
       workdir: ctx.workdir,
       python: this.opts.python,
@@ -196,13 +202,17 @@ export class ClaudeProposer implements Proposer {
       readonly: readonlyFiles(ctx),
       history: ctx.history,
       moves: ctx.moves,
+      notesDue: notes,
     });
     const ttl = stableTtl(ctx);
     // Rules and the run's facts (marked), then the user turn in cache order (prompt.ts): at most three
     // stable breakpoints, the fourth moving with the turns below.
     const system: TextBlockParam[] = systemBlocks(ctx, ttl);
     const messages: MessageParam[] = [
-      { role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail, crash: crash?.n, ttl }) },
+      {
+        role: 'user',
+        content: userContent(ctx, { fix: fix?.offer ?? null, logTail, crash: crash?.n, ttl, notesDue: notes }),
+      },
     ];
     let usage: Usage = { ...ZERO_USAGE };
     let cost = 0;
@@ -224,6 +234,8 @@ export class ClaudeProposer implements Proposer {
       turns,
       failed_edits: failed,
       ...(thoughts.length ? { reasoning: thoughts.join('\n\n').slice(0, MAX_REASONING_CHARS) } : {}),
+      // Journaled with the proposal, kept or abandoned: notes written count either way.
+      ...(session.notes ? { notes: session.notes } : {}),
     });
     const abandon = (why: string) =>
       new ProposalAbandoned(this.redact(`proposal abandoned: ${why}`), usage, cost, meta());

@@ -7,6 +7,7 @@
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import * as z from 'zod/mini';
 import { englishMessages } from '../../../core/journal/zod-english';
+import { NOTES_SECTION_CHARS } from '../../../core/journal/research-notes';
 
 englishMessages();
 
@@ -15,6 +16,7 @@ export const FINISH = 'finish_experiment';
 export const FIX = 'fix_crashed_experiment';
 export const VIEW_LOG = 'view_run_log';
 export const MOVE = 'take_move';
+export const NOTES = 'write_notes';
 
 /**
  * The tool definitions, in a fixed order so the prompt-cache prefix stays the same. No breakpoint
@@ -39,6 +41,29 @@ export function toolDefinitions(): ToolUnion[] {
           index: { type: 'integer', description: "The move's number in the prompt's list (1 is the first)." },
         },
         required: ['index'],
+      },
+    },
+    {
+      name: NOTES,
+      description:
+        'Only when the prompt says your research notes are due: rewrites them from the whole history. They are shown to you in every later prompt until the next rewrite. Call it before finish_experiment.',
+      input_schema: {
+        type: 'object',
+        properties: {
+          findings: {
+            type: 'string',
+            description: `What the experiments established, with their numbers and gains (at most ${NOTES_SECTION_CHARS} characters).`,
+          },
+          dead_ends: {
+            type: 'string',
+            description: `What did not help and should not be tried again, and why (at most ${NOTES_SECTION_CHARS} characters).`,
+          },
+          open_hypotheses: {
+            type: 'string',
+            description: `What to test next, and why (at most ${NOTES_SECTION_CHARS} characters).`,
+          },
+        },
+        required: ['findings', 'dead_ends', 'open_hypotheses'],
       },
     },
     {
@@ -110,6 +135,9 @@ export const FinishInput = z.object({
 
 /** take_move's input: the move's number in the prompt's list. */
 export const MoveInput = z.object({ index: z.int() });
+/** write_notes' input: three sections, each bounded, so the notes block stays small in every later prompt. */
+const section = z.string().check(z.trim(), z.minLength(1), z.maxLength(NOTES_SECTION_CHARS));
+export const NotesInput = z.object({ findings: section, dead_ends: section, open_hypotheses: section });
 
 /** What a finished proposal says about itself. */
 export interface Finish {

@@ -2,8 +2,9 @@
  * The tools a claude proposal calls, run over an in-memory copy of the editable files:
  * Anthropic's text editor (view, str_replace, insert; view also reads the read-only files, from
  * the workspace), a tool that starts from a crashed experiment to fix it, one that takes a move the
- * engine prepared (its files ready), view_run_log (a past run's log, read-only: ./run-log.ts), and
- * finish_experiment.
+ * engine prepared (its files ready), view_run_log (a past run's log, read-only: ./run-log.ts),
+ * write_notes (the research notes, when due: finish_experiment is refused until they are written,
+ * a bounded number of times), and finish_experiment.
  * Nothing here writes to the workspace; the engine applies the finished proposal. A path of any
  * spelling that is none of the run's files (`toString`, `__proto__`, `../x`) is an is_error result.
  */
@@ -13,10 +14,23 @@ import * as path from 'node:path';
 import * as z from 'zod/mini';
 import { englishMessages } from '../../../core/journal/zod-english';
 import { syntaxCheck } from '../../workspace/python';
+import { NOTES_SECTION_CHARS, type ResearchNotes } from '../../../core/journal/research-notes';
+import { NOTES_EVERY, notesText, type NotesDue } from './notes';
 import { lineOf, numbered, occurrences, readonlyText } from './text';
 import type { ExperimentRecord } from '../../../core/journal/journal';
 import { viewRunLog } from './run-log';
-import { EDITOR, FINISH, FinishInput, FIX, MOVE, MoveInput, VIEW_LOG, type Finish } from './tool-defs';
+import {
+  EDITOR,
+  FINISH,
+  FinishInput,
+  FIX,
+  MOVE,
+  MoveInput,
+  NOTES,
+  NotesInput,
+  VIEW_LOG,
+  type Finish,
+} from './tool-defs';
 import type { MoveCandidate } from '../types';
 
 englishMessages();
@@ -48,6 +62,13 @@ const InsertInput = z.object({
   insert_text: z.optional(z.string()),
 });
 
+/**
+ * How many times finish_experiment is refused while due notes are unwritten; the next finish goes
+ * through without them (the experiment is worth more than the notes, which stay due for the next
+ * proposal) rather than the proposal being abandoned.
+ */
+export const MAX_NOTES_REFUSALS = 2;
+
 const ok = (content: string): ToolOutcome => ({ content, isError: false, failedEdit: false });
 const refused = (content: string, failedEdit = true): ToolOutcome => ({ content, isError: true, failedEdit });
 
@@ -59,6 +80,10 @@ export class EditSession {
   taken: MoveCandidate | null = null;
   /** Edits applied since the session (or the fix, or the move) started. */
   edits = 0;
+  /** The research notes written in this proposal (write_notes), for its meta. */
+  notes: ResearchNotes | null = null;
+  /** finish_experiment calls refused for want of the due notes. */
+  notesRefusals = 0;
   private tmp: string | null = null;
 
   constructor(
@@ -73,6 +98,8 @@ export class EditSession {
       history?: readonly ExperimentRecord[];
       /** The moves on offer, in the prompt's order (take_move's index is 1-based into it). */
       moves?: MoveCandidate[];
+      /** Whether the research notes are due in this proposal (./notes.ts), and what they would cover. */
+      notesDue?: NotesDue | null;
     },
   ) {
     this.files = { ...base };
@@ -90,6 +117,7 @@ export class EditSession {
     if (name === VIEW_LOG)
       return { ...viewRunLog(this.opts.workdir, this.opts.history ?? [], input), failedEdit: false };
     if (name === MOVE) return this.takeMove(input);
+    if (name === NOTES) return this.writeNotes(input);
     if (name !== EDITOR) return refused(`there is no tool named ${name}`, false);
     const command = (input as { command?: unknown } | null)?.command;
     if (command === 'view') return this.view(input);
@@ -295,6 +323,25 @@ export class EditSession {
     );
   }
 
+  private writeNotes(input: unknown): ToolOutcome {
+    const due = this.opts.notesDue;
+    if (!due)
+      return refused(
+        `your research notes are not due now; they are asked for after every ${NOTES_EVERY} experiments. Edit the files and call ${FINISH}`,
+        false,
+      );
+    const parsed = NotesInput.safeParse(input);
+    if (!parsed.success)
+      return refused(
+        `${NOTES} needs findings, dead_ends and open_hypotheses, each non-empty text of at most ${NOTES_SECTION_CHARS} characters: ${z.prettifyError(parsed.error)}`,
+        false,
+      );
+    this.notes = { text: notesText(parsed.data), through: due.through };
+    return ok(
+      `Your notes are recorded; they replace the previous ones from the next proposal on. Now finish the experiment (${FINISH}).`,
+    );
+  }
+
   private finish(input: unknown): ToolOutcome {
     const parsed = FinishInput.safeParse(input);
     if (!parsed.success)
@@ -312,6 +359,13 @@ export class EditSession {
           : 'your edits leave the files as they are at the best commit; make an edit that changes something',
         false,
       );
+    if (this.opts.notesDue && !this.notes && this.notesRefusals < MAX_NOTES_REFUSALS) {
+      this.notesRefusals++;
+      return refused(
+        `your research notes are due: call ${NOTES} (findings, dead_ends, open_hypotheses), then ${FINISH} again; your edits are kept`,
+        false,
+      );
+    }
     // The description becomes a commit subject and a results.tsv cell: one line.
     const description = parsed.data.description.replace(/\s+/g, ' ').trim().slice(0, 200);
     const { expected_delta, lesson, direction } = parsed.data;
