@@ -175,7 +175,7 @@ describe('caching that pays', () => {
       maxRetries: 0,
     });
     const train = 'LEARNING_RATE = 0.001\nN_LAYER = 4\n' + '# a long train.py\n'.repeat(200);
-    const h = researchHistory(240, { gapS: 330 });
+    const h = researchHistory(240, { gapS: 330, notes: true });
     const propose = async (hist: ExperimentRecord[], program: string) => {
       // Two turns: a view, then the edit and finish; the moving breakpoint follows the newest block.
       server!.enqueue(
@@ -253,7 +253,7 @@ describe('caching that pays', () => {
       python: resolvePython(),
       maxRetries: 0,
     });
-    const h = researchHistory(1400, { gapS: 330 });
+    const h = researchHistory(1400, { gapS: 330, notes: true });
     const usages: Usage[] = [];
     for (const len of [1299, 1300, 1301, 1400]) {
       server.enqueue({

@@ -119,17 +119,20 @@ describe('the notes through the Messages API', () => {
     const text = `## Findings\n${SECTIONS.findings}\n\n## Dead ends\n${SECTIONS.dead_ends}\n\n## Open hypotheses\n${SECTIONS.open_hypotheses}`;
     expect(p.meta).toMatchObject({ notes: { text, through: 25 }, turns: 2 });
 
-    // The next proposal: its experiment journaled with the meta, the notes are a block before the files.
+    // The next proposal: its experiment journaled with the meta, the notes a block of their own.
     server.enqueue(turn(replace('N_LAYER = 4', 'N_LAYER = 5'), finish('deeper')));
     const next = await proposer().propose(ctx({ history: [...h, record(26, { proposal_meta: p.meta }), record(27)] }));
     expect(next.meta).not.toHaveProperty('notes');
     const blocks = userBlocks(2);
     const at = blocks.findIndex(b => b.text.startsWith('# Your research notes'));
     expect(blocks[at].text).toBe(`# Your research notes, as you wrote them with #26 after #25 had finished\n\n${text}`);
-    // Cached by the files' breakpoint right after it; not asked for again.
+    // After program.md, before the keeps and the files: cached by the files' breakpoint; not asked for again.
+    expect(blocks[at - 1].text).toMatch(/^# The researcher's instructions \(program\.md\)/);
     expect(blocks[at].cache_control).toBeUndefined();
-    expect(blocks[at + 1].text).toMatch(/^# The editable files at the best commit/);
-    expect(blocks[at + 1].cache_control).toBeDefined();
+    const files = blocks.findIndex(b => b.text.startsWith('# The editable files at the best commit'));
+    expect(files).toBeGreaterThan(at);
+    expect(blocks.slice(at, files).every(b => b.cache_control === undefined)).toBe(true);
+    expect(blocks[files].cache_control).toBeDefined();
     expect(blocks.at(-1)!.text).not.toContain('research notes are due');
   });
 
