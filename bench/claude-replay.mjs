@@ -8,7 +8,7 @@
 // stand-in (test/stand-ins/messages-api.ts), which prices nothing but counts what the API would:
 // the prompt tokens (≈ 4 characters a token), what each request writes to and reads from the
 // prompt cache, with its 5-minute and 1-hour lifetimes and its 20-block lookback. The session runs
-// after a synthetic history (test/stand-ins/research-history.ts) of 50 and of 700 experiments; the
+// after a synthetic history (test/stand-ins/research-history.ts) of 50, 700 and 1,400 experiments; the
 // stand-in's clock advances 330 s between proposals (the original's 300 s budget and what
 // surrounds a run), so a 5-minute cache entry has expired by the next proposal. Each replayed
 // proposal becomes the next record of the history (a tenth of them kept, which changes train.py).
@@ -17,7 +17,10 @@
 //
 // Prints one line per proposal, then per history size the means per proposal: prompt tokens,
 // cache reads and writes, hit rate and dollars, beside the same replay with 5-minute entries only
-// (the engine before this change chose no lifetime); last `usd_per_proposal_700: X`.
+// (the engine before this change chose no lifetime); then 1,400 experiments with the chosen lifetime,
+// `tokens_per_prompt_700` and `_1400` (one request's prompt, the stand-in's count), and last
+// `usd_per_proposal_700: X`. `--parts` prints instead the rendered first-turn prompt's parts with
+// their tokens (≈ 4 characters a token) after 50, 700 and 1,400 experiments, and exits.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -85,6 +88,8 @@ async function load() {
       `export { costOf, cacheHitRate } from ${src('src/core/config/pricing.ts')};`,
       `export { MessagesApiServer } from ${src('test/stand-ins/messages-api.ts')};`,
       `export { researchHistory } from ${src('test/stand-ins/research-history.ts')};`,
+      `export { systemBlocks, userContent } from ${src('src/engine/proposers/claude/prompt.ts')};`,
+      `export { toolDefinitions } from ${src('src/engine/proposers/claude/tool-defs.ts')};`,
     ].join('\n'),
   );
   const out = path.join(dir, 'entry.cjs');
@@ -139,6 +144,16 @@ function replies(k, train) {
           name: 'str_replace_based_edit_tool',
           input: { command: 'str_replace', path: 'train.py', old_str: line, new_str: newLine },
         },
+        // The research notes (every 25 experiments): refused when not due, then finish goes through.
+        {
+          type: 'tool_use',
+          name: 'write_notes',
+          input: {
+            findings: `${lesson}.`,
+            dead_ends: `changing ${name} away from ${value} did not help before.`,
+            open_hypotheses: `${description}, then its neighbours.`,
+          },
+        },
         {
           type: 'tool_use',
           name: 'finish_experiment',
@@ -176,7 +191,8 @@ async function replay(m, size, shortOnly) {
   const server = await m.MessagesApiServer.start({ now: () => now, minCacheTokens: 1024 });
   const dir = workspace();
   const logs = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-bench-replay-logs-'));
-  const history = m.researchHistory(size, { gapS: GAP_S, logDir: logs });
+  // With the research notes a run writes every 25 experiments (not due at the start of the session).
+  const history = m.researchHistory(size, { gapS: GAP_S, logDir: logs, notes: true });
   // 5-minute entries only: a budget whose proposals would come sooner than they expire.
   const run = shortOnly ? { ...RUN, budgetS: 60 } : RUN;
   if (shortOnly) for (const r of history) r.ts = new Date(0).toISOString();
@@ -216,6 +232,8 @@ async function replay(m, size, shortOnly) {
       const prompt = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
       rows.push({
         prompt,
+        // One request's prompt: what the model reads each turn (the proposal's turns share it).
+        perRequest: prompt / Math.max(1, p.meta.turns),
         read: u.cache_read_input_tokens,
         write: u.cache_creation_input_tokens,
         hit: m.cacheHitRate(u),
@@ -247,17 +265,69 @@ async function replay(m, size, shortOnly) {
     await server.close();
   }
   const mean = key => rows.reduce((s, r) => s + r[key], 0) / rows.length;
-  return { prompt: mean('prompt'), read: mean('read'), write: mean('write'), hit: mean('hit'), usd: mean('usd') };
+  return {
+    prompt: mean('prompt'),
+    perRequest: mean('perRequest'),
+    read: mean('read'),
+    write: mean('write'),
+    hit: mean('hit'),
+    usd: mean('usd'),
+  };
+}
+
+/** The parts of a rendered first-turn prompt and their tokens (≈ 4 characters a token), the moving part by section. */
+function parts(m, size) {
+  const dir = workspace();
+  const logs = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-bench-replay-logs-'));
+  const ctx = {
+    workdir: dir,
+    files: { 'train.py': fs.readFileSync(path.join(dir, 'train.py'), 'utf8') },
+    history: m.researchHistory(size, { gapS: GAP_S, logDir: logs }),
+    program: fs.readFileSync(path.join(ROOT, 'templates', 'tiny-cpu', 'program.md'), 'utf8'),
+    metric: 'val_bpb',
+    direction: 'lower',
+    seed: 0,
+    run: RUN,
+    noise: { noiseRuns: 3, keepSigma: 2, confirmRuns: 2, sigma: 0.004, df: 10, bestRuns: 3 },
+  };
+  const tok = text => Math.ceil(text.length / 4);
+  const [rules, facts] = m.systemBlocks(ctx, '1h');
+  const user = m.userContent(ctx, { fix: null, logTail: null, ttl: '1h' });
+  const moving = user.at(-1).text;
+  const files = user.at(-2);
+  const named = text => text.split('\n')[0].replace(/^#+ /, '').slice(0, 48);
+  const rows = [
+    ['tools', tok(JSON.stringify(m.toolDefinitions()))],
+    ['system: rules', tok(rules.text)],
+    ['system: run facts, read-only files', tok(facts.text)],
+  ];
+  const folds = user.filter(b => /^## #\d+–#\d+ folded/.test(b.text));
+  const chunks = user.filter(b => /^#\d+ /.test(b.text));
+  rows.push([`memory: ${folds.length} folded block(s)`, folds.reduce((n, b) => n + tok(b.text), 0)]);
+  rows.push([`memory: ${chunks.length} full chunk(s) of lines`, chunks.reduce((n, b) => n + tok(b.text), 0)]);
+  for (const b of user.slice(0, -2))
+    if (!folds.includes(b) && !chunks.includes(b)) rows.push([named(b.text), tok(b.text)]);
+  rows.push(['editable files', tok(files.text)]);
+  // The moving part, by its sections (`# ` and `## ` headings).
+  for (const sec of moving.split(/\n\n(?=#{1,2} )/)) rows.push([`moving: ${named(sec)}`, tok(sec)]);
+  const total = rows.reduce((n, r) => n + r[1], 0);
+  console.log(`\nprompt parts after ${size} experiments (≈ chars/4): ${total} tokens`);
+  for (const [name, t] of rows) console.log(`  ${String(t).padStart(7)}  ${name}`);
+  return total;
 }
 
 const m = await load();
+if (process.argv.includes('--parts')) {
+  for (const size of [50, 700, 1400]) parts(m, size);
+  process.exit(0);
+}
 const results = {};
 console.log(
-  `bench/claude-replay: ${SESSION.length} recorded proposals after 50 and 700 experiments, ${MODEL}, ${GAP_S} s apart`,
+  `bench/claude-replay: ${SESSION.length} recorded proposals after 50, 700 and 1,400 experiments, ${MODEL}, ${GAP_S} s apart`,
 );
 console.log('history  cache        prompt tok/proposal  read      write     hit    $/proposal');
-for (const size of [50, 700]) {
-  for (const shortOnly of [true, false]) {
+for (const size of [50, 700, 1400]) {
+  for (const shortOnly of size === 1400 ? [false] : [true, false]) {
     const r = await replay(m, size, shortOnly);
     if (!shortOnly) results[size] = r;
     console.log(
@@ -266,5 +336,8 @@ for (const size of [50, 700]) {
   }
 }
 console.log(`usd_per_proposal_50: ${results[50].usd.toFixed(4)}`);
+console.log(`usd_per_proposal_1400: ${results[1400].usd.toFixed(4)}`);
+console.log(`tokens_per_prompt_700: ${Math.round(results[700].perRequest)}`);
+console.log(`tokens_per_prompt_1400: ${Math.round(results[1400].perRequest)}`);
 console.log(`cache_hit_rate_700: ${results[700].hit.toFixed(3)}`);
 console.log(`usd_per_proposal_700: ${results[700].usd.toFixed(4)}`);

@@ -83,11 +83,12 @@ if (result.errors.length === 0) {
     // With the state of a run whose journal is still empty, so the server never spells state.json's keys out itself.
     const emptyState = (await coreModule('src/core/journal/run-state.ts')).deriveRunState([], 0, '');
     // And the fields of an experiment the event stream's light replay keeps (src/core/journal/light-record.ts).
-    const light = (await coreModule('src/core/journal/light-record.ts')).LIGHT_EXPERIMENT_FIELDS;
+    const lightRecord = await coreModule('src/core/journal/light-record.ts');
     const shared = {
       ...(await coreModule('src/core/journal/layout.ts')).layout(),
       empty_state: emptyState,
-      light_experiment_fields: light,
+      light_experiment_fields: lightRecord.LIGHT_EXPERIMENT_FIELDS,
+      light_meta_fields: lightRecord.LIGHT_META_FIELDS,
     };
     writeFileSync(layoutFile, JSON.stringify(shared, null, 2) + '\n');
     // The journal's and state.json's JSON Schemas, from their zod schemas: what the Python side validates against.

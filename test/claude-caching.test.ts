@@ -16,6 +16,7 @@ import { record } from './helpers/records';
 import { makeWorkspace } from './helpers/workspace';
 import { MessagesApiServer } from './stand-ins/messages-api';
 import { researchHistory } from './stand-ins/research-history';
+import { CHUNK } from '../src/engine/proposers/claude/history';
 
 const usage = (input: number, output: number, write = 0, read = 0, hour?: number): Usage => ({
   input_tokens: input,
@@ -107,6 +108,12 @@ describe('caching that pays', () => {
             name: 'str_replace_based_edit_tool',
             input: { command: 'str_replace', path: 'train.py', old_str: 'N_LAYER = 4', new_str: 'N_LAYER = 6' },
           },
+          // Refused while the notes are not due; when they are, finish_experiment waits for them.
+          {
+            type: 'tool_use',
+            name: 'write_notes',
+            input: { findings: 'f', dead_ends: 'd', open_hypotheses: 'h' },
+          },
           {
             type: 'tool_use',
             name: 'finish_experiment',
@@ -126,7 +133,7 @@ describe('caching that pays', () => {
       };
       return (await proposer.propose(ctx)).usage!;
     };
-    const h = researchHistory(210, { gapS: 330 });
+    const h = researchHistory(210, { gapS: 330, notes: true });
     const reads: Record<string, number[]> = { '1h': [], '5m': [] };
     for (const [kind, run] of [
       ['1h', RUN],
@@ -144,7 +151,8 @@ describe('caching that pays', () => {
       now += 3 * 3600_000;
     }
     expect(reads['1h'][0]).toBe(0);
-    expect(Math.min(...reads['1h'].slice(1))).toBeGreaterThan(0.9);
+    // All but the moving part (~2k of ~20k tokens at 200 experiments, sent once a proposal) is read.
+    expect(Math.min(...reads['1h'].slice(1))).toBeGreaterThan(0.88);
     expect(Math.max(...reads['5m'])).toBe(0);
     // Every request had at most four breakpoints, the 1-hour ones first (the stand-in refuses anything else).
     for (const r of server.requests.filter(q => q.path.startsWith('/v1/messages'))) {
@@ -154,6 +162,138 @@ describe('caching that pays', () => {
       expect(ttls.length).toBeLessThanOrEqual(4);
       expect(ttls.join(',')).toMatch(/^(1h,)*(5m,?)*$/);
     }
+  });
+
+  it('leaves the history read from the cache when program.md is edited mid-run, with at most four breakpoints on every turn', async () => {
+    let now = Date.parse('2026-12-01T00:00:00Z');
+    server = await MessagesApiServer.start({ now: () => now, minCacheTokens: 1024 });
+    const dir = makeWorkspace();
+    const proposer = new ClaudeProposer({
+      apiKey: server.apiKey,
+      baseURL: server.url,
+      python: resolvePython(),
+      maxRetries: 0,
+    });
+    const train = 'LEARNING_RATE = 0.001\nN_LAYER = 4\n' + '# a long train.py\n'.repeat(200);
+    const h = researchHistory(240, { gapS: 330, notes: true });
+    const propose = async (hist: ExperimentRecord[], program: string) => {
+      // Two turns: a view, then the edit and finish; the moving breakpoint follows the newest block.
+      server!.enqueue(
+        {
+          type: 'message',
+          content: [
+            { type: 'tool_use', name: 'str_replace_based_edit_tool', input: { command: 'view', path: 'train.py' } },
+          ],
+        },
+        {
+          type: 'message',
+          content: [
+            {
+              type: 'tool_use',
+              name: 'str_replace_based_edit_tool',
+              input: { command: 'str_replace', path: 'train.py', old_str: 'N_LAYER = 4', new_str: 'N_LAYER = 6' },
+            },
+            {
+              type: 'tool_use',
+              name: 'finish_experiment',
+              input: { description: 'deeper', rationale: 'r', expected_delta: -0.01 },
+            },
+          ],
+        },
+      );
+      const first = server!.requests.length;
+      const p = await proposer.propose({
+        workdir: dir,
+        files: { 'train.py': train },
+        history: hist,
+        program,
+        metric: 'val_bpb',
+        direction: 'lower',
+        seed: 0,
+        run: RUN,
+      });
+      now += 330_000;
+      return { usage: p.usage!, requests: server!.requests.slice(first) };
+    };
+    const program = 'Lower val_bpb.\n' + 'Prefer small, well-argued changes.\n'.repeat(40);
+    await propose(h.slice(0, 230), program);
+    const same = await propose(h.slice(0, 231), program);
+    // The researcher edits program.md (the README's mid-run feature) before the next proposal.
+    const edited = await propose(h.slice(0, 232), program + 'Now try only the optimizer.\n');
+    const firstTurn = (r: { requests: Array<{ body: any }> }) => r.requests[0].body;
+    const promptTokens = (u: Usage) => u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+    // What comes before program.md: the tools, the system blocks and the history's 9 full chunks.
+    const user = firstTurn(edited).messages[0].content as Array<{ text: string; cache_control?: unknown }>;
+    const at = user.findIndex(b => b.text.startsWith("# The researcher's instructions (program.md)"));
+    expect(at).toBe(1 + Math.floor(232 / CHUNK));
+    expect(user[at - 1].cache_control).toBeDefined();
+    expect(user[at].text).toContain('Now try only the optimizer.');
+    const before = JSON.stringify([firstTurn(edited).tools, firstTurn(edited).system, user.slice(0, at)]).length / 4;
+    // Without the edit the whole stable prefix is read; with it, still everything before program.md.
+    expect(same.usage.cache_read_input_tokens).toBeGreaterThan((0.85 * promptTokens(same.usage)) / 2);
+    expect(edited.usage.cache_read_input_tokens).toBeGreaterThan(2 * 0.95 * before);
+    // What the edit re-sends: program.md, the files and the moving part, a small share of the prompt.
+    const turn1 = promptTokens(edited.usage) / 2;
+    expect(edited.usage.cache_creation_input_tokens).toBeLessThan(turn1 - 0.95 * before + 200);
+    expect(edited.usage.cache_creation_input_tokens).toBeGreaterThan(same.usage.cache_creation_input_tokens);
+    for (const r of server.requests.filter(q => q.path.startsWith('/v1/messages'))) {
+      const marks = JSON.stringify(r.body).match(/"cache_control":\{[^}]*\}/g) ?? [];
+      expect(marks.length).toBeGreaterThanOrEqual(3);
+      expect(marks.length).toBeLessThanOrEqual(4);
+    }
+  });
+
+  it('reads the folded history across proposals and holds 1,400 experiments under 60k prompt tokens', async () => {
+    let now = Date.parse('2026-12-01T00:00:00Z');
+    server = await MessagesApiServer.start({ now: () => now, minCacheTokens: 1024 });
+    const dir = makeWorkspace();
+    const proposer = new ClaudeProposer({
+      apiKey: server.apiKey,
+      baseURL: server.url,
+      python: resolvePython(),
+      maxRetries: 0,
+    });
+    const h = researchHistory(1400, { gapS: 330, notes: true });
+    const usages: Usage[] = [];
+    for (const len of [1299, 1300, 1301, 1400]) {
+      server.enqueue({
+        type: 'message',
+        content: [
+          {
+            type: 'tool_use',
+            name: 'str_replace_based_edit_tool',
+            input: { command: 'str_replace', path: 'train.py', old_str: 'N_LAYER = 4', new_str: 'N_LAYER = 6' },
+          },
+          {
+            type: 'tool_use',
+            name: 'finish_experiment',
+            input: { description: 'deeper', rationale: 'r', expected_delta: -0.01 },
+          },
+        ],
+      });
+      const p = await proposer.propose({
+        workdir: dir,
+        files: { 'train.py': 'N_LAYER = 4\n' },
+        history: h.slice(0, len),
+        program: 'Lower val_bpb.',
+        metric: 'val_bpb',
+        direction: 'lower',
+        seed: 0,
+        run: RUN,
+      });
+      usages.push(p.usage!);
+      now += 330_000;
+    }
+    const total = (u: Usage) => u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+    for (const u of usages) expect(total(u)).toBeLessThan(60_000);
+    // 1,299 → 1,300 experiments folds #800–#999: written once; afterwards the folds and full chunks are read,
+    // 99 experiments later too (the history's breakpoint finds the last one within its 20-block lookback).
+    expect(usages[1].cache_read_input_tokens).toBeLessThan(0.5 * total(usages[1]));
+    expect(cacheHitRate(usages[2])!).toBeGreaterThan(0.9);
+    // 99 experiments on, the new lines are written once; the folds and the 12 chunks cached before are read.
+    const last = server.requests.at(-1)!.body;
+    const cached = JSON.stringify([last.tools, last.system, last.messages[0].content.slice(0, 1 + 5 + 12)]).length / 4;
+    expect(usages[3].cache_read_input_tokens).toBeGreaterThan(0.95 * cached);
   });
 
   it("shows each proposal's cache hit rate in its output", () => {

@@ -56,12 +56,13 @@ describe('autoresearch run --proposer claude', () => {
     expect(r.code).toBe(0);
     const body = server.requests.filter(q => q.path.startsWith('/v1/messages')).at(-1)!.body;
     expect(body.output_config).toEqual({ effort: 'medium' });
-    const prompt = body.messages[0].content.map((b: { text: string }) => b.text).join('\n');
+    // The run's facts and the read-only files are in the cached system blocks, the history and the files in the user turn.
+    const prompt = [...body.system, ...body.messages[0].content].map((b: { text: string }) => b.text).join('\n');
     expect(prompt).toContain(
       '- Each experiment trains for 1 s of wall-clock time (AUTORESEARCH_BUDGET_S); a run past 20 s is killed',
     );
     expect(prompt).toMatch(/- Training runs on the engine's machine: \d+ CPU cores/);
-    expect(prompt).toContain('## Constants of prepare.py (read-only)\n```\nTIME_BUDGET = 1\n```');
+    expect(prompt).toMatch(/## prepare\.py \(read-only\)\n```python\n[^`]*TIME_BUDGET = 1\n/);
     expect(prompt).toContain('Left: 1 experiment(s) (--max-experiments), $5.00 of $5.00 (--max-dollars; $0.00 spent).');
     const start = journal(dir, 'e').find(x => x.type === 'run_start');
     expect(start).toMatchObject({ config: { effort: 'medium' } });

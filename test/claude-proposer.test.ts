@@ -30,6 +30,7 @@ const replace = (old_str: string, new_str: string, p = 'train.py') =>
   edit({ command: 'str_replace', path: p, old_str, new_str });
 const finish = (description = 'raise the learning rate', rationale = 'the loss still falls fast at the end') =>
   call('finish_experiment', { description, rationale });
+const writeNotes = call('write_notes', { findings: 'f', dead_ends: 'd', open_hypotheses: 'h' });
 const turn = (...content: ReturnType<typeof call>[]): Extract<Turn, { type: 'message' }> => ({
   type: 'message',
   content,
@@ -100,10 +101,14 @@ describe('the claude proposer', () => {
     expect(body).toMatchObject({ model: DEFAULT_MODEL, stream: true });
     expect(body.tools[0]).toEqual({ type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' });
     // The system block's breakpoint covers the tools before it (a request has four breakpoints at most).
-    expect(body.tools.at(-1)).toMatchObject({ name: 'finish_experiment' });
+    expect(body.tools.map((t: { name: string }) => t.name)).toContain('finish_experiment');
     expect(body.tools.at(-1).cache_control).toBeUndefined();
-    expect(body.system[0]).toMatchObject({ type: 'text', cache_control: { type: 'ephemeral' } });
-    expect(body.system[0].text).toMatch(/Make val_bpb lower\.$/);
+    // The rules, then the run's facts (marked); program.md follows the history in the user turn.
+    expect(body.system[0].text).toMatch(/^You are the researcher/);
+    expect(body.system[0].cache_control).toBeUndefined();
+    expect(body.system[1]).toMatchObject({ type: 'text', cache_control: { type: 'ephemeral' } });
+    expect(body.system[1].text).toMatch(/^# The run\n/);
+    expect(JSON.stringify(body.messages[0])).toContain('Make val_bpb lower.');
     // The workspace itself is never touched: the engine applies the proposal.
     expect(fs.readFileSync(path.join(dir, 'train.py'), 'utf8')).toBe(standInTrain());
   });
@@ -186,28 +191,31 @@ describe('the claude proposer', () => {
   it('marks the tools, the system block and the stable history for caching, and moves a breakpoint along the turns', async () => {
     server.enqueue(
       turn(edit({ command: 'view', path: 'train.py' })),
-      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()),
+      // 39 experiments and no research notes yet: they are due, and finish_experiment waits for them.
+      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), writeNotes, finish()),
     );
     // Results 95 s apart: proposals come sooner than a 5-minute entry expires, so every breakpoint keeps 5 minutes.
     const h = history(40).map((r, i) => ({ ...r, ts: new Date(i * 95_000).toISOString() }));
     await proposer().propose(ctx({ history: h }));
     const [first, second] = messageRequests().map(r => r.body);
     const user = first.messages[0].content;
-    // The run's facts, the one full chunk of 25 lines, the files at the best, then the moving tail.
-    expect(user).toHaveLength(4);
-    expect(user[0].text).toMatch(/^# The run\n/);
+    // The heading, the one full chunk of 25 lines (marked), program.md, the keeps, the files at the best (marked), then the moving tail.
+    expect(user).toHaveLength(6);
+    expect(user[0].text).toBe('# Every experiment so far, the oldest first');
     expect(user[0].cache_control).toBeUndefined();
     expect(user[1].text).toMatch(/^#0 keep 1\.000000 · experiment 0/);
     expect(user[1].text.split('\n')).toHaveLength(25);
     expect(user[1].cache_control).toEqual({ type: 'ephemeral' });
-    expect(user[2].text).toMatch(/^# The editable files at the best commit\n\n## train\.py/);
-    expect(user[2].cache_control).toEqual({ type: 'ephemeral' });
-    expect(user[3].text).toMatch(/^# The latest experiments, continuing the list above\n#25 discard/);
-    expect(user[3].cache_control).toEqual({ type: 'ephemeral' });
-    expect(second.messages[0].content[3].cache_control).toBeUndefined();
+    expect(user[2].text).toMatch(/^# The researcher's instructions \(program\.md\)\n/);
+    expect(user[3].text).toMatch(/^# Every keep, the oldest first/);
+    expect(user[4].text).toMatch(/^# The editable files at the best commit\n\n## train\.py/);
+    expect(user[4].cache_control).toEqual({ type: 'ephemeral' });
+    expect(user[5].text).toMatch(/^# The latest experiments, continuing the list above\n#25 discard/);
+    expect(user[5].cache_control).toEqual({ type: 'ephemeral' });
+    expect(second.messages[0].content[5].cache_control).toBeUndefined();
     expect(second.messages[2].content.at(-1).cache_control).toEqual({ type: 'ephemeral' });
-    expect(second.system[0].cache_control).toEqual({ type: 'ephemeral' });
-    // Four breakpoints: the system block, the head, the last full chunk, the newest block.
+    expect(second.system[1].cache_control).toEqual({ type: 'ephemeral' });
+    // Four breakpoints: the system's facts, the last full chunk, the files, the newest block.
     const marks = JSON.stringify(second).match(/"cache_control"/g);
     expect(marks).toHaveLength(4);
   });
@@ -215,7 +223,8 @@ describe('the claude proposer', () => {
   it('reads the cache on later turns (the stand-in caches prefixes as the API does)', async () => {
     server.enqueue(
       turn(edit({ command: 'view', path: 'train.py' })),
-      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), finish()),
+      // 39 experiments and no research notes yet: they are due, and finish_experiment waits for them.
+      turn(replace('N_LAYER = 4', 'N_LAYER = 6'), writeNotes, finish()),
     );
     const p = await proposer().propose(ctx({ history: history(40) }));
     expect(p.usage!.cache_creation_input_tokens).toBeGreaterThan(0);

@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { progressChart } from '../src/core/views/chart';
 import { chartRows, chartRuns } from '../src/core/views/chart-rows';
 import type { ExperimentRecord, JournalRecord } from '../src/core/journal/journal';
-import { isLight, LIGHT_EXPERIMENT_FIELDS, lightExperiment } from '../src/core/journal/light-record';
+import { isLight, LIGHT_EXPERIMENT_FIELDS, LIGHT_META_FIELDS, lightExperiment } from '../src/core/journal/light-record';
 import { bestTimeline } from '../src/core/rule/measurements';
 import { ExperimentFilter } from '../src/lab/panel/list/experiment-filter';
 import { noisyJournal } from './helpers/noisy-journal';
@@ -86,5 +86,6 @@ describe('light experiment records', () => {
       ),
     );
     expect(layout.light_experiment_fields).toEqual([...LIGHT_EXPERIMENT_FIELDS]);
+    expect(layout.light_meta_fields).toEqual([...LIGHT_META_FIELDS]);
   });
 });

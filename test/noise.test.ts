@@ -40,18 +40,18 @@ describe('judge', () => {
   it('discards at once what is not better, confirms what looks better, keeps only a reproduced gain past the floor', () => {
     const best = [1.01, 0.99, 1.0];
     const worse = judge({ candidate: [1.004], best, sigma: 0.01, rule: RULE });
-    expect(worse).toMatchObject({ action: 'discard', reason: 'not better (+0.0040; floor 0.0231 at 2σ)' });
+    expect(worse).toMatchObject({ action: 'discard', reason: 'not better (+0.0040; floor 0.0231 at 2σ, 1 run vs 3)' });
     // Past the floor on its first run: still run again, a keep is reproduced.
     expect(judge({ candidate: [0.95], best, sigma: 0.01, rule: RULE }).action).toBe('run-candidate');
     expect(judge({ candidate: [0.95, 0.96], best, sigma: 0.01, rule: RULE })).toMatchObject({
       action: 'keep',
-      reason: expect.stringMatching(/^beats the noise \(−0\.0450; floor 0\.0183 at 2σ, 2 runs\)$/),
+      reason: expect.stringMatching(/^beats the noise \(−0\.0450; floor 0\.0183 at 2σ, 2 runs vs \d+\)$/),
     });
     // Better but within the floor: confirm, up to 1 + confirm_runs runs, then discard.
     expect(judge({ candidate: [0.996], best, sigma: 0.01, rule: RULE }).action).toBe('run-candidate');
     expect(judge({ candidate: [0.996, 0.996, 0.996], best, sigma: 0.01, rule: RULE })).toMatchObject({
       action: 'discard',
-      reason: 'within noise (−0.0040; floor 0.0163 at 2σ)',
+      reason: 'within noise (−0.0040; floor 0.0163 at 2σ, 3 runs vs 3)',
     });
   });
 
@@ -165,7 +165,7 @@ describe('the engine under the noise-aware rule', () => {
       best_before: expect.closeTo(1.0, 6),
       verdict: { confirmed: true, spent: { measure: 1, confirm: 1 } },
     });
-    expect(gain.reason).toMatch(/^beats the noise \(−0\.1000; floor 0\.0\d+ at 2σ, 2 runs\)$/);
+    expect(gain.reason).toMatch(/^beats the noise \(−0\.1000; floor 0\.0\d+ at 2σ, 2 runs vs \d+\)$/);
     expect(worse.reason).toMatch(/^not better \(\+0\.2000; floor/);
     expect(lucky.reason).toMatch(/^within noise \(/);
     expect(lucky.metric).toBeCloseTo(1.0 + (-0.015 + 0.012 - 0.004) / 3, 6);

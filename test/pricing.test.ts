@@ -1,4 +1,7 @@
 /** The price table and the cost of a request's usage. */
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addUsage, costOf, PRICES, pricesFor, UnknownModelPrice } from '../src/core/config/pricing';
 import { DEFAULT_MODEL } from '../src/engine/proposers/claude/proposer';
@@ -37,6 +40,27 @@ describe('pricing', () => {
       const odd = { ...usage(0, 0, 10_000), cache_creation_1h_input_tokens: 30_000 };
       expect(costOf(model, odd), model).toBeCloseTo((10_000 * 2 * p.input) / 1e6, 12);
     }
+  });
+
+  it('has a price for every model id the installed SDK lists', () => {
+    // Read from the SDK itself at test time, so that an SDK upgrade that adds a model fails here.
+    const sdk = path.dirname(createRequire(import.meta.url).resolve('@anthropic-ai/sdk'));
+    const dts = fs.readFileSync(path.join(sdk, 'resources', 'messages', 'messages.d.ts'), 'utf8');
+    const union = /^export type Model = (.*);$/m.exec(dts)?.[1];
+    expect(union, 'the SDK no longer declares its Model union where this test looks').toBeDefined();
+    const ids = [...union!.matchAll(/'([^']+)'/g)].map(m => m[1]);
+    expect(ids).toContain('claude-fable-5-2');
+    expect(ids.length).toBeGreaterThan(10);
+    const unpriced = ids.filter(id => {
+      try {
+        pricesFor(id);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(unpriced).toEqual([]);
+    for (const id of ids) expect(costOf(id, usage(1_000_000, 0)), id).toBeGreaterThan(0);
   });
 
   it('has a price for the default model', () => {

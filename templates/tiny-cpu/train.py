@@ -164,6 +164,20 @@ print(
 # unit, so a faster model gets more steps. The first step (allocation, kernel
 # selection) is left out of the clock.
 step, train_time, tokens, last_log = 0, 0.0, 0, 0.0
+# About ten training lines whatever the budget, each with the mean step time since the last:
+# the engine reads its loss curve and step time from them (`step N | loss L | ... | T ms/step`).
+log_every = TIME_BUDGET / 10
+last_log_step = 0
+
+
+def log_line():
+    global last_log, last_log_step
+    done = step - last_log_step
+    pace = f" | {1000 * (train_time - last_log) / done:.1f} ms/step" if done and train_time > last_log else ""
+    print(f"step {step} | loss {loss_value:.4f} | lr {lr:.2e}{pace} | elapsed {train_time:.1f}s", flush=True)
+    last_log, last_log_step = train_time, step
+
+
 while train_time < TIME_BUDGET:
     t0 = time.time()
     lr = lr_at(train_time / TIME_BUDGET)
@@ -186,11 +200,11 @@ while train_time < TIME_BUDGET:
         train_time += time.time() - t0
     step += 1
     tokens += x.numel()
-    if train_time - last_log >= 5.0 or step == 1:
-        last_log = train_time
-        print(f"step {step} | loss {loss_value:.4f} | lr {lr:.2e} | elapsed {train_time:.1f}s", flush=True)
+    if train_time - last_log >= log_every or step == 1:
+        log_line()
 
-print(f"step {step} | loss {loss_value:.4f} | lr {lr:.2e} | elapsed {train_time:.1f}s", flush=True)
+if step != last_log_step:
+    log_line()
 # Tells the engine training is over: the panel says "evaluating" from this line, not from the clock.
 print("evaluating val_bpb", flush=True)
 val_bpb = evaluate_bpb(model, device)

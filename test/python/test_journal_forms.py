@@ -63,3 +63,19 @@ def test_a_replaced_journal_drops_its_forms(tmp_path):
     derived, rows, at = read_journal_at(journal, None, light)
     assert derived == [lighten(records[0])] and len(rows) == 1 and at.lines == 1
     assert len(calls) == len(records) + 1
+
+
+def test_a_light_experiment_keeps_its_research_notes_and_nothing_else_of_its_meta(tmp_path):
+    """The panel's notes section reads the notes from the light replay (src/lab/panel/notes-section.ts)."""
+    records = [r for r in noisy_records() if r["type"] == "experiment"]
+    notes = {"text": "## Findings\n- a finding", "through": 1}
+    with_notes = {
+        **records[-1],
+        "proposal_meta": {"reasoning": "long", "lesson": {"about": 1, "text": "t"}, "notes": notes},
+    }
+    light = lighten(with_notes)
+    assert light["proposal_meta"] == {"notes": notes} and light["light"] is True
+    assert decoded(LIGHT_FORM.encode(light))["proposal_meta"] == {"notes": notes}
+    # Without notes (or with a meta that is no object) a light record has no meta at all.
+    assert "proposal_meta" not in lighten({**records[-1], "proposal_meta": {"reasoning": "long"}})
+    assert "proposal_meta" not in lighten({**records[-1], "proposal_meta": ["notes"]})

@@ -52,6 +52,25 @@ export interface ResearchHistoryOptions {
   logDir?: string;
   /** Proposer of the records after the baseline (default claude). */
   proposer?: string;
+  /**
+   * Research notes as a run writes them (src/engine/proposers/claude/notes.ts): every 25
+   * experiments, each with the 13th of a chunk (after the 12th), so that a history cut anywhere
+   * has notes that are not due yet. None by default.
+   */
+  notes?: boolean;
+}
+
+/** Notes of a realistic length (~1,400 characters) written after experiment `through`. */
+function plantedNotes(through: number): { text: string; through: number } {
+  const findings = CONSTANTS.slice(0, 6).map(
+    ([k, v], i) => `- ${k} ${v[1]} beats ${v[0]} (#${through - 20 + i}, 2.${i}σ)`,
+  );
+  const dead = IDEAS.slice(0, 4).map((idea, i) => `- ${idea}: no gain in ${i + 2} tries; slower steps`);
+  const open = WHY.map(w => `- ${w}`);
+  return {
+    text: `## Findings\n${findings.join('\n')}\n\n## Dead ends\n${dead.join('\n')}\n\n## Open hypotheses\n${open.join('\n')}`,
+    through,
+  };
 }
 
 /** `count` experiments, #0 the baseline; the noise σ is 0.004 per run. */
@@ -166,6 +185,7 @@ export function researchHistory(count: number, o: ResearchHistoryOptions = {}): 
                 ? { lesson: { about: n - 2, text: `#${n - 2} says ${WHY[(n + 1) % WHY.length].split(',')[0]}` } }
                 : {}),
               ...(idea ? { direction: idea } : {}),
+              ...(o.notes && n % 25 === 13 && n > 25 ? { notes: plantedNotes(n - 1) } : {}),
             },
           }
         : {}),

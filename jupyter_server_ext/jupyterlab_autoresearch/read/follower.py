@@ -65,15 +65,22 @@ class Liveness:
 # (diff, summary, usage, timings, the proposal's reasoning…) only its rendered output shows, and
 # the panel fetches it whole (GET experiments?n=) when it renders one.
 LIGHT: tuple[str, ...] = tuple(LAYOUT["light_experiment_fields"])
+# And of its proposal's meta: the research notes, which the panel's notes section shows.
+LIGHT_META: tuple[str, ...] = tuple(LAYOUT["light_meta_fields"])
 
 
 def lighten(record: dict) -> dict:
-    """A record as a light replay sends it: an experiment with its LIGHT fields (and `light: true`),
-    an experiment's start as its number alone (the panel takes what is in flight from state.json),
-    anything else whole."""
+    """A record as a light replay sends it: an experiment with its LIGHT fields, its meta's
+    LIGHT_META ones (and `light: true`), an experiment's start as its number alone (the panel
+    takes what is in flight from state.json), anything else whole."""
     kind = record["type"]
     if kind == "experiment":
-        return {**{k: record[k] for k in LIGHT if k in record}, "light": True}
+        light = {k: record[k] for k in LIGHT if k in record}
+        meta = record.get("proposal_meta")
+        kept = {k: meta[k] for k in LIGHT_META if k in meta} if isinstance(meta, dict) else {}
+        if kept:
+            light["proposal_meta"] = kept
+        return {**light, "light": True}
     if kind == "experiment_start":
         return {"type": kind, "n": record["n"]}
     return record

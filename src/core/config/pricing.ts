@@ -7,7 +7,10 @@
  * rate (1.25 × input); a 1-hour write costs 2 × input (`cache_write_1h`), which the claude
  * proposer asks for when proposals come further apart than the 5-minute lifetime; cache
  * reads are "cache hits and refreshes". Sonnet 5.5's cache read is $0.10 since 2026-10-07
- * (cut from $0.20). Haiku 5.5 has a higher tier for prompts over 100k tokens.
+ * (cut from $0.20). Haiku 5.5 has a higher tier for prompts over 100k tokens. Fable 5.2 (released
+ * 2026-11-09) lists at $8 in, $40 out, $10 / $16 cache writes, $0.20 cache reads; Mythos shares
+ * Fable's prices in every generation so far, so Mythos 5.2 gets Fable 5.2's row.
+ * Every id in the installed SDK's `Model` list has a row (test/pricing.test.ts reads that list).
  * Prices change: a run can override any model's row (ClaudeProposer's `prices`).
  */
 import type { Usage } from '../journal/journal';
@@ -33,12 +36,18 @@ const row = (input: number, output: number, cache_write: number, cache_read: num
   cache_read,
 });
 
-/** Prices of the models in the SDK's `Model` list that Anthropic publishes a price for. */
+/** Prices of every model in the SDK's `Model` list (dated snapshots are priced by their alias). */
 export const PRICES: Readonly<Record<string, Prices>> = {
+  'claude-fable-5-2': row(8, 40, 10, 0.2),
+  // No published row: priced as its sibling Fable 5.2, as every earlier Mythos was priced as its Fable.
+  'claude-mythos-5-2': row(8, 40, 10, 0.2),
   'claude-fable-5-1': row(10, 50, 12.5, 0.25),
   'claude-mythos-5-1': row(10, 50, 12.5, 0.25),
   'claude-fable-5': row(10, 50, 12.5, 1),
   'claude-mythos-5': row(10, 50, 12.5, 1),
+  // A research preview (deprecated; the SDK warns) with no published price: priced as Mythos 5, the
+  // nearest sibling, since a model without a row would be refused outright.
+  'claude-mythos-preview': row(10, 50, 12.5, 1),
   'claude-opus-5-5': row(4, 20, 5, 0.2),
   'claude-opus-5': row(5, 25, 6.25, 0.5),
   'claude-opus-4-8': row(5, 25, 6.25, 0.5),

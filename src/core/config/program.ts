@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import * as z from 'zod/mini';
 import type { RunConfig } from '../journal/journal';
 import { LimitsSetting } from './limits';
+import { logPatternProblem } from './log-pattern';
 import { PriceRow } from './price-row';
 import { MAX_TIMER_S, RUN_OPTIONS } from './run-options';
 import { DEFAULT_SEARCH } from './search';
@@ -168,6 +169,12 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
     maxDollars && { max_dollars: maxDollars },
     prices && { prices },
   );
+  const logPattern = overrides.log_pattern ?? fm.log_pattern;
+  if (logPattern !== undefined) {
+    const problem = logPatternProblem(logPattern);
+    if (problem) throw new Error(problem);
+    config.log_pattern = logPattern;
+  }
   if (config.timeout_s < config.budget_s) {
     throw new Error(
       `timeout_s (${config.timeout_s}) is shorter than budget_s (${config.budget_s}); make it at least the budget (default: twice it)`,

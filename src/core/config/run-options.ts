@@ -263,6 +263,12 @@ export const RUN_OPTIONS = {
     server: 'body',
     help: `after n experiments without a keep, branch from the best near-miss for max(2, n/2) experiments (search: tree, one worker); 0: never (default ${DEFAULT_PLATEAU})`,
   },
+  log_pattern: {
+    flag: '--log-pattern <template>',
+    kind: 'text',
+    frontMatter: true,
+    help: 'how train.py prints a training line, for the loss curve and step time the claude proposer shows: a template such as "step {step} | loss {loss} | {ms}ms" with {step}, {loss}, {ms}, {s}, {elapsed} and {*} (default: the common formats)',
+  },
   sandbox: {
     flag: '--sandbox <mode>',
     kind: 'choice',

@@ -12,6 +12,7 @@ import { LimitsSetting } from '../config/limits';
 import { SandboxSetting } from '../config/sandbox';
 import { SEARCH_MODES } from '../config/search';
 import { SettingsChanged, SettingsFrom } from '../config/security-settings';
+import { ResearchNotes } from './research-notes';
 import { englishMessages } from './zod-english';
 
 englishMessages();
@@ -89,6 +90,8 @@ export const RunConfig = z.object({
   search: z.optional(z.enum(SEARCH_MODES)),
   /** Experiments without a keep before a branch from the best near-miss; 0: never. */
   plateau: z.optional(z.int().check(z.nonnegative())),
+  /** How a training line reads (src/core/config/log-pattern.ts); absent: the default formats. */
+  log_pattern: z.optional(z.string()),
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 
@@ -132,6 +135,8 @@ export const ProposalNotes = z.looseObject({
   lesson: z.catch(z.optional(z.object({ about: z.int().check(z.nonnegative()), text: z.string() })), undefined),
   /** The idea explored, when no constant names it ("rotary embeddings"). */
   direction: z.catch(z.optional(z.string()), undefined),
+  /** The research notes this proposal rewrote (./research-notes.ts), when they were due. */
+  notes: z.catch(z.optional(ResearchNotes), undefined),
 });
 export type ProposalNotes = z.infer<typeof ProposalNotes>;
 

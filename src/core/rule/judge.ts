@@ -5,7 +5,7 @@
  *  1. **σ, the noise of one run**: the pooled standard deviation of every code state measured
  *     more than once (the baseline runs `noise_runs` times to start it; every repeat refines it).
  *  2. **The bar** is the best's *mean* over all its runs, never one lucky draw.
- *  3. **The floor** a gain must clear: `keep_sigma × σ × √(1/n_candidate + 1/n_best)`, i.e.
+ *  3. **The floor** a gain must clear (keepFloor): `keep_sigma × σ × √(1/n_candidate + 1/n_best)`, i.e.
  *     keep_sigma standard errors of the difference of the two means (2 by default: about a 2 %
  *     chance that pure noise clears it, per look).
  *  4. After each run of a candidate, `gain = best mean − candidate mean` (lower is better):
@@ -19,12 +19,13 @@
  */
 import type { Measurements } from './measurements';
 import {
-  differenceError,
   fmtNoise,
   fmtSigmas,
   isStrict,
+  keepFloor,
   mean,
   measuresNoise,
+  runsVs,
   signed,
   standardError,
   type NoiseRule,
@@ -42,7 +43,7 @@ export interface DecisionInput {
 
 export interface Decision {
   action: 'keep' | 'discard' | 'run-candidate' | 'run-best';
-  /** In words, with the numbers: `within noise (−0.0040; floor 0.0113 at 2σ)`. */
+  /** In words, with the numbers: `within noise (−0.0040; floor 0.0113 at 2σ, 3 runs vs 3)`. */
   reason: string;
   mean: number;
   bestMean: number;
@@ -119,14 +120,15 @@ export function judge({ candidate, best, sigma, rule }: DecisionInput): Decision
     };
   }
   const se = standardError(sigma, nc);
-  const floor = rule.keepSigma * differenceError(sigma, nc, nb);
-  const against = `${signed(delta)}; floor ${fmtNoise(floor)} at ${fmtSigmas(rule.keepSigma)}`;
+  const floor = keepFloor(sigma, rule.keepSigma, nc, nb);
+  // The runs the floor is for are said, so that it reads the same as the prompt's (keepFloor both).
+  const against = `${signed(delta)}; floor ${fmtNoise(floor)} at ${fmtSigmas(rule.keepSigma)}, ${runsVs(nc, nb)}`;
   const common = { ...base, se, floor, strict: false };
   if (gain <= 0) {
     return { ...common, action: 'discard', reason: `not better (${against})` };
   }
   if (gain > floor && (nc >= 2 || rule.confirmRuns === 0)) {
-    return { ...common, action: 'keep', reason: `beats the noise (${against}, ${nc} runs)` };
+    return { ...common, action: 'keep', reason: `beats the noise (${against})` };
   }
   if (nc >= maxRuns) {
     return { ...common, action: 'discard', reason: `within noise (${against})` };

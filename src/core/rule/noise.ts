@@ -79,6 +79,20 @@ export function differenceError(sigma: number, a: number, b: number): number {
   return sigma * Math.sqrt(1 / a + 1 / b);
 }
 
+/**
+ * The floor a gain must clear: keep_sigma standard errors of the difference of a candidate's mean
+ * over `candidateRuns` runs and the best's over `bestRuns`. The one place it is computed, so that
+ * the judge's reasons and what the prompt tells the model are the same number for the same runs.
+ */
+export function keepFloor(sigma: number, keepSigma: number, candidateRuns: number, bestRuns: number): number {
+  return keepSigma * differenceError(sigma, candidateRuns, Math.max(1, bestRuns));
+}
+
+/** `1 run vs 3`: the runs a floor was computed for, the candidate's then the best's. */
+export function runsVs(candidateRuns: number, bestRuns: number): string {
+  return `${candidateRuns} run${candidateRuns === 1 ? '' : 's'} vs ${bestRuns}`;
+}
+
 /** A signed metric difference with a true minus sign, e.g. −0.0040. */
 export function signed(x: number): string {
   const s = fmtNoise(Math.abs(x));

@@ -1,7 +1,9 @@
 /**
  * A run as a Jupyter notebook (nbformat 4.5): program.md as the first markdown
- * cell, a one-line summary, the progress chart, then one output per
- * experiment. Outputs sit in code cells with an empty, hidden source and
+ * cell, a one-line summary, the progress chart, the search tree when the run
+ * went beyond greedy, then one output per experiment, each version of the
+ * model's research notes before the experiment whose proposal wrote it.
+ * Outputs sit in code cells with an empty, hidden source and
  * `display_data` outputs: a notebook has no other place for rich output, and
  * nothing here needs a kernel to show. Pure: the caller reads the files.
  */
@@ -10,6 +12,9 @@ import { progressChart, VEGALITE_MIME } from './chart';
 import { progressChartSvg } from './chart-svg';
 import { experimentsOf, type ExperimentRecord, type JournalRecord } from '../journal/journal';
 import { literalDollars, markdownLiteral } from './markdown-text';
+import { searchTreeMarkdown } from './search-tree-markdown';
+import { notesOf } from '../journal/research-notes';
+import { notesMarkdown } from './notes-markdown';
 import { runBranch } from '../journal/layout';
 import type { TransferSummary } from '../study/transfer';
 import { transferChartBundle, transferTableBundle } from './transfer-view';
@@ -206,6 +211,9 @@ export function buildNotebook(input: NotebookInput): Notebook {
     outputCell('chart', mimeData(chartBundle(exps, metric, direction, input.chartSvg))),
     ...(input.transfer ? transferCells(input.transfer) : []),
   ];
+  // Only a run that searched beyond greedy has a tree worth a section (issue 28).
+  const tree = searchTreeMarkdown(exps);
+  if (tree) cells.push({ cell_type: 'markdown', id: 'search-tree', metadata: {}, source: toLines(tree) });
   const ids = new Set<string>();
   for (const e of exps) {
     const bundle = experimentBundle(e, { metric, direction, log: input.logs?.[e.n] ?? null });
@@ -213,6 +221,16 @@ export function buildNotebook(input: NotebookInput): Notebook {
     let id = `experiment-${e.n}`;
     for (let i = 2; ids.has(id); i++) id = `experiment-${e.n}-${i}`;
     ids.add(id);
+    // Each version of the model's research notes, before the experiment whose proposal wrote them.
+    const notes = notesOf(e.proposal_meta);
+    if (notes) {
+      cells.push({
+        cell_type: 'markdown',
+        id: `notes-${id}`,
+        metadata: {},
+        source: toLines(notesMarkdown({ ...notes, n: e.n })),
+      });
+    }
     cells.push(outputCell(id, mimeData({ ...bundle })));
   }
   return {

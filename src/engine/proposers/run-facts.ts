@@ -39,6 +39,7 @@ export function runFacts(o: RunFactsInput): RunFacts {
     deadline: Number.isFinite(o.deadline) ? o.deadline : null,
     maxDollars: o.maxDollars ?? null,
     spentUsd: o.spentUsd,
+    ...(o.config.log_pattern !== undefined ? { logPattern: o.config.log_pattern } : {}),
   };
 }
 

@@ -20,8 +20,12 @@ export interface ProposalContext {
   /** Seed for deterministic proposers. */
   seed: number;
   signal?: AbortSignal;
-  /** The experiment training while this proposal is drafted (pipelining), so it proposes something else. */
-  running?: { n: number; description: string; diff: string };
+  /**
+   * The experiment training while this proposal is drafted (pipelining), so it proposes something
+   * else; `meta` is its proposal's meta: what that proposal was shown and taught
+   * (claude/unseen.ts), and the notes it wrote, which count as written (claude/notes.ts).
+   */
+  running?: { n: number; description: string; diff: string; meta?: unknown };
   /**
    * With several workers: the experiments proposed and not finished yet (each
    * worker's), so a proposal does not repeat one of them. `meta` is their proposal's meta.
@@ -88,6 +92,8 @@ export interface RunFacts {
   maxDollars: number | null;
   /** Dollars the proposer has cost so far, the experiments in flight included. */
   spentUsd: number;
+  /** program.md's log_pattern: how a training line of the log reads (absent: the default formats). */
+  logPattern?: string;
 }
 
 /** What the noise-aware keep rule needs a gain to clear, as the loop knows it when proposing. */

@@ -111,11 +111,7 @@ export abstract class Proposing extends LoopState {
     } catch (e) {
       // What was billed for it, when the error says (a proposal abandoned or stopped mid-way, a draft wasted).
       const spent: Unrun | null =
-        e instanceof ProposalAbandoned
-          ? spentOf(e)
-          : e instanceof ProposalFailed
-            ? { ...unrunOf(e.draft), usage: e.usage, cost_usd: e.cost_usd }
-            : null;
+        e instanceof ProposalAbandoned ? spentOf(e) : e instanceof ProposalFailed ? { ...e.draft } : null;
       const proposeS = (Date.now() - started) / 1000;
       if (this.signal.aborted) {
         // Stopped while proposing: what the proposal had cost is recorded (interrupted), and the run ends.
@@ -278,7 +274,10 @@ export abstract class Proposing extends LoopState {
         this.o.maxDollars;
     const more = this.o.maxExperiments === undefined || this.proposed < this.o.maxExperiments;
     if (this.source.pipelining && more && affordable && Date.now() < this.o.deadline) {
-      const ctx = { ...this.context(lane, job.files, this.best), running: { n: job.n, description, diff } };
+      // The running proposal's meta says what its prompt showed and taught (claude/unseen.ts) and whether it wrote the notes.
+      const meta = job.proposal?.meta;
+      const running = { n: job.n, description, diff, ...(meta !== undefined ? { meta } : {}) };
+      const ctx = { ...this.context(lane, job.files, this.best), running };
       // Against the best as it stands (during the baseline: the code it runs).
       this.source.startDraft(ctx, this.best?.commit ?? job.from);
     }

@@ -1,7 +1,8 @@
 /**
  * The Autoresearch panel of one workspace: program.md as a markdown cell, the progress chart,
- * the transfer study's table and chart, the experiments in flight with their live log, the
- * proposal awaiting review (step mode), and every finished experiment as a notebook output. It
+ * the transfer study's table and chart, the model's latest research notes, the experiments in
+ * flight with their live log, the proposal awaiting review (step mode), and every finished
+ * experiment as a notebook output. It
  * follows one run at a time over the event stream; reloading JupyterLab rebuilds it from the
  * journal, since the stream replays the journal before following it.
  *
@@ -30,6 +31,7 @@ import { ExperimentList } from './list/experiment-list';
 import { parseExpansion } from './list/expansion';
 import { frontMatterFlag, frontMatterNumber } from './front-matter';
 import { LiveView } from './run/live-view';
+import { NotesSection } from './notes-section';
 import { ProgramCell } from './program-cell';
 import { RunController } from './run/run-controller';
 import type { RunModel } from './run/run-model';
@@ -80,6 +82,8 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
   readonly program: ProgramCell;
   readonly chart: ChartView;
   readonly list: ExperimentList;
+  /** The model's latest research notes (claude proposer). */
+  readonly notes: NotesSection;
   /** Filter and Compare: the filter bar, the compare picks and the comparison shown. */
   private readonly compare: CompareControls;
   private readonly bar: RunToolbar;
@@ -156,6 +160,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       shown: shownNumbers(this.compare.filter, model.experiments),
     }));
     const transfer = new TransferSection(this.transfer, opts.rendermime, trans);
+    const notes = (this.notes = new NotesSection(trans));
     const live = new LiveView(model, trans);
     const review = (this.reviewView = new ReviewView({
       review: this.review,
@@ -180,7 +185,16 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       this.list.applyFilter();
       this.chart.schedule();
     });
-    const parts = [this.bar.nextRunBar, this.bar.runStrip, this.notice, this.program, this.chart, transfer, live];
+    const parts = [
+      this.bar.nextRunBar,
+      this.bar.runStrip,
+      this.notice,
+      this.program,
+      this.chart,
+      transfer,
+      notes,
+      live,
+    ];
     for (const w of [...parts, review, compare.filterBar, compare.slot, this.list]) {
       content.addWidget(w);
     }
@@ -197,6 +211,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
       // What was changed on the run shown goes under its own key before the list forgets it.
       void this.writeExpansion();
       this.list.clear();
+      this.notes.clear();
       this.compare.reset();
       this.compare.setRecords([]);
       void this.readExpansion(tag);
@@ -207,6 +222,7 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     });
     this.controller.experimentsAdded.connect((_, records) => {
       this.list.add([...records]);
+      this.notes.add(records);
       this.compare.setRecords(this.model.experiments);
     });
     this.controller.changed.connect(this.onControllerChanged, this);

@@ -1,7 +1,7 @@
 /**
  * The facts a researcher states before asking a colleague for the next experiment: the budget
- * and what a slower step costs under it, where training runs, the read-only files and their
- * constants, and (in the part that moves) what is left of the run. Also what each run's log
+ * and what a slower step costs under it, where training runs, the read-only files whole, and (in
+ * the part that moves) what is left of the run. Also what each run's log
  * tells that its summary block does not: the final training loss and the device it trained on.
  */
 import * as fs from 'node:fs';
@@ -9,10 +9,12 @@ import * as path from 'node:path';
 import type { ExperimentRecord } from '../../../core/journal/journal';
 import { DEFAULTS } from '../../../core/config/program';
 import type { ProposalContext } from '../types';
-import { openNoFollow, readRegularText } from '../../workspace/workspace-files';
+import { openNoFollow } from '../../workspace/workspace-files';
+import { READONLY_READ_BYTES, readonlyText } from './text';
 
-/** Constants listed per read-only file. */
-const MAX_CONSTANTS = 30;
+/** The most of one read-only file the prompt shows, and of them all together. */
+export const MAX_READONLY_CHARS = 40_000;
+const MAX_READONLY_TOTAL = 100_000;
 const HEAD_BYTES = 4096;
 const TAIL_BYTES = 8192;
 
@@ -69,15 +71,6 @@ function deviceLine(text: string): string | null {
   return line ? clip(line, 200) : null;
 }
 
-/** The module-level constants of a file (`NAME = value  # why`), as written, at most MAX_CONSTANTS. */
-export function constantLines(source: string): string[] {
-  return source
-    .split('\n')
-    .filter(l => /^[A-Z][A-Z0-9_]*\s*(?::[^=]+)?=(?!=)/.test(l))
-    .slice(0, MAX_CONSTANTS)
-    .map(l => clip(l, 200));
-}
-
 /** The read-only files of the run (program.md's `readonly`), those that exist in the workspace. */
 export function readonlyFiles(ctx: Pick<ProposalContext, 'run' | 'workdir'>): string[] {
   const list = ctx.run?.readonly ?? [...DEFAULTS.readonly];
@@ -113,11 +106,50 @@ export function stableFacts(ctx: ProposalContext): string {
   lines.push(
     `- Editable: ${Object.keys(ctx.files).join(', ')}. Read-only (you may view them, never edit them): ${ro.join(', ') || 'none'}.`,
   );
-  for (const f of ro) {
-    const consts = constantLines(readText(ctx.workdir, f));
-    if (consts.length) lines.push('', `## Constants of ${f} (read-only)`, '```', ...consts, '```');
-  }
+  const whole = readonlyFilesText(ctx);
+  if (whole) lines.push('', whole);
   return lines.join('\n');
+}
+
+/**
+ * Every read-only file whole (program.md's `readonly`: the data, the evaluation, the constants),
+ * each cut at MAX_READONLY_CHARS with a note, for the cached prefix: a regular file of the
+ * workspace only, never through a link. Null when there is none. The engine hash-checks these
+ * files around every run, so the text does not change during a run.
+ */
+export function readonlyFilesText(ctx: Pick<ProposalContext, 'run' | 'workdir'>): string | null {
+  const parts: string[] = [];
+  let total = 0;
+  for (const f of readonlyFiles(ctx)) {
+    const text = readonlyText(ctx.workdir, f);
+    if (text === null) continue;
+    if (total >= MAX_READONLY_TOTAL) {
+      parts.push(
+        `## ${f} (read-only)\nNot shown: the read-only files above fill the space for them; view it with the editor.`,
+      );
+      continue;
+    }
+    if (text.includes('\u0000')) {
+      parts.push(`## ${f} (read-only)\nA binary file, not shown.`);
+      continue;
+    }
+    const room = Math.min(MAX_READONLY_CHARS, MAX_READONLY_TOTAL - total);
+    const shown = text.length > room ? text.slice(0, room) : text;
+    total += shown.length;
+    const cut =
+      shown.length < text.length
+        ? `\n… (cut at ${shown.length} characters${text.length >= READONLY_READ_BYTES ? '' : ` of ${text.length}`}; view the rest with the editor's view_range)`
+        : '';
+    const budget =
+      ctx.run && text.includes('AUTORESEARCH_BUDGET_S')
+        ? `\nNote: the engine sets AUTORESEARCH_BUDGET_S to ${ctx.run.budgetS} s for every run, and this file reads it: that, not a budget constant written below, is each run's training time.`
+        : '';
+    const fence = text.includes('```') ? '````' : '```';
+    parts.push(
+      `## ${f} (read-only)${budget}\n${fence}${f.endsWith('.py') ? 'python' : ''}\n${shown.trimEnd()}${cut}\n${fence}`,
+    );
+  }
+  return parts.length ? ['# The read-only files, whole', ...parts].join('\n\n') : null;
 }
 
 /** What is left of the run's limits, in one line; null when none was set or the facts are unknown. */
@@ -139,14 +171,6 @@ export function leftLine(ctx: ProposalContext, now = Date.now()): string | null 
 /** The loss an experiment's log ended on, or null. */
 export function lossOf(r: ExperimentRecord): number | null {
   return logFacts(r.log_path).loss;
-}
-
-function readText(dir: string, file: string): string {
-  try {
-    return readRegularText(dir, file);
-  } catch {
-    return '';
-  }
 }
 
 export function clip(text: string, n: number): string {

@@ -1,16 +1,18 @@
 /**
- * What a claude proposal request says, in cache order. The system block: the engine's role and
- * rules, then program.md verbatim. The user turn: first what never changes (the run's facts, the
- * read-only files' constants, every experiment as one line in append-only chunks), then what
- * changes only on a keep (the editable files at the best), then what moves (the chunk still
- * filling, where the run stands and what is left, the directions tried, the latest lessons, the
- * last experiments in full, a crash's log tail, what is training now). Nothing is forgotten: at
- * 1,400 experiments every description is still there, most of it read from the cache.
+ * What a claude proposal request says, in cache order: what changes least first. The system
+ * blocks: the engine's role and rules, then the run's facts and the read-only files (marked). The
+ * user turn: the history (folded summaries, then full chunks of one line per experiment, the last
+ * marked), which only grows; program.md, which the researcher may edit mid-run; the model's
+ * notes, rewritten every few dozen experiments; every keep and the editable files at the best
+ * (marked), which change on a keep; then what moves (the chunk still filling, where the run stands
+ * with today's σ and the one floor, the keeps and the near-misses in today's σ, the directions
+ * tried, the latest lessons, the last experiments in full, a crash's log tail, what is training
+ * now). An edit of program.md or new notes thus re-sends only what follows them, never the history.
  */
 import * as fs from 'node:fs';
 import type { TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ExperimentRecord } from '../../../core/journal/journal';
-import { differenceError, fmtNoise, measuresNoise } from '../../../core/rule/noise';
+import { fmtNoise, keepFloor, measuresNoise, runsVs } from '../../../core/rule/noise';
 import { mark, type Ttl } from './cache';
 import { leftLine, stableFacts } from './facts';
 import {
@@ -18,13 +20,18 @@ import {
   fixOf,
   fullEntry,
   historyChunks,
-  lastResult,
+  keepsBlock,
+  keepSigmas,
   LINE_LEGEND,
+  nearMissBlock,
   predictionLine,
   RECENT_FULL,
   recentLessons,
 } from './history';
-import { EDITOR, FINISH, FIX } from './tool-defs';
+import { notesAsk, notesBlock, type NotesDue } from './notes';
+import { searchBlock } from './search-prompt';
+import { EDITOR, FINISH, FIX, MOVE, VIEW_LOG } from './tool-defs';
+import { lessonTarget } from './unseen';
 import type { ProposalContext } from '../types';
 import { openNoFollow } from '../../workspace/workspace-files';
 
@@ -34,8 +41,8 @@ const REVIEWER_NOTES = 20;
 export const MAX_FIX_ATTEMPTS = 2;
 const LOG_TAIL_BYTES = 3000;
 
-/** The system prompt: the role the engine gives the model, then program.md as the researcher wrote it. */
-export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'direction' | 'noise'>): string {
+/** The system prompt's rules: the role the engine gives the model (program.md follows the history, in the user turn). */
+export function systemText(ctx: Pick<ProposalContext, 'metric' | 'direction' | 'noise'>): string {
   const n = ctx.noise;
   const rule =
     n && measuresNoise(n)
@@ -60,17 +67,34 @@ export function systemText(ctx: Pick<ProposalContext, 'program' | 'metric' | 'di
     `- then call ${FINISH} with a one-line description, your rationale, the delta of ${ctx.metric} you expect, and the lesson the`,
     '  last finished experiment taught. That ends your turn.',
     `- If the last experiment crashed from a trivial bug, you may be offered to fix it instead (${FIX}).`,
+    `- ${VIEW_LOG} reads a past experiment's training log (read-only, at most 200 lines a call), for what its line and diagnostics do not say.`,
+    `- The engine may offer moves it prepared (re-test a near-miss, combine two changes, ablate a keep): take one with ${MOVE}`,
+    `  and call ${FINISH}, with or without further edits. On a plateau a proposal may start from a near-miss instead of the best.`,
     '',
     'Work as a careful researcher: read the history before choosing (every experiment is in it, one line each), do not repeat what it',
     'already rules out, and read the diagnostics, not only the metric: under a fixed time budget an idea that slows each step loses steps,',
     'so a loss may come from fewer steps rather than a worse idea. Prefer one change small enough to judge from one run. Predict its effect',
     'honestly; your predictions are compared with the outcomes.',
     LINE_LEGEND,
-    '',
-    "The researcher's instructions (program.md) follow.",
-    '',
-    ctx.program.trim(),
+    "The researcher's instructions (program.md) follow the history, in the first user message; they take precedence over",
+    'your own preferences, never over these rules.',
   ].join('\n');
+}
+
+/**
+ * The system blocks: the rules, then what holds for the whole run (its facts, the read-only files),
+ * marked for the cache. Neither changes during a run, so every proposal reads both from the cache.
+ */
+export function systemBlocks(ctx: ProposalContext, ttl: Ttl = '5m'): TextBlockParam[] {
+  return [
+    { type: 'text', text: systemText(ctx) },
+    { type: 'text', text: stableFacts(ctx), cache_control: mark(ttl) },
+  ];
+}
+
+/** program.md as the researcher wrote it; after the history, so an edit mid-run leaves the history cached. */
+export function programBlock(program: string): string {
+  return `# The researcher's instructions (program.md)\n\n${program.trim()}`;
 }
 
 /** A crashed experiment the next proposal may fix instead of trying a new idea. */
@@ -83,42 +107,54 @@ export interface FixOffer {
   attempt: number;
 }
 
-/** The fix the next proposal may make, or null: only after a crash, and at most MAX_FIX_ATTEMPTS per idea. */
-export function fixOffer(history: ExperimentRecord[]): FixOffer | null {
-  const last = history[history.length - 1];
-  if (!last || last.status !== 'crash' || !last.commit || last.diff.trim() === '') return null;
-  const root = fixOf(last) ?? last.n;
-  let done = 0;
-  for (let i = history.length - 1; i >= 0 && history[i].status === 'crash' && fixOf(history[i]) === root; i--) done++;
-  return done < MAX_FIX_ATTEMPTS ? { record: last, root, attempt: done + 1 } : null;
+/**
+ * The fix the next proposal may make of `crash` (by default the last record), or null: only of a
+ * crash, and at most MAX_FIX_ATTEMPTS per idea (the crashed fixes of its idea anywhere in history
+ * count, since under pipelining other records may land between them).
+ */
+export function fixOffer(
+  history: ExperimentRecord[],
+  crash: ExperimentRecord | null | undefined = history[history.length - 1],
+): FixOffer | null {
+  if (!crash || crash.status !== 'crash' || !crash.commit || crash.diff.trim() === '') return null;
+  const root = fixOf(crash) ?? crash.n;
+  const done = history.filter(r => r.status === 'crash' && fixOf(r) === root).length;
+  return done < MAX_FIX_ATTEMPTS ? { record: crash, root, attempt: done + 1 } : null;
 }
 
 export interface PromptOptions {
   fix: FixOffer | null;
   logTail: string | null;
+  /** The crash the log tail is of (the newest the model has not seen); default: the last record. */
+  crash?: number;
   /** The stable breakpoints' lifetime (claude/cache.ts); 5 minutes unless said. */
   ttl?: Ttl;
+  /** The research notes are due in this proposal (./notes.ts): the moving part asks for them. */
+  notesDue?: NotesDue | null;
 }
 
 /**
- * The user message's content, the most stable first (Anthropic's caching guidance): the run's
- * facts and the full history chunks, which never change (the last chunk marked, or the facts
- * while there is none); the editable files at the best, which change only on a keep (marked);
- * then the moving part, unmarked (the proposer marks the newest block of each turn). A keep thus
- * rewrites the files and the moving part, never the history.
+ * The user message's content, the most stable first (Anthropic's caching guidance): the history's
+ * folded summaries and full chunks, which never change (the last one marked); program.md and the
+ * notes, which change seldom; the keeps and the editable files at the best, which change on a keep (marked);
+ * then the moving part, unmarked (the proposer marks the newest block of each turn). A keep, an
+ * edit of program.md or new notes re-send what follows them, never the history.
  */
 export function userContent(ctx: ProposalContext, opts: PromptOptions): TextBlockParam[] {
   const ttl = opts.ttl ?? '5m';
   const h = ctx.history;
-  const { full, filling } = historyChunks(h);
-  const head = [
-    stableFacts(ctx),
-    h.length ? '# Every experiment so far, one line each, the oldest first' : '# No experiment has finished yet',
-  ].join('\n\n');
-  const blocks: TextBlockParam[] = [{ type: 'text', text: head, ...(full.length ? {} : { cache_control: mark(ttl) }) }];
-  full.forEach((text, i) =>
-    blocks.push({ type: 'text', text, ...(i === full.length - 1 ? { cache_control: mark(ttl) } : {}) }),
-  );
+  const { folds, full, filling } = historyChunks(h, ctx.direction);
+  const memory = [...folds, ...full];
+  const head = h.length ? '# Every experiment so far, the oldest first' : '# No experiment has finished yet';
+  const blocks: TextBlockParam[] = [head, ...memory].map(text => ({ type: 'text', text }));
+  // The last full memory block carries the history's breakpoint; with none yet, the files' alone covers it.
+  if (memory.length) blocks[blocks.length - 1].cache_control = mark(ttl);
+  blocks.push({ type: 'text', text: programBlock(ctx.program) });
+  const notes = notesBlock(h);
+  if (notes) blocks.push({ type: 'text', text: notes });
+  // The keeps change only on a keep, as the files do: cached with them, their σ-multiples in the moving part.
+  const keeps = keepsBlock(h);
+  if (keeps) blocks.push({ type: 'text', text: keeps });
   const files = Object.entries(ctx.files)
     .map(([f, text]) => `## ${f}\n\`\`\`${f.endsWith('.py') ? 'python' : ''}\n${text}\n\`\`\``)
     .join('\n\n');
@@ -130,7 +166,12 @@ export function userContent(ctx: ProposalContext, opts: PromptOptions): TextBloc
 
 function movingParts(ctx: ProposalContext, opts: PromptOptions): string[] {
   const h = ctx.history;
+  const sigma = todaySigma(ctx);
   const parts = [standing(ctx)];
+  const keeps = keepSigmas(h, sigma, ctx.noise?.keepSigma ?? 2);
+  if (keeps) parts.push(keeps);
+  const misses = nearMissBlock(h, ctx.direction, sigma);
+  if (misses) parts.push(misses);
   const tally = directionTally(h, ctx.direction);
   if (tally) parts.push(tally);
   const lessons = recentLessons(h);
@@ -141,7 +182,9 @@ function movingParts(ctx: ProposalContext, opts: PromptOptions): string[] {
   if (recent.length)
     parts.push(`## The last ${recent.length} experiment(s) in full\n\n${recent.map(fullEntry).join('\n\n')}`);
   if (opts.logTail !== null && h.length) {
-    parts.push(`## The log tail of #${h[h.length - 1].n}, which crashed\n\`\`\`\n${opts.logTail}\n\`\`\``);
+    parts.push(
+      `## The log tail of #${opts.crash ?? h[h.length - 1].n}, which crashed\n\`\`\`\n${opts.logTail}\n\`\`\``,
+    );
   }
   if (opts.fix) {
     parts.push(
@@ -164,10 +207,14 @@ function movingParts(ctx: ProposalContext, opts: PromptOptions): string[] {
       `## Experiments other workers are running right now (not in the results yet)\n${lines.join('\n')}\n\nPropose something different from each of them.`,
     );
   }
-  const last = lastResult(h);
+  const search = searchBlock(ctx);
+  if (search) parts.push(search);
+  if (opts.notesDue) parts.push(notesAsk(opts.notesDue));
+  // Only about an experiment that has just finished and taught nothing yet (finishNotes records the same).
+  const about = lessonTarget(ctx)?.n;
   parts.push(
     `# Your turn\nPropose exactly one experiment: edit with ${EDITOR}, then call ${FINISH} with description, rationale, ` +
-      `expected_delta (the change of ${ctx.metric} you expect, negative for lower)${last ? ` and lesson (what #${last.n} taught)` : ''}.`,
+      `expected_delta (the change of ${ctx.metric} you expect, negative for lower)${about !== undefined ? ` and lesson (what #${about} taught)` : ''}.`,
   );
   return parts;
 }
@@ -215,22 +262,39 @@ function standing(ctx: ProposalContext): string {
     `Experiments so far: ${h.length} (${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')}).`,
     ...noiseLines(ctx),
     leftLine(ctx),
-    predictionLine(h),
+    predictionLine(h, todaySigma(ctx)),
   ]
     .filter((l): l is string => l !== null)
     .join('\n');
 }
 
-/** σ and the floor a gain must clear, in numbers, once the noise has been measured. */
+/** σ of one run as the run measures it now, for every σ-multiple of the prompt; null under the strict rule or before it is known. */
+function todaySigma(ctx: ProposalContext): number | null {
+  const n = ctx.noise;
+  return n && measuresNoise(n) && n.sigma ? n.sigma : null;
+}
+
+/**
+ * σ and the floor a gain must clear, in numbers, once the noise has been measured: keepFloor, the
+ * judge's own, for the runs named (a first run's reason quotes the one-run floor, a keep's the two-run one).
+ */
 function noiseLines(ctx: ProposalContext): string[] {
   const n = ctx.noise;
   if (!n || !measuresNoise(n)) return [];
   if (n.sigma === null) return [`Noise: not measured yet (the baseline runs ${n.noiseRuns} times first).`];
   if (n.sigma === 0) return ['Noise: none measured (repeated runs give the same metric), so any improvement is kept.'];
-  const floor = n.keepSigma * differenceError(n.sigma, 2, Math.max(1, n.bestRuns));
+  const best = Math.max(1, n.bestRuns);
+  // The runs a keep needs (two, one when confirm_runs is 0), then one run and the most a candidate gets.
+  const keepRuns = n.confirmRuns === 0 ? 1 : 2;
+  const counts = [...new Set([keepRuns, 1, 1 + n.confirmRuns])];
+  const floors = counts.map(
+    runs =>
+      `${fmtNoise(keepFloor(n.sigma as number, n.keepSigma, runs, best))} for ${runsVs(runs, best)}${runs === keepRuns ? ' (what a keep needs)' : ''}`,
+  );
   return [
-    `Noise: σ = ${fmtNoise(n.sigma)} per run (${n.df} degrees of freedom). A kept change must beat the best's mean (${n.bestRuns} runs) by more than`,
-    `${fmtNoise(floor)} on two runs (${n.keepSigma}σ of the difference); differences smaller than that are noise, not findings. Prefer changes whose`,
+    `Noise: σ = ${fmtNoise(n.sigma)} per run today (${n.df} degrees of freedom); every σ-multiple in this prompt uses it.`,
+    `A kept change must beat the best's mean (${best} runs) by more than the floor, ${n.keepSigma}σ of the difference, as the judge's reasons state it:`,
+    `${floors.join(', ')}. Differences smaller than that are noise, not findings. Prefer changes whose`,
     'expected effect is larger than the floor; changing a random seed is never a finding.',
   ];
 }

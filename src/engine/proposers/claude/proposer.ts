@@ -12,19 +12,31 @@ import type {
   TextBlockParam,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { Usage } from '../../../core/journal/journal';
+import type { Move, Usage } from '../../../core/journal/journal';
 import { ZERO_USAGE } from '../../../core/journal/journal';
 import { addUsage, costOf, pricesFor, type Prices } from '../../../core/config/pricing';
 import type { Effort } from '../../../core/config/run-options';
 import { UserError } from '../../user-error';
 import { mark, stableTtl } from './cache';
+import { useLogPattern } from './curve';
 import { readonlyFiles } from './facts';
-import { readLogTail, systemText, userContent } from './prompt';
-import { Requester, RequestRefused, usageOf } from './request';
+import { notesDue } from './notes';
+import { readLogTail, systemBlocks, userContent } from './prompt';
+import { MalformedToolInput, Requester, RequestRefused, usageOf } from './request';
 import { thinkingPlan, type ThinkingPlan } from './thinking';
 import { EditSession } from './tools';
 import { toolDefinitions } from './tool-defs';
-import { checkAbandoned, CUT_OFF_ASK, finishNotes, loadFix, NO_TOOL_NUDGE, notRun, toParam } from './turns';
+import {
+  checkAbandoned,
+  CUT_OFF_ASK,
+  finishNotes,
+  loadFix,
+  malformedAnswer,
+  NO_TOOL_NUDGE,
+  notRun,
+  toParam,
+} from './turns';
+import { unseenCrash } from './unseen';
 import { ProposalAbandoned, type Proposal, type ProposalContext, type Proposer } from '../types';
 
 /** Whether a usage holds any billed token. */
@@ -66,6 +78,16 @@ export interface ClaudeOptions {
   backoff?: { baseMs: number; maxMs: number };
   /** Tells the user what the proposer is waiting for (a long outage). */
   onNote?: (text: string) => void;
+  /** Experiments between rewrites of the research notes (./notes.ts); NOTES_EVERY unless said (tests). */
+  notesEvery?: number;
+}
+
+/** How a finished proposal searched: the move it took, a fix, a plateau branch's experiment, else a new idea on the best. */
+function moveOf(ctx: ProposalContext, session: EditSession, fixed: number | undefined): Move {
+  if (session.taken) return { kind: session.taken.kind, of: [...session.taken.of] };
+  if (session.usedFix && fixed !== undefined) return { kind: 'fix', of: [fixed] };
+  if (ctx.start) return { kind: 'branch', of: [ctx.start.n] };
+  return { kind: 'explore' };
 }
 
 /** Proposes experiments with Claude through the Messages API and the text editor tool. */
@@ -139,8 +161,10 @@ export class ClaudeProposer implements Proposer {
       .slice(-5)
       .map(r => r.cost_usd);
     if (past.length) return Math.max(...past);
-    const chars =
-      systemText(ctx).length + userContent(ctx, { fix: null, logTail: null }).reduce((n, b) => n + b.text.length, 0);
+    const chars = [...systemBlocks(ctx), ...userContent(ctx, { fix: null, logTail: null })].reduce(
+      (n, b) => n + b.text.length,
+      0,
+    );
     const prompt = Math.ceil(chars / 4) + 2000;
     // A typical proposal: the prompt written to the cache once (at the 1-hour rate when that is the
     // lifetime chosen), read back on two more turns, ~1k output tokens a turn.
@@ -160,21 +184,35 @@ export class ClaudeProposer implements Proposer {
   /** One experiment: a tool-use conversation that ends with finish_experiment, or ProposalAbandoned. */
   async propose(ctx: ProposalContext): Promise<Proposal> {
     checkAbandoned(ctx.history, this.name);
+    useLogPattern(ctx.run?.logPattern);
     const maxTurns = this.opts.maxToolTurns ?? 8;
     const maxFailed = this.opts.maxFailedEdits ?? 3;
-    const fix = await loadFix(ctx);
-    const last = ctx.history[ctx.history.length - 1];
-    const logTail = last?.status === 'crash' ? readLogTail(last.log_path) : null;
+    // The newest crash no prompt has shown (under pipelining it need not be the last record): its
+    // log tail and the fix offer are shown once, and the meta says so (crash_shown) for the next.
+    const crash = unseenCrash(ctx);
+    const fix = await loadFix(ctx, crash);
+    const logTail = crash ? readLogTail(crash.log_path) : null;
+    // The proposals in flight may have written the notes already (a pipelined draft's running experiment's).
+    const pending = [ctx.running?.meta, ...(ctx.inFlight ?? []).map(e => e.meta)];
+    const notes = notesDue(ctx.history, pending, this.opts.notesEvery);
     const session = new EditSession(ctx.files, {
       workdir: ctx.workdir,
       python: this.opts.python,
       fix: fix ? { n: fix.offer.record.n, files: fix.files } : undefined,
       readonly: readonlyFiles(ctx),
+      history: ctx.history,
+      moves: ctx.moves,
+      notesDue: notes,
     });
     const ttl = stableTtl(ctx);
-    const system: TextBlockParam[] = [{ type: 'text', text: systemText(ctx), cache_control: mark(ttl) }];
+    // Rules and the run's facts (marked), then the user turn in cache order (prompt.ts): at most three
+    // stable breakpoints, the fourth moving with the turns below.
+    const system: TextBlockParam[] = systemBlocks(ctx, ttl);
     const messages: MessageParam[] = [
-      { role: 'user', content: userContent(ctx, { fix: fix?.offer ?? null, logTail, ttl }) },
+      {
+        role: 'user',
+        content: userContent(ctx, { fix: fix?.offer ?? null, logTail, crash: crash?.n, ttl, notesDue: notes }),
+      },
     ];
     let usage: Usage = { ...ZERO_USAGE };
     let cost = 0;
@@ -192,9 +230,12 @@ export class ClaudeProposer implements Proposer {
       effort: this.thinking.effort,
       thinking: this.thinking.thinking,
       ...(session.usedFix && fix ? { fix_of: fix.offer.root } : {}),
+      ...(crash ? { crash_shown: crash.n } : {}),
       turns,
       failed_edits: failed,
       ...(thoughts.length ? { reasoning: thoughts.join('\n\n').slice(0, MAX_REASONING_CHARS) } : {}),
+      // Journaled with the proposal, kept or abandoned: notes written count either way.
+      ...(session.notes ? { notes: session.notes } : {}),
     });
     const abandon = (why: string) =>
       new ProposalAbandoned(this.redact(`proposal abandoned: ${why}`), usage, cost, meta());
@@ -227,6 +268,18 @@ export class ClaudeProposer implements Proposer {
           // Stopped mid-way (the run ends, a draft is discarded): what was billed so far goes back to the
           // loop as an abandonment, which it records as interrupted, so that the ledger has it.
           if (ctx.signal?.aborted && billed(usage)) throw abandon('the run stopped');
+          if (e instanceof MalformedToolInput) {
+            // The model's error, not an outage: answered on the next turn, and bounded as a failed edit.
+            turns++;
+            failed++;
+            for (const b of e.before) if (b.type === 'thinking' && b.thinking.trim()) thoughts.push(b.thinking.trim());
+            lastError = `tool input that was not valid JSON (${e.detail})`;
+            if (failed >= maxFailed) throw abandon(`${failed} failed edits; the last: ${lastError}`);
+            const { assistant, user } = malformedAnswer(e);
+            messages.push({ role: 'assistant', content: assistant });
+            messages.push({ role: 'user', content: user });
+            continue;
+          }
           // A 400 after the first turn: the conversation is at fault (a block the model produced), not
           // the run; a refused first turn is the engine's prompt or settings, and ends the run. Any other
           // refusal once this proposal was billed (a key revoked, a model withdrawn mid-run) also abandons
@@ -254,11 +307,13 @@ export class ClaudeProposer implements Proposer {
           }
           continue;
         }
+        // A refusal, with content or none, abandons the proposal (and counts toward the stop after
+        // MAX_ABANDONED_IN_A_ROW); none of a refused reply's tool calls is run.
+        if (msg.stop_reason === 'refusal') throw abandon('the model declined to propose');
         // The API refuses an empty assistant turn; an empty reply is simply asked again (it still counts as a turn).
         if (reply.length === 0) continue;
         messages.push({ role: 'assistant', content: reply });
         if (uses.length === 0) {
-          if (msg.stop_reason === 'refusal') throw abandon('the model declined to propose');
           messages.push({
             role: 'user',
             content: [{ type: 'text', text: NO_TOOL_NUDGE }],
@@ -271,7 +326,15 @@ export class ClaudeProposer implements Proposer {
           if (out.finish) {
             const { description, rationale } = out.finish;
             const meta_ = { ...meta(), ...finishNotes(ctx, out.finish) };
-            return { description, rationale, files: session.changed(), usage, cost_usd: cost, meta: meta_ };
+            return {
+              description,
+              rationale,
+              files: session.changed(),
+              usage,
+              cost_usd: cost,
+              meta: meta_,
+              move: moveOf(ctx, session, fix?.offer.record.n),
+            };
           }
           if (out.failedEdit) failed++;
           if (out.isError) lastError = out.content;

@@ -3,11 +3,18 @@
  * through every transient failure (429, 529, 5xx, a dropped or cut stream) until it succeeds or
  * the run stops. A stream that was cut after it began was billed for its prompt and for what it
  * generated: that usage is handed back (`onLost`) so the ledger holds every billed token, the
- * retries' included. A refusal that waiting cannot cure is a RequestRefused, with its status.
+ * retries' included. A refusal that waiting cannot cure is a RequestRefused, with its status. A
+ * reply whose streamed tool input is not valid JSON is the model's error, not an outage: it is a
+ * MalformedToolInput, never retried, for the proposer to answer with an is_error tool result.
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { APIConnectionError, APIError, APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
-import type { Message, MessageCreateParamsBase, RawContentBlockDelta } from '@anthropic-ai/sdk/resources/messages';
+import type {
+  ContentBlock,
+  Message,
+  MessageCreateParamsBase,
+  RawContentBlockDelta,
+} from '@anthropic-ai/sdk/resources/messages';
 import type { Usage } from '../../../core/journal/journal';
 
 /** A request the API refused for good (a 400, a 401, …): the proposal, or the run, must not repeat it. */
@@ -22,6 +29,26 @@ export class RequestRefused extends Error {
     this.name = 'RequestRefused';
   }
 }
+
+/**
+ * A reply cut short by a tool call whose streamed input did not parse as JSON (the SDK's stream
+ * throws at that block's end and reads nothing after it). Its usage went to onLost like any cut
+ * stream's; `before` are the blocks that came whole before the bad call.
+ */
+export class MalformedToolInput extends Error {
+  constructor(
+    readonly before: ContentBlock[],
+    readonly id: string,
+    readonly toolName: string,
+    readonly detail: string,
+  ) {
+    super(`the input of tool call ${toolName} was not valid JSON: ${detail}`);
+    this.name = 'MalformedToolInput';
+  }
+}
+
+/** How much of the parser's message a MalformedToolInput keeps (it may quote the whole bad input). */
+const MALFORMED_DETAIL_CHARS = 300;
 
 export interface RequesterOptions {
   /** Engine-level backoff between attempts after the SDK gave up: base and cap in ms. */
@@ -72,6 +99,9 @@ export class Requester {
       } catch (e) {
         if (snapshot) onLost(lostUsage(snapshot, streamed));
         if (signal?.aborted || e instanceof APIUserAbortError) throw e;
+        // Asking again would bill the same prompt for what may well be the same bad JSON.
+        const bad = snapshot && parseFailure(e) ? malformedIn(snapshot) : null;
+        if (bad) throw bad;
         if (!isTransient(e)) {
           const status = e instanceof APIError ? e.status : undefined;
           const type = e instanceof APIError ? (e.type ?? undefined) : undefined;
@@ -87,6 +117,35 @@ export class Requester {
       }
     }
   }
+}
+
+/**
+ * The first tool call of a streamed snapshot whose input does not parse, as a MalformedToolInput;
+ * null when every input parses (the stream failed for another reason). The SDK parses a tool
+ * input lazily, on first read of `input`, and throws there when it is not JSON.
+ */
+function malformedIn(snapshot: Message): MalformedToolInput | null {
+  for (let i = 0; i < snapshot.content.length; i++) {
+    const b = snapshot.content[i];
+    if (b.type !== 'tool_use') continue;
+    try {
+      void b.input;
+    } catch (e) {
+      const detail = clipDetail((e as Error)?.message ?? String(e));
+      return new MalformedToolInput(snapshot.content.slice(0, i), b.id, b.name, detail);
+    }
+  }
+  return null;
+}
+
+/** Whether the stream failed parsing JSON (the SDK wraps the SyntaxError in an AnthropicError, as its cause). */
+function parseFailure(e: unknown): boolean {
+  return e instanceof SyntaxError || (e instanceof AnthropicError && e.cause instanceof SyntaxError);
+}
+
+/** A parser message, cut to MALFORMED_DETAIL_CHARS (it may quote the whole input). */
+function clipDetail(message: string): string {
+  return message.length > MALFORMED_DETAIL_CHARS ? `${message.slice(0, MALFORMED_DETAIL_CHARS)}…` : message;
 }
 
 /**

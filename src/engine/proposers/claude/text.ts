@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { openRegular } from '../../workspace/workspace-files';
 
 /** The most of a read-only file one view shows (a data file may be large). */
-const MAX_VIEW_BYTES = 256 * 1024;
+export const READONLY_READ_BYTES = 256 * 1024;
 
 /** A read-only file's text, from the workspace (the engine hash-checks it around every run); null when unreadable. */
 export function readonlyText(workdir: string, file: string): string | null {
@@ -11,7 +11,7 @@ export function readonlyText(workdir: string, file: string): string | null {
     // Not through a link nor waiting on a FIFO a run put in the file's place.
     const fd = openRegular(workdir, file);
     try {
-      const buf = Buffer.alloc(Math.min(MAX_VIEW_BYTES, fs.fstatSync(fd).size));
+      const buf = Buffer.alloc(Math.min(READONLY_READ_BYTES, fs.fstatSync(fd).size));
       fs.readSync(fd, buf, 0, buf.length, 0);
       return buf.toString('utf8');
     } finally {

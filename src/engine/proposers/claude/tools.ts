@@ -1,7 +1,10 @@
 /**
  * The tools a claude proposal calls, run over an in-memory copy of the editable files:
  * Anthropic's text editor (view, str_replace, insert; view also reads the read-only files, from
- * the workspace), a tool that starts from a crashed experiment to fix it, and finish_experiment.
+ * the workspace), a tool that starts from a crashed experiment to fix it, one that takes a move the
+ * engine prepared (its files ready), view_run_log (a past run's log, read-only: ./run-log.ts),
+ * write_notes (the research notes, when due: finish_experiment is refused until they are written,
+ * a bounded number of times), and finish_experiment.
  * Nothing here writes to the workspace; the engine applies the finished proposal. A path of any
  * spelling that is none of the run's files (`toString`, `__proto__`, `../x`) is an is_error result.
  */
@@ -11,8 +14,24 @@ import * as path from 'node:path';
 import * as z from 'zod/mini';
 import { englishMessages } from '../../../core/journal/zod-english';
 import { syntaxCheck } from '../../workspace/python';
+import { NOTES_SECTION_CHARS, type ResearchNotes } from '../../../core/journal/research-notes';
+import { NOTES_EVERY, notesText, type NotesDue } from './notes';
 import { lineOf, numbered, occurrences, readonlyText } from './text';
-import { EDITOR, FINISH, FinishInput, FIX, type Finish } from './tool-defs';
+import type { ExperimentRecord } from '../../../core/journal/journal';
+import { viewRunLog } from './run-log';
+import {
+  EDITOR,
+  FINISH,
+  FinishInput,
+  FIX,
+  MOVE,
+  MoveInput,
+  NOTES,
+  NotesInput,
+  VIEW_LOG,
+  type Finish,
+} from './tool-defs';
+import type { MoveCandidate } from '../types';
 
 englishMessages();
 
@@ -43,6 +62,13 @@ const InsertInput = z.object({
   insert_text: z.optional(z.string()),
 });
 
+/**
+ * How many times finish_experiment is refused while due notes are unwritten; the next finish goes
+ * through without them (the experiment is worth more than the notes, which stay due for the next
+ * proposal) rather than the proposal being abandoned.
+ */
+export const MAX_NOTES_REFUSALS = 2;
+
 const ok = (content: string): ToolOutcome => ({ content, isError: false, failedEdit: false });
 const refused = (content: string, failedEdit = true): ToolOutcome => ({ content, isError: true, failedEdit });
 
@@ -50,8 +76,14 @@ const refused = (content: string, failedEdit = true): ToolOutcome => ({ content,
 export class EditSession {
   files: Record<string, string>;
   usedFix = false;
-  /** Edits applied since the session (or the fix) started. */
+  /** The move taken (take_move), if the working copy is a move's; a later fix replaces it. */
+  taken: MoveCandidate | null = null;
+  /** Edits applied since the session (or the fix, or the move) started. */
   edits = 0;
+  /** The research notes written in this proposal (write_notes), for its meta. */
+  notes: ResearchNotes | null = null;
+  /** finish_experiment calls refused for want of the due notes. */
+  notesRefusals = 0;
   private tmp: string | null = null;
 
   constructor(
@@ -62,6 +94,12 @@ export class EditSession {
       fix?: { n: number; files: Record<string, string> };
       /** The read-only files (relative to workdir): viewable, never editable. */
       readonly?: string[];
+      /** The journal's experiments: view_run_log reads only the logs they name. */
+      history?: readonly ExperimentRecord[];
+      /** The moves on offer, in the prompt's order (take_move's index is 1-based into it). */
+      moves?: MoveCandidate[];
+      /** Whether the research notes are due in this proposal (./notes.ts), and what they would cover. */
+      notesDue?: NotesDue | null;
     },
   ) {
     this.files = { ...base };
@@ -76,6 +114,10 @@ export class EditSession {
   async handle(name: string, input: unknown): Promise<ToolOutcome> {
     if (name === FINISH) return this.finish(input);
     if (name === FIX) return this.startFix();
+    if (name === VIEW_LOG)
+      return { ...viewRunLog(this.opts.workdir, this.opts.history ?? [], input), failedEdit: false };
+    if (name === MOVE) return this.takeMove(input);
+    if (name === NOTES) return this.writeNotes(input);
     if (name !== EDITOR) return refused(`there is no tool named ${name}`, false);
     const command = (input as { command?: unknown } | null)?.command;
     if (command === 'view') return this.view(input);
@@ -252,9 +294,51 @@ export class EditSession {
       );
     this.files = { ...this.base, ...fix.files };
     this.usedFix = true;
+    this.taken = null;
     this.edits = 0;
     return ok(
       `Your working copy is now experiment #${fix.n}'s version, the one that crashed. Fix its bug with the editor, then call ${FINISH}.`,
+    );
+  }
+
+  /** Replaces the working copy with a move's files; finish_experiment then needs no further edit. */
+  private takeMove(input: unknown): ToolOutcome {
+    const moves = this.opts.moves ?? [];
+    if (!moves.length) return refused('no moves are on offer now; edit the files for a new experiment instead', false);
+    const parsed = MoveInput.safeParse(input);
+    const range = moves.length === 1 ? '1 (the only one)' : `1 to ${moves.length}`;
+    if (!parsed.success) return refused(`${MOVE} needs index, the move's number in the list: ${range}`, false);
+    const index = parsed.data.index;
+    const move = moves[index - 1];
+    if (!move) return refused(`there is no move ${index}; the moves on offer are numbered ${range}`, false);
+    // Only the run's editable files: a candidate naming anything else does not widen what may change.
+    const files = Object.fromEntries(Object.entries(move.files).filter(([f]) => Object.hasOwn(this.base, f)));
+    this.files = { ...this.base, ...files };
+    this.taken = move;
+    this.usedFix = false;
+    this.edits = 0;
+    const what = `${move.kind} of ${move.of.map(k => `#${k}`).join(' + ')}`;
+    return ok(
+      `Your working copy is now move ${index}'s files (${what}). Call ${FINISH} to run it as it is, or edit further first.`,
+    );
+  }
+
+  private writeNotes(input: unknown): ToolOutcome {
+    const due = this.opts.notesDue;
+    if (!due)
+      return refused(
+        `your research notes are not due now; they are asked for after every ${NOTES_EVERY} experiments. Edit the files and call ${FINISH}`,
+        false,
+      );
+    const parsed = NotesInput.safeParse(input);
+    if (!parsed.success)
+      return refused(
+        `${NOTES} needs findings, dead_ends and open_hypotheses, each non-empty text of at most ${NOTES_SECTION_CHARS} characters: ${z.prettifyError(parsed.error)}`,
+        false,
+      );
+    this.notes = { text: notesText(parsed.data), through: due.through };
+    return ok(
+      `Your notes are recorded; they replace the previous ones from the next proposal on. Now finish the experiment (${FINISH}).`,
     );
   }
 
@@ -265,13 +349,23 @@ export class EditSession {
         `${FINISH} needs a one-line description, a rationale and expected_delta (a number): ${z.prettifyError(parsed.error)}`,
         false,
       );
-    if (this.edits === 0)
+    // A taken move is an experiment as it stands: finishing it needs no edit of its own.
+    if (this.edits === 0 && !this.taken)
       return refused(`make an edit first: use ${EDITOR} to change ${this.editable()}, then call ${FINISH}`, false);
     if (Object.keys(this.changed()).length === 0)
       return refused(
-        'your edits leave the files as they are at the best commit; make an edit that changes something',
+        this.taken && this.edits === 0
+          ? 'the move leaves the files as they are at the best commit; make an edit that changes something'
+          : 'your edits leave the files as they are at the best commit; make an edit that changes something',
         false,
       );
+    if (this.opts.notesDue && !this.notes && this.notesRefusals < MAX_NOTES_REFUSALS) {
+      this.notesRefusals++;
+      return refused(
+        `your research notes are due: call ${NOTES} (findings, dead_ends, open_hypotheses), then ${FINISH} again; your edits are kept`,
+        false,
+      );
+    }
     // The description becomes a commit subject and a results.tsv cell: one line.
     const description = parsed.data.description.replace(/\s+/g, ' ').trim().slice(0, 200);
     const { expected_delta, lesson, direction } = parsed.data;

@@ -8,9 +8,10 @@ import type { ContentBlock, ContentBlockParam, ToolResultBlockParam } from '@ant
 import type { ExperimentRecord } from '../../../core/journal/journal';
 import { exec } from '../../git/exec';
 import { guardedEnv } from '../../git/git-guard';
-import { lastResult } from './history';
 import { fixOffer, type FixOffer } from './prompt';
+import type { MalformedToolInput } from './request';
 import type { Finish } from './tool-defs';
+import { lessonTarget } from './unseen';
 import type { ProposalContext } from '../types';
 
 /** Abandoned proposals in a row after which the run stops: a model that keeps failing should not keep costing. */
@@ -49,6 +50,36 @@ export function notRun(id: string): ToolResultBlockParam {
   };
 }
 
+/** What the model is told of a tool call whose input was not valid JSON (a failed edit; the reply's other calls were not run). */
+export function malformedAnswer(bad: MalformedToolInput): {
+  assistant: ContentBlockParam[];
+  user: ToolResultBlockParam[];
+} {
+  const before = bad.before.map(toParam).filter((b): b is ContentBlockParam => b !== null);
+  // The call goes back with an empty input: its own never parsed, and the API takes only an object.
+  const call: ContentBlockParam = { type: 'tool_use', id: bad.id, name: bad.toolName, input: {} };
+  const others = before.flatMap(b =>
+    b.type === 'tool_use'
+      ? [
+          {
+            type: 'tool_result' as const,
+            tool_use_id: b.id,
+            content:
+              'not run: a later tool call in the same reply had input that was not valid JSON; make this call again',
+            is_error: true,
+          },
+        ]
+      : [],
+  );
+  const answer: ToolResultBlockParam = {
+    type: 'tool_result',
+    tool_use_id: bad.id,
+    content: `your tool input was not valid JSON (${bad.detail}); call ${bad.toolName} again with a JSON object as its input`,
+    is_error: true,
+  };
+  return { assistant: [...before, call], user: [...others, answer] };
+}
+
 /** An abandoned proposal of this proposer (a reviewer's rejection is no failure of the model). */
 function isAbandoned(r: ExperimentRecord, proposer: string): boolean {
   return r.status === 'rejected' && r.proposer === proposer && (r.reason ?? '').startsWith('proposal abandoned');
@@ -64,10 +95,16 @@ export function checkAbandoned(history: ExperimentRecord[], proposer: string): v
   );
 }
 
-/** The meta a finish_experiment call adds: the prediction, the lesson (about the last result) and the idea. */
-export function finishNotes(ctx: Pick<ProposalContext, 'history'>, finish: Finish): Record<string, unknown> {
+/**
+ * The meta a finish_experiment call adds: the prediction, the lesson (about the experiment the
+ * prompt asked about, lessonTarget; one given unasked is dropped, as it is about nothing new) and the idea.
+ */
+export function finishNotes(
+  ctx: Pick<ProposalContext, 'history' | 'running' | 'inFlight'>,
+  finish: Finish,
+): Record<string, unknown> {
   const { expected_delta, lesson, direction } = finish;
-  const about = lastResult(ctx.history);
+  const about = lessonTarget(ctx);
   return {
     ...(expected_delta !== undefined ? { expected_delta } : {}),
     ...(lesson && about ? { lesson: { about: about.n, text: lesson } } : {}),
@@ -75,11 +112,13 @@ export function finishNotes(ctx: Pick<ProposalContext, 'history'>, finish: Finis
   };
 }
 
-/** The crashed experiment's files when a fix is on offer, read from its commit (git objects outlive the reset). */
+/** The files of `crash` when a fix of it is on offer, read from its commit (git objects outlive the reset). */
 export async function loadFix(
   ctx: ProposalContext,
+  crash: ExperimentRecord | null,
 ): Promise<{ offer: FixOffer; files: Record<string, string> } | null> {
-  const offer = fixOffer(ctx.history);
+  if (!crash) return null;
+  const offer = fixOffer(ctx.history, crash);
   if (!offer?.record.commit) return null;
   // With several workers the best may have moved since the crash started: a fix made from its
   // files would undo the newer keep, so it is proposed afresh instead.

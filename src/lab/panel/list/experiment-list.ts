@@ -10,7 +10,8 @@
  * placeholders until it comes near the view (or the keyboard, a reveal or End reaches into it),
  * so opening ten thousand experiments lays out a few hundred elements, not ten thousand.
  *
- * Kept experiments are expanded; the others show their header line. A rendered header is a
+ * Each item marks how it searched and a branch's are indented (./move-label.ts, from the search
+ * tree built as records are added). Kept experiments are expanded; the others show their header line. A rendered header is a
  * button (role, tab stop, aria-expanded) the keyboard works as ./header-keys.ts says, rendering an
  * item first when a key moves to one not yet rendered. Which are expanded is ./expansion.ts's,
  * which the panel saves.
@@ -23,6 +24,8 @@ import { type IEstimateNow, showEstimateNow } from '../../renderer/runs-view';
 import { BLOCK, Blocks, EAGER, placeholderPx, type IBlock } from './blocks';
 import { Expansion, type IExpansionState } from './expansion';
 import { listenToHeaders, neighbourNode } from './header-keys';
+import { markBranch, showMove } from './move-label';
+import { SearchTree } from '../../../core/views/search-tree';
 import {
   afterPaint,
   outputRenderer,
@@ -61,6 +64,8 @@ export class ExperimentList extends Widget {
     this.shows(record) ? placeholderPx(this.expansion.isExpanded(record.n, record.status)) : 0,
   );
   private readonly expansion = new Expansion();
+  /** Where each experiment started from (src/core/views/search-tree.ts), built as records are added. */
+  private tree = new SearchTree();
   /** Whether the user expanded or collapsed anything since the run was shown (a restore must not undo it). */
   private touched = false;
   /** The item to focus once it is rendered (keyboard moves onto one not yet rendered). */
@@ -100,6 +105,7 @@ export class ExperimentList extends Widget {
 
   /** Adds finished experiments (in journal order) at the top, newest first, in one DOM insertion. */
   add(records: ExperimentRecord[]): void {
+    records.forEach(record => this.tree.add(record));
     const newest = [...records].reverse();
     newest.forEach(record => this.records.set(record.n, record));
     const batch = document.createDocumentFragment();
@@ -142,6 +148,7 @@ export class ExperimentList extends Widget {
     this.byNumber.clear();
     this.records.clear();
     this.blocks.clear();
+    this.tree = new SearchTree();
     this.expansion.reset();
     this.touched = false;
     this.focusWhenRendered = null;
@@ -256,6 +263,7 @@ export class ExperimentList extends Widget {
       node.dataset.n = String(record.n);
       const item: IItem = { record, node, renderer: null, header: null };
       node.hidden = !this.shows(record);
+      markBranch(node, this.tree.get(record.n));
       this.applyExpansion(item);
       this.items.set(node, item);
       this.byNumber.set(record.n, item);
@@ -364,6 +372,9 @@ export class ExperimentList extends Widget {
     item.node.style.minHeight = '';
     item.node.classList.add('jp-mod-rendered');
     item.header = headerAsToggle(renderer.node);
+    if (item.header) {
+      showMove(item.header, this.tree.get(item.record.n), this.opts.trans);
+    }
     this.applyBestNow(item);
     this.opts.decorateItem?.(item.node, item.record);
     this.applyExpansion(item);
