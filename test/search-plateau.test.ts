@@ -132,6 +132,27 @@ describe('a plateau branch with the real loop', () => {
     expect(git(dir, 'status', '--porcelain').trim()).toBe('');
   });
 
+  it('a pipelined proposer drafts on the branch too: the draft starts from the near-miss, told so', async () => {
+    const dir = makeWorkspace({ program: PROGRAM, train: NOISY });
+    // Claude's way: each proposal drafted while the experiment before it trains.
+    const proposer = new (class extends ScriptedProposer {
+      readonly pipelined = true;
+    })([setX(0.995), setX(1.2), setY(5), setX(0.9), setY(6)]);
+    await subprocessLoop(dir, proposer, { maxExperiments: 5 }).run();
+    // The draft made while the plateau's last experiment trained is on the branch already: its files, its start.
+    const onBranch = proposer.contexts.filter(c => c.start !== undefined);
+    expect(onBranch.length).toBeGreaterThan(0);
+    for (const c of onBranch) {
+      expect(c.start).toMatchObject({ n: 1, kind: 'branch' });
+      expect(c.files['train.py']).toContain('X = 0.995');
+      expect(c.moves).toBeUndefined();
+    }
+    // Off the branch (the baseline done), the drafts carry the moves prepared on the best (tree search).
+    const onBest = proposer.contexts.filter(c => c.start === undefined && c.history.length > 0);
+    expect(onBest.every(c => Array.isArray(c.moves))).toBe(true);
+    expect(experiments(dir, 't1').filter(e => e.move?.kind === 'branch').length).toBeGreaterThan(0);
+  });
+
   it('search: greedy never branches', async () => {
     const dir = makeWorkspace({ program: PROGRAM.replace('plateau: 2', 'plateau: 2\nsearch: greedy'), train: NOISY });
     const proposer = new ScriptedProposer([setX(0.995), setX(1.2), setY(5)]);

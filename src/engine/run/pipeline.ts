@@ -88,8 +88,16 @@ export class ProposalSource {
     return this.enabled && Boolean(this.proposer.pipelined);
   }
 
-  /** Starts drafting the next proposal against `baseCommit` while an experiment trains. */
-  startDraft(ctx: ProposalContext, baseCommit: string): void {
+  /**
+   * Starts drafting the next proposal against `baseCommit` while an experiment trains. `prepare`,
+   * when given, finishes the context first (the search's moves or a plateau branch's files, which
+   * take git reads): the draft is registered at once, so next() never misses it.
+   */
+  startDraft(
+    ctx: ProposalContext,
+    baseCommit: string,
+    prepare?: (ctx: ProposalContext) => Promise<{ ctx: ProposalContext; baseCommit: string } | null>,
+  ): void {
     if (!this.pipelining) {
       return;
     }
@@ -111,10 +119,24 @@ export class ProposalSource {
       draft.settledAt = Date.now();
       return o;
     };
-    draft.outcome = this.proposer.propose({ ...ctx, signal }).then(
-      proposal => settle({ proposal }),
-      error => settle({ error }),
-    );
+    // A context that cannot be finished (a git read failed) drafts on the plain one: the best's files, no moves.
+    const ready = prepare
+      ? prepare(ctx).then(
+          p => {
+            if (!p) return ctx;
+            draft.baseCommit = p.baseCommit;
+            draft.baseFiles = p.ctx.files;
+            return p.ctx;
+          },
+          () => ctx,
+        )
+      : Promise.resolve(ctx);
+    draft.outcome = ready
+      .then(c => this.proposer.propose({ ...c, signal }))
+      .then(
+        proposal => settle({ proposal }),
+        error => settle({ error }),
+      );
     this.draft = draft;
   }
 

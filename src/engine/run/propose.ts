@@ -178,7 +178,7 @@ export abstract class Proposing extends LoopState {
    * worker only: with several, each worker's tree starts from the best, and the branch would be one
    * worker's while the others went on from the best (docs/method.md says so).
    */
-  protected branchPlanFor(lane: Lane, best: Best): BranchPlan | null {
+  protected branchPlanFor(lane: Lane, best: Best, announce = true): BranchPlan | null {
     const { config } = this.o;
     if (this.several || config.search !== 'tree' || !config.plateau) return null;
     const plan = branchPlan(this.history, {
@@ -187,8 +187,29 @@ export abstract class Proposing extends LoopState {
       sigma: this.ledger.measurements.sigma().sigma,
       bestCommit: best.commit,
     });
-    if (plan && plan.left === branchLength(config.plateau)) this.emitFor(lane, 'note', plan.why);
+    if (announce && plan && plan.left === branchLength(config.plateau)) this.emitFor(lane, 'note', plan.why);
     return plan;
+  }
+
+  /**
+   * A draft's context past greedy, as propose() builds it (src/engine/search/): on a plateau's
+   * branch, the near-miss's files and where it starts; else the moves prepared on the best. The
+   * branch may end, or start, with the result of the experiment training now: then next() re-applies
+   * the draft on the base it finds, as it does when the best moves.
+   */
+  private async draftSearch(
+    lane: Lane,
+    ctx: ProposalContext,
+  ): Promise<{ ctx: ProposalContext; baseCommit: string } | null> {
+    const best = this.best;
+    if (!best || this.o.config.search !== 'tree') return null;
+    const plan = this.branchPlanFor(lane, best, false);
+    if (plan) {
+      const files = await filesAt(this.main, plan.base, this.o.config.editable);
+      const start = { n: plan.of, kind: 'branch' as const, left: plan.left, why: plan.why };
+      return { ctx: { ...ctx, files, start }, baseCommit: plan.base };
+    }
+    return { ctx: { ...ctx, moves: await this.movesFor(best) }, baseCommit: best.commit };
   }
 
   /** The moves prepared on the best (search/moves.ts): built once per best commit and state, with few git calls. */
@@ -278,8 +299,8 @@ export abstract class Proposing extends LoopState {
       const meta = job.proposal?.meta;
       const running = { n: job.n, description, diff, ...(meta !== undefined ? { meta } : {}) };
       const ctx = { ...this.context(lane, job.files, this.best), running };
-      // Against the best as it stands (during the baseline: the code it runs).
-      this.source.startDraft(ctx, this.best?.commit ?? job.from);
+      // Against the best as it stands (during the baseline: the code it runs), or the branch it is on.
+      this.source.startDraft(ctx, this.best?.commit ?? job.from, c => this.draftSearch(lane, c));
     }
   }
 
