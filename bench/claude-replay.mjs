@@ -282,7 +282,7 @@ function parts(m, size) {
   const ctx = {
     workdir: dir,
     files: { 'train.py': fs.readFileSync(path.join(dir, 'train.py'), 'utf8') },
-    history: m.researchHistory(size, { gapS: GAP_S, logDir: logs }),
+    history: m.researchHistory(size, { gapS: GAP_S, logDir: logs, notes: true }),
     program: fs.readFileSync(path.join(ROOT, 'templates', 'tiny-cpu', 'program.md'), 'utf8'),
     metric: 'val_bpb',
     direction: 'lower',
