@@ -7,12 +7,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ClaudeProposer } from '../src/engine/proposers/claude/proposer';
 import { MAX_MOVES_SHOWN, searchBlock } from '../src/engine/proposers/claude/search-prompt';
 import type { MoveCandidate, ProposalContext } from '../src/engine/proposers/types';
-import { resolvePython } from '../src/engine/workspace/python';
 import { git, makeWorkspace, standInTrain } from './helpers/workspace';
 import { history, record } from './helpers/records';
+import { proposalContext, standInProposer } from './helpers/claude';
 import { MessagesApiServer, type Turn } from './stand-ins/messages-api';
 
 const KEY = 'sk-ant-api03-SECRETsecret_0123456789abcdef';
@@ -61,26 +60,8 @@ const MOVES: MoveCandidate[] = [
   },
 ];
 
-function proposer(): ClaudeProposer {
-  return new ClaudeProposer({
-    apiKey: server.apiKey,
-    baseURL: server.url,
-    python: resolvePython(),
-    backoff: { baseMs: 5, maxMs: 20 },
-  });
-}
-function ctx(over: Partial<ProposalContext> = {}): ProposalContext {
-  return {
-    workdir: dir,
-    files: { 'train.py': TRAIN },
-    history: history(15),
-    program: 'Make val_bpb lower.',
-    metric: 'val_bpb',
-    direction: 'lower',
-    seed: 0,
-    ...over,
-  };
-}
+const proposer = () => standInProposer(server, {});
+const ctx = (over: Partial<ProposalContext> = {}) => proposalContext(dir, TRAIN, { history: history(15), ...over });
 
 describe('searchBlock', () => {
   it('says where a branch starts, how many are left and why, and lists each move with what, why and how to take it', () => {

@@ -4,12 +4,13 @@ import type { ExperimentRecord } from '../src/core/journal/journal';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Loop } from '../src/engine/run/setup';
 import { NOTES_EVERY, notesBlock, notesDue } from '../src/engine/proposers/claude/notes';
-import { ClaudeProposer, type ClaudeOptions } from '../src/engine/proposers/claude/proposer';
+import type { ClaudeOptions } from '../src/engine/proposers/claude/proposer';
 import { MAX_NOTES_REFUSALS } from '../src/engine/proposers/claude/tools';
 import { ProposalAbandoned, type ProposalContext } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
 import { experiments, makeWorkspace } from './helpers/workspace';
 import { history, record } from './helpers/records';
+import { proposalContext, standInProposer } from './helpers/claude';
 import { MessagesApiServer, type Turn } from './stand-ins/messages-api';
 
 const KEY = 'sk-ant-api03-SECRETsecret_0123456789abcdef';
@@ -41,27 +42,8 @@ const turn = (...content: Array<ReturnType<typeof call>>): Extract<Turn, { type:
   content,
 });
 
-function proposer(o: Partial<ClaudeOptions> = {}): ClaudeProposer {
-  return new ClaudeProposer({
-    apiKey: server.apiKey,
-    baseURL: server.url,
-    python: resolvePython(),
-    backoff: { baseMs: 5, maxMs: 20 },
-    ...o,
-  });
-}
-function ctx(over: Partial<ProposalContext> = {}): ProposalContext {
-  return {
-    workdir: dir,
-    files: { 'train.py': TRAIN },
-    history: history(3),
-    program: 'Make val_bpb lower.',
-    metric: 'val_bpb',
-    direction: 'lower',
-    seed: 0,
-    ...over,
-  };
-}
+const proposer = (o: Partial<ClaudeOptions> = {}) => standInProposer(server, o);
+const ctx = (over: Partial<ProposalContext> = {}) => proposalContext(dir, TRAIN, over);
 const messageRequests = () => server.requests.filter(r => r.path.startsWith('/v1/messages'));
 /** The tool_result blocks the proposer sent in request i. */
 const results = (i: number): Array<{ content: string; is_error?: boolean }> =>

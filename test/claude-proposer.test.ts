@@ -6,11 +6,12 @@ import type { Usage } from '../src/core/journal/journal';
 import { costOf } from '../src/core/config/pricing';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Loop } from '../src/engine/run/setup';
-import { ClaudeProposer, DEFAULT_MODEL, type ClaudeOptions } from '../src/engine/proposers/claude/proposer';
+import { DEFAULT_MODEL, type ClaudeOptions } from '../src/engine/proposers/claude/proposer';
 import { ProposalAbandoned, type ProposalContext } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
 import { cli, experiments, git, makeWorkspace, standInTrain } from './helpers/workspace';
 import { history, record } from './helpers/records';
+import { proposalContext, standInProposer } from './helpers/claude';
 import { MessagesApiServer, type Turn } from './stand-ins/messages-api';
 
 const KEY = 'sk-ant-api03-SECRETsecret_0123456789abcdef';
@@ -42,27 +43,8 @@ const usage = (input: number, output: number, write = 0, read = 0): Usage => ({
   cache_read_input_tokens: read,
 });
 
-function proposer(o: Partial<ClaudeOptions> = {}): ClaudeProposer {
-  return new ClaudeProposer({
-    apiKey: server.apiKey,
-    baseURL: server.url,
-    python: resolvePython(),
-    backoff: { baseMs: 5, maxMs: 20 },
-    ...o,
-  });
-}
-function ctx(over: Partial<ProposalContext> = {}): ProposalContext {
-  return {
-    workdir: dir,
-    files: { 'train.py': TRAIN },
-    history: history(3),
-    program: 'Make val_bpb lower.',
-    metric: 'val_bpb',
-    direction: 'lower',
-    seed: 0,
-    ...over,
-  };
-}
+const proposer = (o: Partial<ClaudeOptions> = {}) => standInProposer(server, o);
+const ctx = (over: Partial<ProposalContext> = {}) => proposalContext(dir, TRAIN, over);
 /** The tool_result blocks the proposer sent in request i. */
 function results(i: number): Array<{ type: string; tool_use_id: string; content: string; is_error?: boolean }> {
   return server.requests.filter(r => r.path.startsWith('/v1/messages'))[i].body.messages.at(-1).content;

@@ -8,11 +8,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { costOf } from '../src/core/config/pricing';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Loop } from '../src/engine/run/setup';
-import { ClaudeProposer, DEFAULT_MODEL, type ClaudeOptions } from '../src/engine/proposers/claude/proposer';
+import { DEFAULT_MODEL, type ClaudeOptions } from '../src/engine/proposers/claude/proposer';
 import { MAX_ABANDONED_IN_A_ROW } from '../src/engine/proposers/claude/turns';
 import { ProposalAbandoned, type ProposalContext } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
-import { history } from './helpers/records';
+import { proposalContext, standInProposer } from './helpers/claude';
 import { journal, makeWorkspace } from './helpers/workspace';
 import { MessagesApiServer, type Block, type Turn } from './stand-ins/messages-api';
 
@@ -45,28 +45,8 @@ const badJson = (json = '{"command": "str_replace", "path": "train.py", oops}'):
 });
 const requests = () => server.requests.filter(r => r.path.startsWith('/v1/messages'));
 
-function proposer(o: Partial<ClaudeOptions> = {}): ClaudeProposer {
-  return new ClaudeProposer({
-    apiKey: server.apiKey,
-    baseURL: server.url,
-    python: resolvePython(),
-    backoff: { baseMs: 5, maxMs: 20 },
-    maxRetries: 0,
-    ...o,
-  });
-}
-function ctx(over: Partial<ProposalContext> = {}): ProposalContext {
-  return {
-    workdir: dir,
-    files: { 'train.py': TRAIN },
-    history: history(3),
-    program: 'Make val_bpb lower.',
-    metric: 'val_bpb',
-    direction: 'lower',
-    seed: 0,
-    ...over,
-  };
-}
+const proposer = (o: Partial<ClaudeOptions> = {}) => standInProposer(server, { maxRetries: 0, ...o });
+const ctx = (over: Partial<ProposalContext> = {}) => proposalContext(dir, TRAIN, over);
 
 describe('the claude protocol, when the model misbehaves', () => {
   it('abandons a proposal on a refusal with no content, at once, with what it cost', async () => {

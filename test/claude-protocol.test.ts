@@ -10,11 +10,12 @@ import type { Usage } from '../src/core/journal/journal';
 import { costOf } from '../src/core/config/pricing';
 import { SubprocessExecutor } from '../src/engine/executor/subprocess';
 import { Loop } from '../src/engine/run/setup';
-import { ClaudeProposer, DEFAULT_MODEL, type ClaudeOptions } from '../src/engine/proposers/claude/proposer';
+import { DEFAULT_MODEL, type ClaudeOptions } from '../src/engine/proposers/claude/proposer';
 import { MAX_ABANDONED_IN_A_ROW } from '../src/engine/proposers/claude/turns';
 import { ProposalAbandoned, type ProposalContext } from '../src/engine/proposers/types';
 import { resolvePython } from '../src/engine/workspace/python';
-import { history, record } from './helpers/records';
+import { record } from './helpers/records';
+import { proposalContext, standInProposer } from './helpers/claude';
 import { journal, makeWorkspace } from './helpers/workspace';
 import { MessagesApiServer, type Block, type Turn } from './stand-ins/messages-api';
 
@@ -44,28 +45,8 @@ const usage = (input: number, output: number, write = 0, read = 0): Usage => ({
 const requests = () => server.requests.filter(r => r.path.startsWith('/v1/messages'));
 const lastResults = (i: number) => requests()[i].body.messages.at(-1).content;
 
-function proposer(o: Partial<ClaudeOptions> = {}): ClaudeProposer {
-  return new ClaudeProposer({
-    apiKey: server.apiKey,
-    baseURL: server.url,
-    python: resolvePython(),
-    backoff: { baseMs: 5, maxMs: 20 },
-    maxRetries: 0,
-    ...o,
-  });
-}
-function ctx(over: Partial<ProposalContext> = {}): ProposalContext {
-  return {
-    workdir: dir,
-    files: { 'train.py': TRAIN },
-    history: history(3),
-    program: 'Make val_bpb lower.',
-    metric: 'val_bpb',
-    direction: 'lower',
-    seed: 0,
-    ...over,
-  };
-}
+const proposer = (o: Partial<ClaudeOptions> = {}) => standInProposer(server, { maxRetries: 0, ...o });
+const ctx = (over: Partial<ProposalContext> = {}) => proposalContext(dir, TRAIN, over);
 
 describe('the claude protocol', () => {
   it('answers a path of any spelling that names no file with is_error, and goes on', async () => {
