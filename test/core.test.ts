@@ -23,6 +23,8 @@ describe('program.md front matter', () => {
       keep_sigma: 2,
       confirm_runs: 2,
       sandbox: { mode: 'auto', network: false },
+      search: 'tree',
+      plateau: 12,
     });
   });
 

@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, experiments, git, makeWorkspace, standInTrain } from '../helpers/workspace';
+import { cli, experiments, git, journal, makeWorkspace, standInTrain } from '../helpers/workspace';
 
 const PROGRAM = '---\nbudget_s: 1\ntimeout_s: 20\nsandbox: off\nnoise_runs: 1\n---\nMake val_bpb lower.\n';
 
@@ -216,12 +216,12 @@ describe('git as the engine runs it obeys nothing a run planted (sandbox off)', 
     expect(a.first.stderr).toMatch(
       /^autoresearch: the git config of .* includes another file \(include\.path = extra\.cfg\); .*remove it with `git -C .* config --unset-all 'include\.path'`\n$/,
     );
-    // The baseline was recorded, the experiment the refusal cut short says why, and the fix named works.
-    expect(experiments(a.dir, 't1').map(e => [e.n, e.status])).toEqual([
-      [0, 'keep'],
-      [1, 'interrupted'],
-    ]);
-    expect(experiments(a.dir, 't1')[1].reason).toMatch(/includes another file/);
+    // The baseline was recorded; the refusal came at the next proposal's first git read (the moves the
+    // search prepares from the journal's commits), before anything started: the run's end says why,
+    // and the fix named works.
+    expect(experiments(a.dir, 't1').map(e => [e.n, e.status])).toEqual([[0, 'keep']]);
+    const end = journal(a.dir, 't1').filter(r => r.type === 'run_end');
+    expect(end.at(-1)).toMatchObject({ reason: 'error', message: expect.stringMatching(/includes another file/) });
     control(a, 'status');
     const live = a.ran();
     expect(live).not.toBe('');
