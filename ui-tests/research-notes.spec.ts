@@ -40,14 +40,10 @@ test('the latest research notes, as text, live and after a reload', async ({ pag
     expect(await page.evaluate(() => (window as unknown as { __planted?: number }).__planted)).toBeUndefined();
   };
   await check();
-  await page.reload();
-  await page.evaluate(
-    p =>
-      (
-        window as unknown as { jupyterapp: { commands: { execute(id: string, a: unknown): Promise<unknown> } } }
-      ).jupyterapp.commands.execute('autoresearch:open', { path: p }),
-    `${tmpPath}/notes`,
-  );
+  // Galata's usual readiness check wants the Launcher in front; here the restored panel is.
+  await page.reload({ waitForIsReady: false });
+  await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
+  await page.waitForSelector('.jp-AutoresearchPanel');
   await expect(page.locator('.jp-AutoresearchPanel')).toHaveAttribute('data-experiments', '6', { timeout: 30_000 });
   await check();
 });
