@@ -64,10 +64,18 @@ export class Ledger {
 
 /** The content hash of the editable files as they are in `dir`: identical code, identical state. */
 export function stateOf(dir: string, editable: string[]): string {
+  return stateHash(editable, f => stateBytes(dir, f));
+}
+
+/** What an absent editable file hashes as. */
+export const ABSENT_BYTES = Buffer.from('\0absent\0');
+
+/** The hash of the editable files' bytes, in name order: the one state function, for files on disk or in memory. */
+export function stateHash(editable: string[], bytesOf: (file: string) => Buffer): string {
   const h = createHash('sha256');
   for (const f of [...editable].sort()) {
     h.update(f).update('\0');
-    h.update(stateBytes(dir, f)).update('\0');
+    h.update(bytesOf(f)).update('\0');
   }
   return h.digest('hex').slice(0, 16);
 }
@@ -94,7 +102,7 @@ export function noiseFacts(config: RunConfig, m: Measurements, best: { state: st
 /** A file's bytes for stateOf: a marker when absent, or when a run put a link or FIFO there (never followed). */
 function stateBytes(dir: string, f: string): Buffer {
   try {
-    return readRegularIfAny(dir, f) ?? Buffer.from('\0absent\0');
+    return readRegularIfAny(dir, f) ?? ABSENT_BYTES;
   } catch (e) {
     if (e instanceof NotRegularFile) return Buffer.from('\0not a regular file\0');
     throw e;
