@@ -102,6 +102,35 @@ export function openNoFollow(file: string): number {
   return fd;
 }
 
+/**
+ * Opens a file of the engine's state folder (a run's log) as openNoFollow does, and refuses it
+ * when any folder from `.autoresearch/` down is a link: a run that can write that folder (the
+ * sandbox off) could swap one for a link to anywhere, and what is read may go to the Messages API.
+ * The path is checked again once open, so a folder swapped in between is caught too.
+ */
+export function openStateFile(file: string): number {
+  const parts = path.resolve(file).split(path.sep);
+  const top = parts.lastIndexOf(STATE_DIR);
+  const linked = () => {
+    for (let i = Math.max(top, 1); i < parts.length - 1; i++) {
+      if (fs.lstatSync(parts.slice(0, i + 1).join(path.sep)).isSymbolicLink()) return true;
+    }
+    return false;
+  };
+  if (top >= 0 && linked()) throw refusal(file, 'reached through a symbolic link');
+  const fd = openNoFollow(file);
+  try {
+    const opened = fs.fstatSync(fd);
+    const now = fs.lstatSync(file);
+    if ((top >= 0 && linked()) || now.ino !== opened.ino || now.dev !== opened.dev)
+      throw refusal(file, 'reached through a symbolic link');
+  } catch (e) {
+    fs.closeSync(fd);
+    throw e;
+  }
+  return fd;
+}
+
 /** The bytes of `file` (an engine's own file, say), read as openNoFollow opens it. */
 export function readNoFollow(file: string): Buffer {
   const fd = openNoFollow(file);

@@ -13,7 +13,7 @@ import {
   type LineFacts,
   type LogPattern,
 } from '../../../core/config/log-pattern';
-import { openNoFollow } from '../../workspace/workspace-files';
+import { openStateFile } from '../../workspace/workspace-files';
 
 /** Bytes read from each end of a log. */
 export const WINDOW_BYTES = 64 * 1024;
@@ -52,7 +52,7 @@ export function useLogPattern(template: string | null | undefined): void {
 
 /** The lines of a log's head and tail windows before its `---` summary, and whether its middle was left out. */
 export function logWindows(file: string, window = WINDOW_BYTES): { lines: string[]; cut: boolean } {
-  const fd = openNoFollow(file);
+  const fd = openStateFile(file);
   try {
     const size = fs.fstatSync(fd).size;
     const read = (at: number, n: number) => {

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { ExperimentRecord } from '../../../core/journal/journal';
 import { DEFAULTS } from '../../../core/config/program';
 import type { ProposalContext } from '../types';
-import { openNoFollow } from '../../workspace/workspace-files';
+import { openStateFile } from '../../workspace/workspace-files';
 import { READONLY_READ_BYTES, readonlyText } from './text';
 
 /** The most of one read-only file the prompt shows, and of them all together. */
@@ -35,7 +35,7 @@ export function logFacts(file: string | null): LogFacts {
   if (known) return known;
   let facts: LogFacts = { loss: null, device: null };
   try {
-    const fd = openNoFollow(file);
+    const fd = openStateFile(file);
     try {
       const size = fs.fstatSync(fd).size;
       const head = Buffer.alloc(Math.min(HEAD_BYTES, size));

@@ -33,7 +33,7 @@ import { searchBlock } from './search-prompt';
 import { EDITOR, FINISH, FIX, MOVE, VIEW_LOG } from './tool-defs';
 import { lessonTarget } from './unseen';
 import type { ProposalContext } from '../types';
-import { openNoFollow } from '../../workspace/workspace-files';
+import { openStateFile } from '../../workspace/workspace-files';
 
 /** Reviewer rejections listed with their notes (step mode). */
 const REVIEWER_NOTES = 20;
@@ -231,7 +231,7 @@ function reviewerNotes(history: ExperimentRecord[]): string | null {
 export function readLogTail(file: string | null, bytes = LOG_TAIL_BYTES): string | null {
   if (!file) return null;
   try {
-    const fd = openNoFollow(file);
+    const fd = openStateFile(file);
     try {
       const size = fs.fstatSync(fd).size;
       const buf = Buffer.alloc(Math.min(bytes, size));

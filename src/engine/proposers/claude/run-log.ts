@@ -11,7 +11,7 @@ import * as z from 'zod/mini';
 import type { ExperimentRecord } from '../../../core/journal/journal';
 import { STATE_DIR } from '../../../core/journal/layout';
 import { englishMessages } from '../../../core/journal/zod-english';
-import { openNoFollow } from '../../workspace/workspace-files';
+import { openStateFile } from '../../workspace/workspace-files';
 
 englishMessages();
 
@@ -71,7 +71,7 @@ export function viewRunLog(workdir: string, history: readonly ExperimentRecord[]
   if ('error' in where) return refuse(where.error);
   let fd: number;
   try {
-    fd = openNoFollow(where.file);
+    fd = openStateFile(where.file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     return refuse(
