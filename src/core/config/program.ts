@@ -13,6 +13,7 @@ import { MAX_TIMER_S, RUN_OPTIONS } from './run-options';
 import { DEFAULT_SEARCH } from './search';
 import { frontMatterShape, ruleOf } from './run-option-checks';
 import { mergeSandbox, SandboxSetting } from './sandbox';
+import { mergeSlurm, SlurmSetting } from './slurm';
 import { TransferSetting } from '../study/transfer-journal';
 import { englishMessages } from '../journal/zod-english';
 
@@ -79,6 +80,8 @@ export const FrontMatter = z.strictObject({
   prices: z.optional(z.record(z.string(), PriceRow)),
   // A training run's process and file size limits (src/core/config/limits.ts has the defaults).
   limits: z.optional(LimitsSetting),
+  // Where Slurm runs each training run (--executor slurm): partition, account, GPUs, … (src/core/config/slurm.ts).
+  slurm: z.optional(SlurmSetting),
   // The transfer study's defaults (autoresearch transfer): the larger scale's environment and budget.
   transfer: z.optional(TransferSetting),
 });
@@ -158,6 +161,8 @@ export function resolveConfig(fm: FrontMatter, overrides: Partial<RunConfig> = {
   const limits = overrides.limits ?? fm.limits;
   if (limits) config.limits = limits;
   if (overrides.step ?? fm.step) config.step = true;
+  const slurm = mergeSlurm(overrides.slurm, fm.slurm);
+  if (slurm) config.slurm = slurm;
   const model = overrides.model ?? fm.model;
   const effort = overrides.effort ?? fm.effort;
   const maxDollars = overrides.max_dollars ?? fm.max_dollars;

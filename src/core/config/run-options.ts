@@ -317,8 +317,8 @@ export const RUN_OPTIONS = {
   executor: {
     flag: '--executor <name>',
     kind: 'choice',
-    choices: ['subprocess', 'kernel'],
-    help: 'where training runs: subprocess (a child of the engine, the default) or kernel (through a Jupyter kernel)',
+    choices: ['subprocess', 'kernel', 'slurm'],
+    help: 'where training runs: subprocess (a child of the engine, the default), kernel (through a Jupyter kernel) or slurm (each run a job step, started with srun)',
   },
   kernel: {
     flag: '--kernel <name>',
@@ -353,6 +353,27 @@ export const RUN_OPTIONS = {
   },
   // Never from the server: it hands the token down in the environment, since ps shows argv to all.
   token: { flag: '--token <t>', kind: 'text', help: 'token for --server-url (default: $JUPYTER_TOKEN)' },
+  // --executor slurm: each over program.md's slurm: key of the same name (src/core/config/slurm.ts).
+  partition: { flag: '--partition <name>', kind: 'text', help: "Slurm partition of each run's job (slurm.partition)" },
+  account: { flag: '--account <name>', kind: 'text', help: "Slurm account charged for each run's job (slurm.account)" },
+  qos: { flag: '--qos <name>', kind: 'text', help: "Slurm quality of service of each run's job (slurm.qos)" },
+  gpus: {
+    flag: '--gpus <n>',
+    kind: 'text',
+    help: "GPUs of each run's job, a count or type:count (srun --gpus; slurm.gpus)",
+  },
+  gres: {
+    flag: '--gres <list>',
+    kind: 'text',
+    help: "generic resources of each run's job, e.g. gpu:a100:1 (srun --gres; slurm.gres)",
+  },
+  cpus: { flag: '--cpus <n>', kind: 'positive-int', help: "CPUs of each run's job (srun --cpus-per-task; slurm.cpus)" },
+  mem: { flag: '--mem <size>', kind: 'text', help: "memory of each run's job, e.g. 64G (srun --mem; slurm.mem)" },
+  slurm_args: {
+    flag: '--slurm-args <options>',
+    kind: 'text',
+    help: "other srun options for each run's job, space-separated, e.g. '--constraint=a100 --exclusive' (slurm.args)",
+  },
 } as const satisfies Record<string, RunOptionSpec>;
 
 /** Each proposer's declaration; a name in its options that is no run option does not compile. */

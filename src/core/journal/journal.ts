@@ -9,6 +9,7 @@ import { PriceRow } from '../config/price-row';
 import { ReviewAction, ReviewSource } from '../step-mode/review';
 import { EFFORT_LEVELS } from '../config/run-options';
 import { LimitsSetting } from '../config/limits';
+import { SlurmSetting } from '../config/slurm';
 import { SandboxSetting } from '../config/sandbox';
 import { SEARCH_MODES } from '../config/search';
 import { SettingsChanged, SettingsFrom } from '../config/security-settings';
@@ -92,6 +93,8 @@ export const RunConfig = z.object({
   plateau: z.optional(z.int().check(z.nonnegative())),
   /** How a training line reads (src/core/config/log-pattern.ts); absent: the default formats. */
   log_pattern: z.optional(z.string()),
+  /** Where Slurm runs each training run (--executor slurm; src/core/config/slurm.ts); absent: nothing asked. */
+  slurm: z.optional(SlurmSetting),
 });
 export type RunConfig = z.infer<typeof RunConfig>;
 
@@ -211,6 +214,17 @@ export const RunRecord = z.object({
   sandbox_missing: z.optional(z.array(z.string())),
   /** Processes the run left behind, killed when it ended. */
   strays: z.optional(z.int().check(z.nonnegative())),
+  /** Seconds a scheduler (Slurm) held the run before it started: not in run_s, nor in the busy time or the trust cost. */
+  queue_s: z.optional(z.number().check(z.nonnegative())),
+  /** The scheduler's job the run was (--executor slurm); requeued: preempted once and run again. */
+  job: z.optional(
+    z.object({
+      scheduler: z.literal('slurm'),
+      id: z.string(),
+      node: z.optional(z.string()),
+      requeued: z.optional(z.boolean()),
+    }),
+  ),
   worker,
 });
 export type RunRecord = z.infer<typeof RunRecord>;
@@ -279,6 +293,8 @@ export const ExperimentRecord = z.object({
     total_s: z.number().check(z.nonnegative()),
     /** Seconds the executor sat idle between the previous run's end and this run's start. */
     idle_s: z.optional(z.number().check(z.nonnegative())),
+    /** Seconds its runs waited in a scheduler's queue (Slurm), apart from run_s. */
+    queue_s: z.optional(z.number().check(z.nonnegative())),
   }),
   exit_code: z.nullable(z.int()),
   signal: z.nullable(z.string()),

@@ -58,10 +58,11 @@ const TrustReportSchema = z.extend(TrustCost, {
  * run starts (its purpose, its number among the experiment's runs, when it started and the
  * budget it trains for, so a reader can count the budget down), `evaluate` once the run printed
  * a line starting `evaluating` (the run itself says its training is over), then `judge` and
- * `check`; `apply`, `review` and `commit` before its first run.
+ * `check`; `apply`, `review` and `commit` before its first run; `queue` while a scheduler (Slurm)
+ * holds a run, with its job.
  */
 export const LivePhase = z.object({
-  name: z.enum(['apply', 'review', 'commit', 'train', 'evaluate', 'judge', 'check']),
+  name: z.enum(['apply', 'review', 'commit', 'queue', 'train', 'evaluate', 'judge', 'check']),
   /** When this phase began. */
   since: z.string(),
   /** The training run of `train` and `evaluate`. */
@@ -73,6 +74,8 @@ export const LivePhase = z.object({
       budget_s: z.number(),
     }),
   ),
+  /** `queue`: the scheduler's job that holds the run (Slurm). */
+  job: z.optional(z.object({ scheduler: z.literal('slurm'), id: z.string() })),
 });
 export type LivePhase = z.infer<typeof LivePhase>;
 

@@ -82,6 +82,9 @@ export const StudyRunRecord = z.object({
   memory_gb: z.number().check(z.nonnegative()),
   log_path: z.nullable(z.string()),
   sandbox: z.optional(z.enum(['on', 'off'])),
+  /** Seconds a scheduler (Slurm) held the run before it started; its job. */
+  queue_s: z.optional(z.number().check(z.nonnegative())),
+  job: z.optional(z.object({ scheduler: z.literal('slurm'), id: z.string(), node: z.optional(z.string()) })),
 });
 export type StudyRunRecord = z.infer<typeof StudyRunRecord>;
 

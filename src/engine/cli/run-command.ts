@@ -10,6 +10,9 @@ import { frontMatterValues } from '../../core/config/run-option-checks';
 import { orList, proposerKeyEnv, proposersWith } from '../../core/config/proposers';
 import { KernelExecutor } from '../executor/kernel';
 import { SubprocessExecutor } from '../executor/subprocess';
+import { SlurmExecutor } from '../executor/slurm/slurm';
+import type { SlurmSetting } from '../../core/config/slurm';
+import { SLURM_FLAG_KEYS, slurmFlags } from './slurm-flags';
 import type { Executor } from '../executor/types';
 import { Loop } from '../run/setup';
 import { createProposer, defaultProposer } from '../proposers';
@@ -23,14 +26,24 @@ import { UserError } from '../user-error';
 import { ttyAsker } from './review-command';
 import { stopRequestFile } from './stop-command';
 
-/** The executor --executor names; the kernel one talks to --server-url (default $JUPYTER_SERVER_URL). */
-export function createExecutor(o: RunFlags): Executor {
-  if ((o.executor ?? 'subprocess') === 'subprocess') {
-    for (const key of ['kernel', 'server_url', 'token', 'kernel_id', 'ship'] as const) {
-      if (o[key] !== undefined) throw new UserError(`${flagOf(key)} applies to --executor kernel`);
+const KERNEL_FLAG_KEYS = ['kernel', 'server_url', 'token', 'kernel_id', 'ship'] as const;
+
+/**
+ * The executor --executor names (absent: slurm where program.md has a slurm: key, else
+ * subprocess); the kernel one talks to --server-url (default $JUPYTER_SERVER_URL), the slurm one
+ * submits with `slurm`, program.md's slurm: with the flags over it.
+ */
+export function createExecutor(o: RunFlags, slurm?: SlurmSetting): Executor {
+  const name = o.executor ?? (slurm ? 'slurm' : 'subprocess');
+  const refuse = (keys: readonly (keyof RunFlags)[], applies: string) => {
+    for (const key of keys) {
+      if (o[key] !== undefined) throw new UserError(`${flagOf(key)} applies to ${applies}`);
     }
-    return new SubprocessExecutor();
-  }
+  };
+  if (name !== 'kernel') refuse(KERNEL_FLAG_KEYS, '--executor kernel');
+  if (name !== 'slurm') refuse(SLURM_FLAG_KEYS, '--executor slurm');
+  if (name === 'subprocess') return new SubprocessExecutor();
+  if (name === 'slurm') return new SlurmExecutor({ setting: slurm });
   const serverUrl = o.server_url ?? process.env.JUPYTER_SERVER_URL;
   if (!serverUrl) {
     throw new UserError(
@@ -82,6 +95,8 @@ export async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
   const seed = o.seed ?? RUN_OPTIONS.seed.default;
   // The flags that are also front matter keys (budget_s, model, noise_runs, …) override program.md's.
   const overrides: Partial<RunConfig> = frontMatterValues(o);
+  const slurm = slurmFlags(o);
+  if (slurm) overrides.slurm = slurm;
   const python = resolvePython(o.python);
   const proposerName = o.proposer ?? defaultProposer();
   if (o.model !== undefined && !PROPOSER_INFO[proposerName].hasModel) {
@@ -103,7 +118,7 @@ export async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
     );
   }
   // One executor per worker (each kernel executor starts its own kernel); all of them are disposed at the end.
-  const executors: Executor[] = [createExecutor(o)];
+  const executors: Executor[] = [createExecutor(o, config.slurm)];
   const executor = executors[0];
   const reporter = new TerminalReporter(process.stdout);
   const proposer = createProposer(proposerName, {
@@ -138,7 +153,7 @@ export async function runCommand(dirArg: string, o: RunFlags): Promise<number> {
     // Step mode on a terminal also asks inline; decision files from other shells are read either way.
     asker: process.stdin.isTTY ? ttyAsker(dir, text => reporter.print(text)) : undefined,
     executorFor: () => {
-      const e = createExecutor(o);
+      const e = createExecutor(o, config.slurm);
       executors.push(e);
       return e;
     },

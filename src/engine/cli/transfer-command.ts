@@ -13,6 +13,8 @@ import { studyPaths } from '../study/transfer-store';
 import { runTransferStudy } from '../study/transfer';
 import { PROGRAM_FILE } from '../workspace/workspace';
 import { UserError } from '../user-error';
+import { mergeSlurm, type SlurmSetting } from '../../core/config/slurm';
+import { slurmFlags } from './slurm-flags';
 import { readRegularIfAny } from '../workspace/workspace-files';
 
 interface TransferFlags {
@@ -24,10 +26,29 @@ interface TransferFlags {
   json?: boolean;
   defaults?: boolean;
   python?: string;
-  executor?: 'subprocess' | 'kernel';
+  executor?: string;
   kernel?: string;
   serverUrl?: string;
   token?: string;
+  partition?: string;
+  account?: string;
+  qos?: string;
+  gpus?: string;
+  gres?: string;
+  cpus?: number;
+  mem?: string;
+  slurmArgs?: string;
+}
+
+/** program.md's slurm: setting (where the study's jobs go unless flags say otherwise); undefined when absent. */
+function programSlurm(dir: string): SlurmSetting | undefined {
+  const program = readRegularIfAny(dir, PROGRAM_FILE);
+  if (program === null) return undefined;
+  try {
+    return parseProgram(program.toString('utf8')).frontMatter.slurm;
+  } catch (e) {
+    throw new UserError((e as Error).message);
+  }
 }
 
 /** The study's defaults from program.md's front matter (what the panel's dialog starts from): {} and null when absent. */
@@ -107,7 +128,7 @@ export function transferTable(s: TransferSummary): string {
 export function registerTransferCommand(
   program: Command,
   setExit: (code: number) => void,
-  createExecutor: (o: Partial<RunOptionValues>) => Executor,
+  createExecutor: (o: Partial<RunOptionValues>, slurm?: SlurmSetting) => Executor,
 ): void {
   program
     .command('transfer')
@@ -132,10 +153,18 @@ export function registerTransferCommand(
     .option('--json', 'print the result as JSON')
     .option('--defaults', "print program.md's transfer defaults as JSON ({env, budget_s}) and run nothing")
     .option('--python <path>', 'interpreter for the runs (default: python3 on PATH)')
-    .option('--executor <name>', 'subprocess or kernel, as for run', 'subprocess')
+    .option('--executor <name>', 'subprocess, kernel or slurm, as for run', 'subprocess')
     .option('--kernel <name>', 'kernelspec (--executor kernel)')
     .option('--server-url <url>', 'Jupyter server (--executor kernel; default $JUPYTER_SERVER_URL)')
     .option('--token <token>', 'its token (default $JUPYTER_TOKEN)')
+    .option('--partition <name>', "Slurm partition of each run's job (--executor slurm; over program.md's slurm:)")
+    .option('--account <name>', 'Slurm account (--executor slurm)')
+    .option('--qos <name>', 'Slurm quality of service (--executor slurm)')
+    .option('--gpus <n>', 'GPUs of each job, a count or type:count (--executor slurm)')
+    .option('--gres <list>', 'generic resources of each job, e.g. gpu:a100:1 (--executor slurm)')
+    .option('--cpus <n>', 'CPUs of each job (--executor slurm)', count)
+    .option('--mem <size>', 'memory of each job, e.g. 64G (--executor slurm)')
+    .option('--slurm-args <options>', 'other srun options, space-separated (--executor slurm)')
     .action(async (dirArg: string, o: TransferFlags) => {
       const dir = path.resolve(dirArg);
       if (o.defaults) {
@@ -143,14 +172,24 @@ export function registerTransferCommand(
         return setExit(0);
       }
       const env = parseEnvPairs(o.env);
-      if (o.executor !== 'subprocess' && o.executor !== 'kernel')
-        throw new UserError('--executor must be subprocess or kernel');
-      const executor = createExecutor({
+      if (o.executor !== 'subprocess' && o.executor !== 'kernel' && o.executor !== 'slurm')
+        throw new UserError('--executor must be subprocess, kernel or slurm');
+      const flags: Partial<RunOptionValues> = {
         executor: o.executor,
         ...(o.kernel !== undefined && { kernel: o.kernel }),
         ...(o.serverUrl !== undefined && { server_url: o.serverUrl }),
         ...(o.token !== undefined && { token: o.token }),
-      });
+        ...Object.fromEntries(
+          (['partition', 'account', 'qos', 'gpus', 'gres', 'cpus', 'mem'] as const)
+            .filter(k => o[k] !== undefined)
+            .map(k => [k, o[k]]),
+        ),
+        ...(o.slurmArgs !== undefined && { slurm_args: o.slurmArgs }),
+      };
+      const executor = createExecutor(
+        flags,
+        o.executor === 'slurm' ? mergeSlurm(slurmFlags(flags), programSlurm(dir)) : undefined,
+      );
       // Training runs inherit this environment: no key of the engine's reaches them.
       for (const name of [...proposerKeyEnv(), 'JUPYTER_TOKEN']) delete process.env[name];
       // As a run does: the real interpreter, whose folder goes first on the runs' PATH.

@@ -771,8 +771,10 @@ def describe(report, cfg):
 
 
 def tell(cfg, message):
-    """One JSON line to the caller's report pipe, if it gave one."""
+    """One JSON line to the caller's report pipe, if it gave one (the spawn line only where it asks for it)."""
     fd = cfg.get("report_fd")
+    if message.get("event") == "spawn" and cfg.get("report_spawn") is False:
+        return
     if fd is not None and fd >= 0:
         try:
             os.write(fd, (json.dumps(message) + "\n").encode())
@@ -805,8 +807,10 @@ def finish(report, status):
 def serve(cfg0):
     """
     Runs one command per line of stdin (its config as JSON), for an engine that keeps one guard
-    instead of starting Python for every run. After each run: its end marker (config `nonce`) on
-    stdout and stderr, behind the last of its output, then the report. A stop that arrives
+    instead of starting Python for every run (or, under Slurm, for one run whose config must not
+    be on the command line). With config `start_marker`, a start marker on stderr first. After
+    each run: its end marker (config `nonce`) on stdout and stderr, behind the last of its output,
+    then the report (on stderr too, behind the marker, where `report_fd` is 2). A stop that arrives
     between runs is ignored; stdin's end, or the caller's death, ends the guard.
     """
     ignore_signals()
@@ -815,6 +819,11 @@ def serve(cfg0):
         if not line:
             return
         cfg = dict(cfg0, **json.loads(line))
+        if cfg.get("start_marker"):
+            # A caller behind a scheduler (Slurm's srun) learns here that the job left the queue, and its id.
+            job = (os.environ.get("SLURM_JOB_ID", ""), os.environ.get("SLURMD_NODENAME", ""))
+            start = "\0autoresearch-run-start %s %s %s\0" % ((cfg["nonce"],) + job)
+            os.write(2, start.encode())
         report, status = run(cfg)
         ignore_signals()
         report = finish(report, status)

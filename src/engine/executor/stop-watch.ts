@@ -6,17 +6,28 @@ export interface StopWatch {
   readonly timedOut: boolean;
   /** The run was stopped (engine signal or `autoresearch stop`). */
   readonly interrupted: boolean;
+  /** Starts the deadline where it was deferred (a queued run that has just started); once. */
+  startDeadline(): void;
   /** Clears the timer and the listener once the run has ended. */
   dispose(): void;
 }
 
-/** Calls `terminate` at the deadline or on abort, and records which it was. */
-export function watchForStop(req: RunRequest, terminate: () => void): StopWatch {
+/**
+ * Calls `terminate` at the deadline or on abort, and records which it was. A queued executor
+ * defers the deadline until its run leaves the queue: time in a queue is not the run's.
+ */
+export function watchForStop(req: RunRequest, terminate: () => void, o: { deferDeadline?: boolean } = {}): StopWatch {
   const state = { timedOut: false, interrupted: false };
-  const deadline = setTimeout(() => {
-    state.timedOut = true;
-    terminate();
-  }, req.timeoutS * 1000);
+  let deadline: NodeJS.Timeout | undefined;
+  let disposed = false;
+  const startDeadline = () => {
+    if (deadline || disposed) return;
+    deadline = setTimeout(() => {
+      state.timedOut = true;
+      terminate();
+    }, req.timeoutS * 1000);
+  };
+  if (!o.deferDeadline) startDeadline();
   const onAbort = () => {
     state.interrupted = true;
     terminate();
@@ -32,7 +43,9 @@ export function watchForStop(req: RunRequest, terminate: () => void): StopWatch 
     get interrupted() {
       return state.interrupted;
     },
+    startDeadline,
     dispose() {
+      disposed = true;
       clearTimeout(deadline);
       req.signal?.removeEventListener('abort', onAbort);
     },

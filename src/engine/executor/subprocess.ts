@@ -239,7 +239,7 @@ export class SubprocessExecutor implements Executor {
 }
 
 /** How many bytes at the end of `b` could begin the marker (held back, so the live log waits for nothing else). */
-function partialMarker(b: Buffer, marker: Buffer): number {
+export function partialMarker(b: Buffer, marker: Buffer): number {
   for (let k = Math.min(marker.length - 1, b.length); k > 0; k--) {
     if (b[b.length - k] === marker[0] && b.subarray(b.length - k).equals(marker.subarray(0, k))) return k;
   }

@@ -37,6 +37,22 @@ export interface RunRequest {
   onSpawn?: (pgids: number[] | null, cgroups?: string[]) => void;
   /** Called with the kernel a run goes to (kernel executor): recorded so a later engine can clean up after this one. */
   onKernel?: (kernel: RunKernel) => void;
+  /**
+   * What a scheduler lists the run as (`autoresearch-<tag>-<n>-<i>`: the Slurm job's name), and the
+   * workspace it belongs to (its comment), by which a later engine finds the jobs of one that died.
+   */
+  name?: string;
+  workspace?: string;
+  /** A queued executor (Slurm): the scheduler holds the run, as job `id`. */
+  onQueued?: (job: RunJob) => void;
+  /** A queued executor: the run left the queue and started training, at this time (ms since the epoch). */
+  onStarted?: (startedAt: number) => void;
+}
+
+/** A scheduler's job a run went to. */
+export interface RunJob {
+  scheduler: 'slurm';
+  id: string;
 }
 
 /** A Jupyter kernel an engine ran experiments in. */
@@ -62,8 +78,12 @@ export interface RunOutcome {
   limits?: Partial<Limits>;
   /** What the sandbox lacked where it could not be had whole (sandbox auto), e.g. the user namespace. */
   missing?: string[];
-  /** Why the run failed when its output cannot say: its guard was killed, it reached a limit. */
+  /** Why the run failed when its output cannot say: its guard was killed, it reached a limit, Slurm ended its job. */
   failure?: string;
+  /** Seconds a scheduler held the run before it started (not in `seconds`, which is the run's own). */
+  queueS?: number;
+  /** The scheduler's job the run was (the last one, where a preempted job was run again). */
+  job?: RunJob & { node?: string; requeued?: boolean };
 }
 
 export interface Executor {
@@ -73,7 +93,12 @@ export interface Executor {
    * Cleans up after an engine that died (kill -9) with runs on kernels: interrupts them, so
    * their runners end the training, and shuts down the ones it had started.
    */
-  reclaim?(left: RunKernel[]): Promise<void>;
+  reclaim?(left: RunKernel[], workspace: string): Promise<void>;
+  /**
+   * Whether runs can wait in a queue before they start (Slurm): the executor then says when one
+   * starts (RunRequest.onStarted), and only then does its budget count down.
+   */
+  readonly queued?: boolean;
   /** Lets go of what the executor keeps between runs (a kernel, the run guard). */
   dispose?(): Promise<void>;
 }

@@ -4,7 +4,7 @@
  * without importing experiment.ts.
  */
 import type { RunConfig, RunPurpose } from '../../core/journal/journal';
-import type { Executor, RunKernel } from '../executor/types';
+import type { Executor, RunJob, RunKernel } from '../executor/types';
 import type { Repo } from '../git/git';
 import type { Ledger } from './ledger';
 import type { LogCapture } from './log-capture';
@@ -34,6 +34,12 @@ export interface ExperimentEnv {
   onPhase?: (phase: Phase) => void;
   onSpawn?: (pgids: number[] | null, cgroups?: string[]) => void;
   onKernel?: (kernel: RunKernel) => void;
+  /** A queued executor's i-th run waits as this job (Slurm). */
+  onQueued?: (job: RunJob, purpose: RunPurpose, i: number) => void;
+  /** What a scheduler lists the i-th run as (autoresearch-<tag>-<n>-<i>). */
+  runName?: (i: number) => string;
+  /** The workspace the runs belong to (the folder itself, not a worker's worktree). */
+  workspace?: string;
   /** Extra environment for the run (a worker's CUDA_VISIBLE_DEVICES). */
   runEnv?: Record<string, string>;
   /** Step mode: a checked proposal waits for its reviewer before it is committed, when the reviewer wants it (absent: it does not). */

@@ -147,6 +147,9 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
       onSpawn: env.onSpawn,
       onKernel: env.onKernel,
       onRunStart: (log, startedAt, purpose) => env.onRunStart?.(log, startedAt, record.diff, purpose),
+      onQueued: env.onQueued,
+      runName: env.runName,
+      workspace: env.workspace,
     },
     input.n,
     { commit: record.commit, state },
@@ -165,6 +168,8 @@ export async function runExperiment(env: ExperimentEnv, input: ExperimentInput):
     log_truncated: own.some(r => r.log_truncated === true),
   });
   record.timings.run_s = runs.reduce((s, r) => s + r.run_s, 0);
+  const queued = runs.reduce((s, r) => s + (r.queue_s ?? 0), 0);
+  if (runs.some(r => r.queue_s !== undefined)) record.timings.queue_s = queued;
   if (measured.kind === 'failed') {
     // The log worth reading is the failed run's (a repeat's crash is not in the first run's log).
     const failedRun = runs[runs.length - 1];

@@ -11,7 +11,7 @@ import { judgeAgainstBest, judgeBaseline, type Decision } from '../../core/rule/
 import type { NoiseRule } from '../../core/rule/noise';
 import { sizeWords } from '../../core/config/limits';
 import { memoryGb, parseSummary, readMetric } from '../../core/rule/summary';
-import type { Executor, RunIsolation, RunKernel, RunOutcome } from '../executor/types';
+import type { Executor, RunIsolation, RunJob, RunKernel, RunOutcome } from '../executor/types';
 import { repositoryGone, type Repo } from '../git/git';
 import { seedFor, type Ledger } from './ledger';
 import { LogCapture } from './log-capture';
@@ -51,6 +51,12 @@ export interface MeasureEnv {
   onRunStart?: (log: LogCapture, startedAt: number, purpose: RunPurpose, i: number) => void;
   onSpawn?: (pgids: number[] | null, cgroups?: string[]) => void;
   onKernel?: (kernel: RunKernel) => void;
+  /** A queued executor's i-th run waits as this job (Slurm). */
+  onQueued?: (job: RunJob, purpose: RunPurpose, i: number) => void;
+  /** What a scheduler lists the i-th run as (autoresearch-<tag>-<n>-<i>). */
+  runName?: (i: number) => string;
+  /** The workspace the runs belong to (the folder itself, not a worker's worktree). */
+  workspace?: string;
 }
 
 export interface Target {
@@ -177,7 +183,8 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   env.onPhase?.(purpose === 'measure' ? 'run' : purpose);
   const log = new LogCapture(logFile, env.logHeadBytes, env.logTailBytes);
-  env.onRunStart?.(log, Date.now(), purpose, i);
+  // A queued executor (Slurm) says when the run leaves the queue: its budget counts down from then.
+  if (!env.executor.queued) env.onRunStart?.(log, Date.now(), purpose, i);
   let outcome;
   try {
     outcome = await env.executor.run({
@@ -197,6 +204,10 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
       signal: env.signal,
       onSpawn: env.onSpawn,
       onKernel: env.onKernel,
+      name: env.runName?.(i),
+      workspace: env.workspace,
+      onQueued: job => env.onQueued?.(job, purpose, i),
+      onStarted: at => env.onRunStart?.(log, at, purpose, i),
     });
   } finally {
     log.close();
@@ -233,6 +244,8 @@ async function runOnce(env: MeasureEnv, n: number, target: Target, purpose: RunP
     ...(outcome.sandbox && { sandbox: outcome.sandbox }),
     ...(outcome.missing?.length && { sandbox_missing: outcome.missing }),
     ...(outcome.strays && { strays: outcome.strays }),
+    ...(outcome.queueS !== undefined && { queue_s: outcome.queueS }),
+    ...(outcome.job && { job: outcome.job }),
     ...(env.worker !== undefined ? { worker: env.worker } : {}),
   };
   env.ledger.record(record);

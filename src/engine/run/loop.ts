@@ -16,6 +16,7 @@ import { budgetWarning } from '../../core/rule/budget-check';
 import type { ExperimentRecord, JournalRecord, RunEndRecord, RunPurpose } from '../../core/journal/journal';
 import { noiseRuleOf } from '../../core/rule/noise';
 import { sandboxOf } from '../../core/config/sandbox';
+import { jobName } from '../../core/config/slurm';
 import { setRunningGroup, setRunningKernel } from './engine-lock';
 import { rejudge, runExperiment } from '../experiment/experiment';
 import { MISSING_MODULE } from '../experiment/measure';
@@ -210,6 +211,12 @@ class RunLoop extends Proposing {
           },
           onSpawn: (pgids, cgroups) => setRunningGroup(o.dir, pgids, worker, cgroups),
           onKernel: kernel => setRunningKernel(o.dir, kernel, lane.k),
+          runName: i => jobName(o.tag, n, i),
+          workspace: o.dir,
+          onQueued: (job, purpose, i) => {
+            this.o.journal.setPhase(n, { name: 'queue', since: new Date().toISOString(), job });
+            this.emitFor(lane, 'note', `#${n}: run ${i} (${purpose}) queued as Slurm job ${job.id}`);
+          },
           onRunStart: (log, startedAt, diff, purpose) => {
             const mine = this.inFlight.get(n);
             if (mine) mine.diff = diff;
@@ -255,7 +262,9 @@ class RunLoop extends Proposing {
     const move = job.proposal?.move ?? job.resume?.proposal?.move;
     if (move) record.move = move;
     if (runStartedAt !== null) {
-      record.timings.idle_s = Math.max(0, (runStartedAt - lane.lastRunEnd) / 1000);
+      // Time a scheduler held the first run is not the accelerator's idle time: it was not ours yet.
+      const queued = this.ledger.runsFor(n)[0]?.queue_s ?? 0;
+      record.timings.idle_s = Math.max(0, (runStartedAt - lane.lastRunEnd) / 1000 - queued);
       lane.lastRunEnd = Date.now();
     }
     return record;

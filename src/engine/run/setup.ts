@@ -160,7 +160,7 @@ export class Loop extends EventEmitter<LoopEvents> {
     const left = acquireEngineLock(dir, this.tag);
     try {
       // Kernels a killed engine's runs went to are interrupted (the runner ends the training) and, if it started them, shut down.
-      await Promise.all(executors.map(e => e.reclaim?.(left)));
+      await Promise.all(executors.map(e => e.reclaim?.(left, dir)));
       const results = ResultsFile.open(dir, this.tag, records, text => this.emit('note', text));
       let resumable: Continuation[] = [];
       if (this.opts.resume) {

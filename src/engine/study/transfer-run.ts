@@ -10,6 +10,7 @@ import type { Executor } from '../executor/types';
 import { LogCapture } from '../experiment/log-capture';
 import { failureOf } from '../experiment/measure';
 import { pathWithPython } from '../workspace/python';
+import { jobName } from '../../core/config/slurm';
 
 /** What the run is for and how to run it. */
 export interface StudyRunContext {
@@ -24,6 +25,8 @@ export interface StudyRunContext {
   timeoutS: number;
   /** The larger scale's environment; empty for an ablation. */
   env: Record<string, string>;
+  /** The run studied: its tag names the study's Slurm jobs. */
+  tag: string;
 }
 
 export interface RunTarget {
@@ -60,6 +63,8 @@ export async function runStudyOnce(c: StudyRunContext, t: RunTarget, logFile: st
       // Recorded in engine.json, so a study killed mid-run has its training run killed by the next engine.
       onSpawn: (pgids, cgroups) => setRunningGroup(c.dir, pgids, 1, cgroups),
       onKernel: kernel => setRunningKernel(c.dir, kernel),
+      name: jobName(c.tag, `${t.kind}-${t.commit.slice(0, 7)}`, t.k),
+      workspace: c.dir,
     });
   } finally {
     log.close();
@@ -93,5 +98,9 @@ export async function runStudyOnce(c: StudyRunContext, t: RunTarget, logFile: st
     memory_gb: memoryGb(summary),
     log_path: logFile,
     ...(outcome.sandbox && { sandbox: outcome.sandbox }),
+    ...(outcome.queueS !== undefined && { queue_s: outcome.queueS }),
+    ...(outcome.job && {
+      job: { scheduler: outcome.job.scheduler, id: outcome.job.id, ...(outcome.job.node && { node: outcome.job.node }) },
+    }),
   };
 }

@@ -109,7 +109,7 @@ export async function runTransferStudy(o: StudyOptions): Promise<StudyResult> {
   const main = new Repo(o.dir);
   let ran = 0;
   try {
-    await o.executor.reclaim?.(left);
+    await o.executor.reclaim?.(left, o.dir);
     await main.removeWorktree(paths.worktree);
     await main.raw([
       'worktree',
@@ -143,6 +143,7 @@ export async function runTransferStudy(o: StudyOptions): Promise<StudyResult> {
       executor: o.executor,
       python: o.python,
       signal: o.signal,
+      tag: s.tag,
       ...(kind === 'transfer'
         ? { budgetS: s.budgetS, timeoutS: s.timeoutS, env: s.env }
         : { budgetS: s.config.budget_s, timeoutS: s.config.timeout_s, env: {} }),

@@ -119,6 +119,9 @@ export function phaseWords(f: IInFlight, trans: TranslationBundle): string {
       return trans.__('checking');
     case 'evaluate':
       return trans.__('evaluating');
+    case 'queue':
+      // Slurm holds the run: its job id, so `squeue -j` and `scontrol show job` find it.
+      return phase.job ? trans.__('queued, Slurm job %1', phase.job.id) : trans.__('queued');
     case 'train': {
       const run = phase.run;
       switch (run?.purpose) {
