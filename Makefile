@@ -155,7 +155,7 @@ format: setup
 	ruff format .
 
 # bench/overhead takes ~3 minutes; bench/pipeline ~14 (10 experiments of 60 s, two sides at once);
-# bench/executor ~2 (20 experiments of 1 s through a kernel and as a subprocess, twice each);
+# bench/executor ~3 (20 experiments of 1 s through a kernel, through local Slurm and as a subprocess, twice each);
 # bench/noise ~1 (30 offline proposals on a noisy synthetic metric, strict vs noise-aware keep, 5 seeds);
 # bench/claude-replay ~0.2 (a recorded 30-proposal claude session replayed through the stand-in at 50 and 700 experiments);
 # bench/panel ~1 (the panel opened on runs of 10 and 1,000 experiments in Chromium, 3 times each);

@@ -6,9 +6,12 @@
 //   kernel     — --executor kernel: a real `jupyter server` on 127.0.0.1 and its ipykernel
 //                (the kernel's start is part of the cost, spread over the 20 experiments);
 //   subprocess — --executor subprocess: the run is a child of the engine.
-// Both use the venv's interpreter; the sides alternate so slow spells of a shared machine hit both.
-// Prints each side's overhead per experiment (wall time ÷ 20 − the 1 s sleep) and, last,
-// `kernel_overhead_ratio: X` = kernel wall time ÷ subprocess wall time. Target ≤ 1.3.
+//   slurm      — --executor slurm: each run an srun job step on a Slurm cluster: the one $SLURM_CONF
+//                names, else the one-node cluster scripts/local-slurm.sh starts here.
+// All use the venv's interpreter; the sides alternate so slow spells of a shared machine hit each.
+// Prints each side's overhead per experiment (wall time ÷ 20 − the 1 s sleep),
+// `kernel_overhead_ratio: X` = kernel wall time ÷ subprocess wall time (target ≤ 1.3) and, last,
+// `slurm_overhead_ratio: Y` = slurm wall time ÷ subprocess wall time (target ≤ 1.5: srun's start-up).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -128,23 +131,43 @@ for (const [file, fix] of [
     process.exit(1);
   }
 }
+/** The environment Slurm's commands need: $SLURM_CONF's cluster if set, else the local one, started. */
+function slurmEnv() {
+  if (process.env.SLURM_CONF) return {};
+  const script = path.join(ROOT, 'scripts', 'local-slurm.sh');
+  const started = spawnSync('bash', [script, 'start'], { encoding: 'utf8' });
+  if (started.status !== 0) throw new Error(`bench/executor: ${script} start failed:\n${started.stdout}${started.stderr}`);
+  const env = {};
+  for (const m of spawnSync('bash', [script, 'env'], { encoding: 'utf8' }).stdout.matchAll(/^export (\w+)=(.*)$/gm)) {
+    env[m[1]] = m[2].replace(/^(['"])(.*)\1$/, '$2');
+  }
+  return env;
+}
+
+Object.assign(process.env, slurmEnv());
 const server = await startServer();
 let kernel = 0;
 let subprocess = 0;
+let slurm = 0;
 try {
   for (let i = 0; i < ROUNDS; i++) {
     subprocess += runEngine('subprocess', ['--executor', 'subprocess']);
     kernel += runEngine('kernel', ['--executor', 'kernel', '--server-url', server.url, '--token', server.token]);
+    slurm += runEngine('slurm', ['--executor', 'slurm']);
   }
 } finally {
   server.stop();
 }
 kernel /= ROUNDS;
 subprocess /= ROUNDS;
+slurm /= ROUNDS;
 const per = s => ((s / N - SLEEP_S) * 1000).toFixed(1);
 console.log(`experiments: ${N} × ${SLEEP_S} s of training, ${ROUNDS} round(s)`);
 console.log(`subprocess_wall_s: ${subprocess.toFixed(2)}`);
 console.log(`kernel_wall_s: ${kernel.toFixed(2)}`);
 console.log(`subprocess_overhead_ms_per_experiment: ${per(subprocess)}`);
 console.log(`kernel_overhead_ms_per_experiment: ${per(kernel)}`);
+console.log(`slurm_wall_s: ${slurm.toFixed(2)}`);
+console.log(`slurm_overhead_ms_per_experiment: ${per(slurm)}`);
 console.log(`kernel_overhead_ratio: ${(kernel / subprocess).toFixed(3)}`);
+console.log(`slurm_overhead_ratio: ${(slurm / subprocess).toFixed(3)}`);
