@@ -8,6 +8,9 @@ SHELL := /bin/bash
 
 VENV := .venv
 PIP := $(VENV)/bin/python -m pip
+# Enterprise Gateway (for the tests) caps jupyter_server < 2 and jupyter_client < 7, which the server
+# extension's own jupyter_server >= 2 excludes: it lives in a venv of its own (pyproject.toml's group).
+VENV_EG := .venv-eg
 # Recipes that run the project put the venv first, so `python` is the venv's (torch, numpy).
 USE_VENV := export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
@@ -43,7 +46,8 @@ help:
 	@echo "make wheel  - the package as a user installs it: dist/jupyterlab_autoresearch-<version>-py3-none-any.whl"
 	@echo "make setup  - install everything (each target but wheel does this first)"
 
-setup: system-packages node-version $(VENV)/.stamp-deps node_modules/.stamp-npm-ci lib/.stamp-build $(VENV)/.stamp-editable
+setup: system-packages node-version $(VENV)/.stamp-deps node_modules/.stamp-npm-ci lib/.stamp-build $(VENV)/.stamp-editable \
+	$(VENV_EG)/.stamp-deps
 
 system-packages:
 	@missing=()
@@ -72,6 +76,13 @@ $(VENV)/.stamp-deps: Makefile $(TEMPLATE_REQUIREMENTS)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet $(PY_PACKAGES)
 	$(PIP) install --quiet --no-deps $(PY_NODEPS_PACKAGES)
+	touch $@
+
+# pip >= 25.1 reads dependency groups (--group); the venv's bundled pip may be older.
+$(VENV_EG)/.stamp-deps: Makefile pyproject.toml
+	[ -x $(VENV_EG)/bin/python ] || python3 -m venv $(VENV_EG)
+	$(VENV_EG)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV_EG)/bin/python -m pip install --quiet --group enterprise-gateway
 	touch $@
 
 node_modules/.stamp-npm-ci: package.json package-lock.json | node-version

@@ -1,6 +1,6 @@
 /**
- * A remote kernel host for tests, all on 127.0.0.1: Jupyter Kernel Gateway
- * from the venv, in its own mount namespace where a tmpfs covers a folder
+ * A remote kernel host for tests, all on 127.0.0.1: Jupyter Kernel Gateway or
+ * Enterprise Gateway, in its own mount namespace where a tmpfs covers a folder
  * (so it and the kernels it starts cannot see what is under it), and a
  * `jupyter server` whose kernels live on that gateway (GatewayClient.url).
  *
@@ -18,6 +18,8 @@ import { freePort, VENV_JUPYTER } from './jupyter-server';
 import { ROOT } from './workspace';
 
 const VENV_PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
+/** Enterprise Gateway needs jupyter_server < 2, so it has a venv of its own (Makefile, pyproject.toml). */
+const EG_PYTHON = path.join(ROOT, '.venv-eg', 'bin', 'python');
 
 export interface Service {
   url: string;
@@ -33,19 +35,101 @@ export interface Gateway extends Service {
   home: string;
 }
 
+/** The gateways the tests run: Kernel Gateway (jupyter_kernel_gateway) and Enterprise Gateway (its local process proxy). */
+export type GatewayKind = 'kernel' | 'enterprise';
+
+// What a gateway's kernels inherit from its environment: HOME keeps their files in the temp home.
+const INHERITED = 'HOME,PATH,LANG,AUTORESEARCH_CACHE';
+
+interface KindSpec {
+  python: string;
+  module: string;
+  what: string;
+  missing: string;
+  /** The gateway's own flags, after the module. */
+  args(port: number, token: string): string[];
+  env: Record<string, string>;
+  /** Writes what the gateway needs under tmp before it starts (a kernelspec); returns extra env. */
+  prepare?(tmp: string): Record<string, string>;
+}
+
+const KINDS: Record<GatewayKind, KindSpec> = {
+  kernel: {
+    python: VENV_PYTHON,
+    module: 'kernel_gateway',
+    what: 'Kernel Gateway',
+    missing: 'jupyter_kernel_gateway is not installed in .venv: run make setup (it is in the test extra)',
+    args: (port, token) => [
+      '--KernelGatewayApp.ip=127.0.0.1',
+      `--KernelGatewayApp.port=${port}`,
+      '--KernelGatewayApp.port_retries=0',
+      `--KernelGatewayApp.auth_token=${token}`,
+      '--JupyterWebsocketPersonality.list_kernels=True',
+    ],
+    env: { KG_ENV_PROCESS_WHITELIST: INHERITED },
+  },
+  enterprise: {
+    python: EG_PYTHON,
+    module: 'enterprise_gateway',
+    what: 'Enterprise Gateway',
+    missing:
+      "Enterprise Gateway is not installed in .venv-eg: run make setup (pyproject.toml's enterprise-gateway group; it needs jupyter_server < 2, so not in .venv)",
+    args: (port, token) => [
+      '--EnterpriseGatewayApp.ip=127.0.0.1',
+      `--EnterpriseGatewayApp.port=${port}`,
+      '--EnterpriseGatewayApp.port_retries=0',
+      `--EnterpriseGatewayApp.auth_token=${token}`,
+      '--EnterpriseGatewayApp.list_kernels=True',
+      // EG refuses kernels whose KERNEL_USERNAME (by default its own user) is root; these tests run as root.
+      '--EnterpriseGatewayApp.unauthorized_users=[]',
+    ],
+    // inherited_envs (EG_INHERITED_ENVS, formerly EG_ENV_PROCESS_WHITELIST); KERNEL_* from the client always pass.
+    env: { EG_INHERITED_ENVS: INHERITED },
+    prepare: tmp => {
+      // The gateway's venv has no ipykernel: its python3 kernelspec runs the project's venv, as
+      // Kernel Gateway's does, with the local process proxy (EG's default) named for the reader.
+      const spec = path.join(tmp, 'share', 'jupyter', 'kernels', 'python3');
+      fs.mkdirSync(spec, { recursive: true });
+      const proxy = 'enterprise_gateway.services.processproxies.processproxy.LocalProcessProxy';
+      fs.writeFileSync(
+        path.join(spec, 'kernel.json'),
+        JSON.stringify({
+          argv: [VENV_PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+          display_name: 'Python 3 (local process proxy)',
+          language: 'python',
+          metadata: { process_proxy: { class_name: proxy } },
+        }),
+      );
+      return { JUPYTER_PATH: path.join(tmp, 'share', 'jupyter') };
+    },
+  },
+};
+
 /** Starts Kernel Gateway with a tmpfs over `hidden` in its mount namespace; resolves once its API answers. */
-export async function startHiddenGateway(hidden: string): Promise<Gateway> {
-  if (!fs.existsSync(VENV_PYTHON)) throw new Error(`${VENV_PYTHON} is missing: run make setup`);
+export function startHiddenGateway(hidden: string): Promise<Gateway> {
+  return startHidden('kernel', hidden);
+}
+
+/** Starts Enterprise Gateway (local process proxy) with a tmpfs over `hidden` in its mount namespace; resolves once its API answers. */
+export function startHiddenEnterpriseGateway(hidden: string): Promise<Gateway> {
+  return startHidden('enterprise', hidden);
+}
+
+/** Starts a gateway of the kind with a tmpfs over `hidden` in its mount namespace, its kernels' HOME a temp folder. */
+export async function startHidden(kind: GatewayKind, hidden: string): Promise<Gateway> {
+  const k = KINDS[kind];
+  if (!fs.existsSync(k.python)) throw new Error(`${k.python} is missing: run make setup`);
   try {
-    execFileSync(VENV_PYTHON, ['-c', 'import kernel_gateway'], { stdio: 'pipe' });
+    execFileSync(k.python, ['-c', `import ${k.module}`], { stdio: 'pipe' });
   } catch {
-    throw new Error('jupyter_kernel_gateway is not installed in .venv: run make setup (it is in the test extra)');
+    throw new Error(k.missing);
   }
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-kg-'));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), kind === 'kernel' ? 'ar-kg-' : 'ar-eg-'));
   const home = path.join(tmp, 'home');
   fs.mkdirSync(home);
   const token = randomBytes(16).toString('hex');
   const port = await freePort();
+  const extraEnv = k.prepare?.(tmp) ?? {};
   const script = 'mount -t tmpfs -o size=4m,mode=0755 autoresearch-hidden "$1" && shift && exec "$@"';
   const child = spawn(
     'unshare',
@@ -59,14 +143,10 @@ export async function startHiddenGateway(hidden: string): Promise<Gateway> {
       script,
       'sh',
       hidden,
-      VENV_PYTHON,
+      k.python,
       '-m',
-      'kernel_gateway',
-      '--KernelGatewayApp.ip=127.0.0.1',
-      `--KernelGatewayApp.port=${port}`,
-      '--KernelGatewayApp.port_retries=0',
-      `--KernelGatewayApp.auth_token=${token}`,
-      '--JupyterWebsocketPersonality.list_kernels=True',
+      k.module,
+      ...k.args(port, token),
     ],
     {
       cwd: home,
@@ -76,8 +156,9 @@ export async function startHiddenGateway(hidden: string): Promise<Gateway> {
         JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
         JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
         AUTORESEARCH_CACHE: '',
-        // The gateway hands its kernels only the variables listed here: HOME keeps their files in the temp home.
-        KG_ENV_PROCESS_WHITELIST: 'HOME,PATH,LANG,AUTORESEARCH_CACHE',
+        // The gateway hands its kernels only the variables it is told to (and, EG, the client's KERNEL_*).
+        ...k.env,
+        ...extraEnv,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
@@ -87,7 +168,7 @@ export async function startHiddenGateway(hidden: string): Promise<Gateway> {
     child,
     `http://127.0.0.1:${port}/`,
     token,
-    'Kernel Gateway in a mount namespace (unshare -m, needs root)',
+    `${k.what} in a mount namespace (unshare -m, needs root)`,
     () => fs.rmSync(tmp, { recursive: true, force: true }),
   );
   return { ...svc, hidden, home };

@@ -24,6 +24,20 @@ export function serverSettings(serverUrl: string, token = ''): ServerConnection.
   });
 }
 
+/**
+ * The engine's KERNEL_* variables as the `env` of a kernel start request (none: no `env`). A gateway
+ * hands them to the kernel it starts, as jupyter_server's GatewayClient does with its own: Enterprise
+ * Gateway reads KERNEL_USERNAME, KERNEL_NAMESPACE, KERNEL_IMAGE and the like to place the kernel. A
+ * plain jupyter_server ignores the body's env, and through one that points at a gateway it is the
+ * server's own KERNEL_* variables that go on.
+ */
+export function withKernelEnv(env: NodeJS.ProcessEnv = process.env): { env?: Record<string, string> } {
+  const picked = Object.entries(env).filter(
+    (e): e is [string, string] => e[0].startsWith('KERNEL_') && e[1] !== undefined,
+  );
+  return picked.length ? { env: Object.fromEntries(picked) } : {};
+}
+
 export class KernelSession {
   private started = true;
   private kernel: Kernel.IKernelConnection | null = null;
@@ -93,7 +107,9 @@ export class KernelSession {
       this.started = false;
     } else {
       try {
-        model = await KernelAPI.startNew({ name: this.kernelName }, this.settings);
+        // A variable, not a literal: @jupyterlab/services types the body as {name} only, yet sends it whole.
+        const body = { name: this.kernelName, ...withKernelEnv() };
+        model = await KernelAPI.startNew(body, this.settings);
       } catch (e) {
         throw new UserError(
           `cannot start a "${this.kernelName}" kernel on ${this.settings.baseUrl}: ${(e as Error).message}`,
