@@ -1,4 +1,5 @@
-"""Starting the engine for a request: shared by POST runs and POST runs/resume (and only them)."""
+"""Starting the engine for a request: shared by POST runs and POST runs/resume (POST transfer uses
+EngineStarter.kernel_executor and check_executor too)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from ..read.workspaces import api_path
 from ..routes import validate
 from ..routes.validate import ApiError
 from .engine_commands import server_url
-
 
 # The fields that name a kernel: either one means the kernel executor, through this very server.
 KERNEL_FIELDS = ("kernel", "kernel_id")

@@ -108,7 +108,9 @@ function resources(d: ExperimentBundleData, trans: TranslationBundle): HTMLEleme
     const item = el('span', 'jp-AutoresearchExperiment-resource');
     item.dataset.key = key;
     if (key === 'queue') {
-      item.title = trans.__('Seconds Slurm held the runs before they started: not in the run time, nor in the busy time');
+      item.title = trans.__(
+        'Seconds Slurm held the runs before they started: not in the run time, nor in the busy time',
+      );
     }
     item.appendChild(el('span', 'jp-AutoresearchExperiment-resourceLabel', label));
     item.appendChild(el('span', 'jp-AutoresearchExperiment-resourceValue', value));
