@@ -1,10 +1,9 @@
 /**
  * The toolbar's kernel controls: the picker (open notebooks' kernels, kernelspecs, a Slurm
- * cluster, no kernel) and, when a notebook's kernel is chosen, how it is used (*its environment* or
- * *this very kernel*),
- * with a warning when the workers setting rules the second out. What they offer, choose and send
- * is ./kernel-picker.ts's; this draws it and remembers what the user picked. Their toolbar items'
- * labels (*Kernel*, *Use*) name them; their titles say more.
+ * cluster, no kernel) and, when a notebook's kernel is chosen, how it is used (*its environment*
+ * or *this very kernel*), with a warning when the workers setting rules the second out. What they
+ * offer, choose and send is ./kernel-picker.ts's; this draws it and remembers what the user
+ * picked. Their toolbar items' labels (*Kernel*, *Use*) name them; their titles say more.
  */
 import type { KernelSpec } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
