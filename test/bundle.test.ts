@@ -32,6 +32,22 @@ describe('experimentBundle', () => {
     expect(text).toContain('+LEARNING_RATE = 0.0040');
   });
 
+  it('an experiment that ran as Slurm jobs shows its queue time beside its run time; others show none', () => {
+    const queued = experimentBundle(record(6, { timings: { propose_s: 1, run_s: 300, total_s: 423, queue_s: 122 } }));
+    const html = queued['text/html'];
+    expect(html).toContain('<th>run time</th><th>queue time (Slurm)</th><th>cost</th>');
+    expect(html).toMatch(/<td>5\.0 min<\/td><td>2\.0 min<\/td><td>—<\/td>/);
+    expectStaticHtml(html);
+    expect(queued['text/plain']).toContain('run time 5.0 min · queue time (Slurm) 2.0 min · cost —');
+    // A job that started at once waited 0 s: still said, since it ran through Slurm.
+    const atOnce = experimentBundle(record(7, { timings: { propose_s: 1, run_s: 30, total_s: 31, queue_s: 0.4 } }));
+    expect(atOnce['text/plain']).toContain('queue time (Slurm) 0.4 s');
+    for (const plain of [experimentBundle(record(6)), experimentBundle(record(0))]) {
+      expect(plain['text/html']).not.toContain('queue time');
+      expect(plain['text/plain']).not.toContain('queue time');
+    }
+  });
+
   it('other experiments keep their diff collapsed; the baseline has no comparison and no diff', () => {
     expect(experimentBundle(record(4))['text/html']).toContain('<details><summary>diff');
     const base = experimentBundle(record(0, { diff: '', lines_added: 0, lines_removed: 0, description: 'baseline' }));

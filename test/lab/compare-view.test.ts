@@ -236,6 +236,19 @@ describe('CompareView', () => {
     expect(cellTexts(view, 'metric')).toEqual(['—', '1.040000']);
   });
 
+  it('shows a queue time row only when either ran as Slurm jobs, after the run time', () => {
+    expect(shown(answer()).node.querySelector('tr[data-key="queue"]')).toBeNull();
+    const queued = record(3, { status: 'keep', timings: { propose_s: 1, run_s: 30, total_s: 100, queue_s: 68.25 } });
+    const view = shown(answer({ b: queued }));
+    const keys = [...view.node.querySelectorAll<HTMLElement>('.jp-AutoresearchCompare-records tbody tr')].map(
+      tr => tr.dataset.key,
+    );
+    expect(keys.slice(keys.indexOf('time'), keys.indexOf('time') + 2)).toEqual(['time', 'queue']);
+    expect(view.node.querySelector('tr[data-key="queue"] th')!.textContent).toBe('queue time (Slurm)');
+    expect(cellTexts(view, 'queue')).toEqual(['—', '68.3 s']);
+    expect(cellTexts(view, 'time')).toEqual(['300.0 s', '30.0 s']);
+  });
+
   it('shows only the latest of several loads, and closes on its Close button', async () => {
     const view = new CompareView(trans, null);
     document.body.appendChild(view.node);

@@ -15,7 +15,14 @@ import { FocusTracker, Widget } from '@lumino/widgets';
 import { describe, expect, it, vi } from 'vitest';
 import { runSettingDefaults } from '../../src/core/config/run-option-schemas';
 import { type INotebookKernel, NotebookKernels } from '../../src/lab/notebooks/notebook-kernels';
-import { chooseKernel, kernelGroups, notebookValue } from '../../src/lab/panel/toolbar/kernel-picker';
+import {
+  chooseKernel,
+  kernelGroups,
+  kernelRunOptions,
+  notebookValue,
+  SLURM,
+  transferRunOptions,
+} from '../../src/lab/panel/toolbar/kernel-picker';
 import type { IRunDefaults } from '../../src/lab/panel/run-defaults';
 import { RunModel } from '../../src/lab/panel/run/run-model';
 import { RunToolbar } from '../../src/lab/panel/toolbar/run-toolbar';
@@ -179,6 +186,66 @@ describe('the kernel picker with open notebooks', () => {
     expect(pick({ setting: 'gone' })).toBe(notebookValue(GPU_NB.path)); // a setting naming no kernelspec
     expect(pick({ picked: 'gone', setting: 'gpu' })).toBe('gpu');
     expect(chooseKernel(kernelGroups(null, [], trans), [], '', { picked: null, wanted: null, setting: '' })).toBe('');
+  });
+});
+
+describe('the picker’s Slurm cluster entry', () => {
+  it('is offered beside no kernel, and sends executor slurm with no kernel at all', () => {
+    const bar = toolbar();
+    bar.setKernelSpecs(SPECS, '');
+    bar.setNotebooks([GPU_NB]);
+    const loose = Array.from(picker(bar).children).filter(c => c.tagName === 'OPTION') as HTMLOptionElement[];
+    expect(loose.map(o => [o.value, o.textContent])).toEqual([
+      [SLURM, 'Slurm cluster (srun)'],
+      ['', 'No kernel (the server’s Python)'],
+    ]);
+    expect(loose[0].title).toContain('srun');
+    picker(bar).value = SLURM;
+    picker(bar).dispatchEvent(new Event('change'));
+    expect(modeShown(bar)).toBe(false); // no notebook's kernel: nothing to say of how it is used
+    const opts = bar.runOptions(defaults);
+    expect(opts.executor).toBe('slurm');
+    expect(opts).not.toHaveProperty('kernel');
+    expect(opts).not.toHaveProperty('kernel_id');
+    // A transfer study replays through Slurm too, and starts no kernel.
+    expect(bar.kernels.transferOptions()).toEqual({ executor: 'slurm' });
+    expect(bar.kernels.kernelSpec()).toBe('');
+    // The pick holds while the notebooks change.
+    bar.setNotebooks([CPU_NB, GPU_NB]);
+    expect(picker(bar).value).toBe(SLURM);
+  });
+
+  it('says what each entry sends: a kernel, Slurm, or the subprocess executor for no kernel', () => {
+    expect(kernelRunOptions('gpu', 'environment', [])).toEqual({ kernel: 'gpu' });
+    expect(kernelRunOptions(notebookValue(GPU_NB.path), 'attach', [GPU_NB])).toEqual({ kernel_id: 'k-gpu' });
+    expect(kernelRunOptions(SLURM, 'attach', [GPU_NB])).toEqual({ executor: 'slurm' });
+    // Said outright: program.md's slurm: must not turn “the server’s Python” into Slurm jobs.
+    expect(kernelRunOptions('', 'environment', [])).toEqual({ executor: 'subprocess' });
+    expect(transferRunOptions(notebookValue(GPU_NB.path), [GPU_NB])).toEqual({ kernel: 'gpu' });
+    expect(transferRunOptions('', [])).toEqual({});
+  });
+
+  it('is shown where program.md has slurm:, unless the user, a command or the kernel setting says otherwise', () => {
+    const bar = toolbar();
+    bar.setKernelSpecs(SPECS, '');
+    bar.setNotebooks([GPU_NB]);
+    expect(picker(bar).value).toBe(notebookValue(GPU_NB.path));
+    bar.kernels.suggestSlurm(true);
+    expect(picker(bar).value).toBe(SLURM); // over the notebook in front
+    expect(bar.runOptions(defaults).executor).toBe('slurm');
+    bar.kernels.suggestSlurm(false); // slurm: taken out of program.md
+    expect(picker(bar).value).toBe(notebookValue(GPU_NB.path));
+
+    const groups = kernelGroups(SPECS, [GPU_NB], trans);
+    const pick = (p: Partial<Parameters<typeof chooseKernel>[3]>) =>
+      chooseKernel(groups, [GPU_NB], 'python3', { picked: null, wanted: null, setting: '', program: SLURM, ...p });
+    expect(pick({})).toBe(SLURM);
+    expect(pick({ setting: 'gpu' })).toBe('gpu');
+    expect(pick({ wanted: notebookValue(GPU_NB.path) })).toBe(notebookValue(GPU_NB.path));
+    expect(pick({ picked: '' })).toBe('');
+    expect(
+      chooseKernel(kernelGroups(null, [], trans), [], '', { picked: null, wanted: null, setting: '', program: SLURM }),
+    ).toBe(SLURM);
   });
 });
 

@@ -37,6 +37,17 @@ const q = (root: HTMLElement, sel: string): HTMLElement => {
 };
 
 describe('experiment renderer', () => {
+  it('shows Slurm’s queue time after the run time, labelled and explained, apart from it', async () => {
+    const node = await render(record(4, { timings: { propose_s: 1, run_s: 42, total_s: 170, queue_s: 125 } }));
+    const keys = [...node.querySelectorAll<HTMLElement>('.jp-AutoresearchExperiment-resource')].map(i => i.dataset.key);
+    expect(keys).toEqual(['lines', 'memory', 'time', 'queue', 'cost', 'commit']);
+    const queue = q(node, '[data-key="queue"]');
+    expect(q(queue, '.jp-AutoresearchExperiment-resourceLabel').textContent).toBe('queue time');
+    expect(q(queue, '.jp-AutoresearchExperiment-resourceValue').textContent).toBe('2.1 min');
+    expect(queue.title).toContain('not in the run time');
+    expect(q(node, '[data-key="time"] .jp-AutoresearchExperiment-resourceValue').textContent).toBe('42.0 s');
+  });
+
   it('is a safe mime extension for the experiment type, ranked ahead of text/html', () => {
     expect(extension.rendererFactory.mimeTypes).toEqual([EXPERIMENT_MIME]);
     expect(extension.rendererFactory.safe).toBe(true);
@@ -62,6 +73,7 @@ describe('experiment renderer', () => {
     expect(q(node, '[data-key="cost"] .jp-AutoresearchExperiment-resourceValue').textContent).toBe('$0.0123');
     expect(q(node, '[data-key="time"] .jp-AutoresearchExperiment-resourceValue').textContent).toBe('5.0 min');
     expect(q(node, '[data-key="lines"] .jp-AutoresearchExperiment-resourceValue').textContent).toBe('+1 −1');
+    expect(node.querySelector('[data-key="queue"]')).toBeNull(); // not run through Slurm
     const diff = q(node, 'details.jp-AutoresearchExperiment-diff') as HTMLDetailsElement;
     expect(diff.open).toBe(true);
     const lines = [...diff.querySelectorAll('.jp-AutoresearchExperiment-diffLine')];

@@ -38,7 +38,15 @@ describe('RunToolbar.runOptions', () => {
 
   it('sends the settings left set, and leaves null ones to program.md', () => {
     const opts = toolbar('offline').runOptions({ ...defaults, noise_runs: 1, keep_sigma: 0.5, workers: 2 });
-    expect(opts).toEqual({ proposer: 'offline', budget_s: 60, workers: 2, noise_runs: 1, keep_sigma: 0.5 });
+    // No kernelspecs listed: the picker's no kernel, said as the subprocess executor.
+    expect(opts).toEqual({
+      proposer: 'offline',
+      budget_s: 60,
+      workers: 2,
+      noise_runs: 1,
+      keep_sigma: 0.5,
+      executor: 'subprocess',
+    });
     expect(opts).not.toHaveProperty('confirm_runs');
     expect(opts).not.toHaveProperty('timeout_s');
   });
@@ -49,6 +57,7 @@ describe('RunToolbar.runOptions', () => {
       proposer: 'offline',
       budget_s: 30,
       workers: 1,
+      executor: 'subprocess',
     });
     expect(toolbar('claude', ' m1 ', '30').runOptions(settings)).toMatchObject({
       proposer: 'claude',

@@ -9,6 +9,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { describe, expect, it, vi } from 'vitest';
 import type { JournalRecord } from '../../src/core/journal/journal';
 import { deriveRunState, type LivePhase } from '../../src/core/journal/run-state';
+import { LiveView } from '../../src/lab/panel/run/live-view';
 import { RunModel } from '../../src/lab/panel/run/run-model';
 import { RunToolbar } from '../../src/lab/panel/toolbar/run-toolbar';
 import { RUN_START } from '../helpers/noisy-journal';
@@ -22,8 +23,8 @@ vi.hoisted(() => {
 const trans = nullTranslator.load('jupyterlab_autoresearch');
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
 
-/** A strip following a run whose experiment #n started `startedS` ago and now does `phase`. */
-function strip(phase: LivePhase | undefined, startedS = 600, n = 0): RunToolbar {
+/** A run model whose experiment #n started `startedS` ago and now does `phase`. */
+function runModel(phase: LivePhase | undefined, startedS = 600, n = 0): RunModel {
   const records: JournalRecord[] = [
     RUN_START,
     { type: 'experiment_start', ts: ago(startedS), n, parent_commit: 'a'.repeat(40), description: 'baseline' },
@@ -46,6 +47,12 @@ function strip(phase: LivePhase | undefined, startedS = 600, n = 0): RunToolbar 
     type: 'run_state',
     run_state: { ...file, in_flight: file.in_flight.map(f => (phase ? { ...f, phase } : f)) },
   });
+  return model;
+}
+
+/** A strip following a run whose experiment #n started `startedS` ago and now does `phase`. */
+function strip(phase: LivePhase | undefined, startedS = 600, n = 0): RunToolbar {
+  const model = runModel(phase, startedS, n);
   return new RunToolbar({ trans, model, commands: new CommandRegistry(), args: () => ({ path: 'ws' }) });
 }
 
@@ -87,6 +94,37 @@ describe('the strip’s phase', () => {
       expect(bar.progress.hidden).toBe(!words.includes('left'));
       bar.dispose();
     }
+  });
+
+  it('says queued with the Slurm job while Slurm holds the run, with no countdown, then counts down once it trains', () => {
+    const queued = strip({ name: 'queue', since: ago(400), job: { scheduler: 'slurm', id: '4242' } }, 900, 5);
+    expect(queued.state.textContent).toBe('#5 queued, Slurm job 4242');
+    expect(queued.progress.hidden).toBe(true);
+    queued.dispose();
+    // The run's budget counts from its own start on the node, not from its submission.
+    const started = strip({ name: 'train', since: ago(10), run: run(1, 'measure', 10) }, 900, 5);
+    expect(started.state.textContent).toMatch(/^#5 training · (50|51) s left$/);
+    started.dispose();
+  });
+
+  it('marks a queued experiment in the in-flight list, its job id in the badge’s title', () => {
+    const live = new LiveView(
+      runModel({ name: 'queue', since: ago(3), job: { scheduler: 'slurm', id: '77' } }, 5, 2),
+      trans,
+    );
+    const badge = live.node.querySelector<HTMLElement>(
+      '.jp-AutoresearchLive-item[data-n="2"] .jp-AutoresearchLive-badge',
+    )!;
+    expect(badge.textContent).toBe('queued');
+    expect(badge.title).toBe('queued, Slurm job 77');
+    expect(badge.classList).toContain('jp-mod-queued');
+    live.dispose();
+    const training = new LiveView(runModel({ name: 'train', since: ago(3), run: run(1, 'measure', 3) }, 5, 2), trans);
+    const running = training.node.querySelector<HTMLElement>('.jp-AutoresearchLive-badge')!;
+    expect(running.textContent).toBe('running');
+    expect(running.title).toBe('');
+    expect(running.classList).not.toContain('jp-mod-queued');
+    training.dispose();
   });
 
   it('says training, with no countdown, for an engine from before phases', () => {

@@ -45,6 +45,12 @@ BAD_RUN_BODIES = [
     ({"path": "ws", "confirm_runs": True}, "confirm_runs"),
     # The server passes its own address; a client may not name another.
     ({"path": "ws", "server_url": "http://elsewhere/"}, "server_url"),
+    ({"path": "ws", "executor": "cloud"}, "executor"),
+    # Slurm jobs and the server's python run without a kernel; the kernel executor needs one named.
+    ({"path": "ws", "executor": "slurm", "kernel": "python3"}, "executor"),
+    ({"path": "ws", "executor": "slurm", "kernel_id": "0f6c1a2b"}, "executor"),
+    ({"path": "ws", "executor": "subprocess", "kernel": "python3"}, "executor"),
+    ({"path": "ws", "executor": "kernel"}, "executor"),
 ]
 
 
@@ -191,6 +197,34 @@ async def test_the_noise_options_reach_the_engine_as_flags(workspace, supervisor
     assert run_start["config"]["confirm_runs"] == 0
     argv = engine_log_path(workspace, "noisy").read_text().splitlines()[0]
     assert "--noise-runs 1 --keep-sigma 0.5 --confirm-runs 0" in argv
+
+
+async def test_a_slurm_run_from_the_panel_is_executor_slurm_with_no_kernel(workspace, supervisor, api):
+    """The picker's Slurm entry sends executor slurm: the engine gets --executor slurm and no kernel
+    (no --kernel, no --server-url: the server resolves none); with a kernel too, a 400 that says why."""
+    code, refused = await api("runs", "POST", {"path": "ws", "executor": "slurm", "kernel": "python3"})
+    assert code == 400 and refused["field"] == "executor", refused
+    assert refused["message"] == (
+        "executor slurm runs without a kernel, but kernel names one: send executor slurm alone "
+        "(the picker's Slurm cluster entry), or kernel alone"
+    )
+    assert not supervisor.children and not (workspace / ".autoresearch").exists()
+
+    body = {"path": "ws", "proposer": "offline", "tag": "onslurm", "executor": "slurm", "max_experiments": 0}
+    code, started = await api("runs", "POST", body)
+    argv = engine_log_path(workspace, "onslurm").read_text().splitlines()[0]
+    assert "--executor slurm" in argv, argv
+    assert "--kernel" not in argv and "--server-url" not in argv, argv
+    # Whether the engine then runs depends on a Slurm controller (scripts/local-slurm.sh start):
+    # with one, it starts; without, the engine's failure naming Slurm's command is relayed (a 500
+    # while the engine reports an unreachable controller as an internal error, exit 2).
+    if code == 202:
+        await wait_for(lambda: not alive(started["pid"]), timeout=120, what="the engine to finish")
+        runs = [r for r in journal(workspace, "onslurm") if r["type"] == "run"]
+        # The baseline's runs, each a Slurm job.
+        assert runs and all(r["job"]["scheduler"] == "slurm" for r in runs), runs
+    else:
+        assert code in (400, 500) and any(cmd in started["message"] for cmd in ("squeue", "srun", "sinfo")), started
 
 
 async def test_runs_say_the_tag_a_new_run_gets_and_the_engine_gives_it(workspace, supervisor, api):

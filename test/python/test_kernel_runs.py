@@ -27,6 +27,16 @@ def test_the_kernel_option_becomes_kernel_executor_flags_and_the_token_stays_out
     assert "--executor" not in Supervisor._flags({"max_experiments": 2})
 
 
+def test_executor_slurm_passes_as_is_once_and_no_token_goes_with_it():
+    flags = Supervisor._flags({"executor": "slurm", "max_experiments": 2})
+    assert flags.count("--executor") == 1 and flags[flags.index("--executor") + 1] == "slurm"
+    assert "--kernel" not in flags and "--server-url" not in flags
+    assert "JUPYTER_TOKEN" not in Supervisor._secrets({"executor": "slurm"})
+    # A kernel is the kernel executor, said once, whatever executor the starter let through with it.
+    flags = Supervisor._flags({"executor": "kernel", "kernel": "gpu", "server_url": "http://127.0.0.1:1/"})
+    assert flags.count("--executor") == 1 and flags[flags.index("--executor") + 1] == "kernel"
+
+
 def test_the_server_url_is_the_loopback_address_unless_the_server_listens_on_one_address():
     assert server_url("", 8888, "/") == "http://127.0.0.1:8888/"
     assert server_url("0.0.0.0", 8888, "/base/") == "http://127.0.0.1:8888/base/"

@@ -124,6 +124,27 @@ async def test_a_study_from_the_panel(studied, supervisor, api):
     assert code == 400 and "holds a study of run t1" in refused["message"]
 
 
+async def test_a_study_through_slurm_from_the_panel(studied, supervisor, api):
+    """The picker's Slurm entry: the study's engine gets --executor slurm, and no kernel."""
+    body = {"path": "ws", "env": {"AUTORESEARCH_SCALE": "2"}, "runs": 2, "executor": "slurm"}
+    code, started = await api("transfer", "POST", body)
+    argv = (studied / ".autoresearch" / "transfer-t1.log").read_text().splitlines()[0]
+    assert "transfer" in argv and "--executor slurm" in argv, argv
+    assert "--kernel" not in argv and "--server-url" not in argv, argv
+    # With a Slurm controller (scripts/local-slurm.sh start) the study runs; without, the
+    # engine's failure naming Slurm's command is relayed.
+    if code == 202:
+
+        async def finished():
+            code, status = await api("transfer", path="ws")
+            return code == 200 and not status["running"] and status["summary"] is not None and status
+
+        status = await wait_for(finished, timeout=300, what="the study through Slurm to finish")
+        assert status["failure"] is None and status["summary"]["scale"] == "2×"
+    else:
+        assert code in (400, 500) and any(cmd in started["message"] for cmd in ("squeue", "srun", "sinfo")), started
+
+
 @pytest.mark.parametrize(
     "body,field",
     [
@@ -138,6 +159,9 @@ async def test_a_study_from_the_panel(studied, supervisor, api):
         ({"path": "ws", "kernel": "no-such-kernel"}, "kernel"),
         ({"path": "ws", "tag": "none"}, "tag"),
         ({"path": "ws", "workers": 2}, "workers"),
+        ({"path": "ws", "executor": "cloud"}, "executor"),
+        ({"path": "ws", "executor": "slurm", "kernel": "python3"}, "executor"),
+        ({"path": "ws", "executor": "kernel"}, "executor"),
     ],
 )
 async def test_bad_transfer_bodies_are_refused(body, field, workspace, supervisor, api):

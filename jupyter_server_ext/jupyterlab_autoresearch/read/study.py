@@ -24,7 +24,7 @@ _defaults_lock = threading.Lock()
 
 
 def study_flags(opts: dict) -> list[str]:
-    """`autoresearch transfer`'s flags for a request's options (env, budget_s, runs, ablate, and a kernel's)."""
+    """`autoresearch transfer`'s flags for a request's options (env, budget_s, runs, ablate, and a kernel's or the executor)."""
     flags: list[str] = []
     for key, value in (opts.get("env") or {}).items():
         flags += ["--env", f"{key}={value}"]
@@ -37,6 +37,9 @@ def study_flags(opts: dict) -> list[str]:
     if opts.get("kernel") is not None:
         # The token travels in the environment (JUPYTER_TOKEN), never in argv.
         flags += ["--executor", "kernel", "--kernel", opts["kernel"], "--server-url", opts["server_url"]]
+    elif opts.get("executor") is not None:
+        # slurm: each replay a job with program.md's slurm: settings, as a run's experiments are.
+        flags += ["--executor", opts["executor"]]
     if opts.get("python") is not None:
         flags += ["--python", opts["python"]]
     return flags

@@ -9,14 +9,15 @@ import tornado
 
 from ..read import study
 from ..read.workspaces import api_path, transfer_log_path
-from ..supervise.starter import EngineStarter
+from ..supervise.starter import EngineStarter, check_executor
 from . import validate
 from .base_handler import BaseHandler
 from .web_errors import answers_domain_errors
 
 
 class TransferHandler(EngineStarter, BaseHandler):
-    """`POST {path, tag?, env?, budget_s?, runs?, ablate?, kernel?}`: start the study of a run;
+    """`POST {path, tag?, env?, budget_s?, runs?, ablate?, kernel?, executor?}`: start the study of a run
+    (executor slurm: each replay a Slurm job);
     `GET ?path=&tag=`: {tag, running, summary, defaults, failure, log}."""
 
     @tornado.web.authenticated
@@ -25,6 +26,7 @@ class TransferHandler(EngineStarter, BaseHandler):
         opts = validate.body(self.request.body, validate.transfer_fields())
         ws = self.workspace(opts.pop("path"))
         tag = self.pick_tag(ws, opts.pop("tag", None))
+        check_executor(opts)
         if "kernel" in opts:
             opts.update(await self.kernel_executor(opts.pop("kernel")))
         started = await self.sup.start_transfer(ws, tag, study.study_flags(opts), opts)

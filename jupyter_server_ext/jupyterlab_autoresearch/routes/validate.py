@@ -234,18 +234,19 @@ def run_fields() -> Fields:
     return fields
 
 
-def budget_option() -> dict[str, Any]:
-    """run-options.json's budget_s: its bound is a run's, a transfer's and a new workspace's alike."""
+def declared_option(key: str) -> dict[str, Any]:
+    """One option of run-options.json (budget_s's bound is a run's, a transfer's and a new
+    workspace's alike; executor's choices a run's and a transfer's)."""
     try:
-        return next(o for o in run_options() if o["key"] == "budget_s")
+        return next(o for o in run_options() if o["key"] == key)
     except (MissingOptions, StopIteration) as err:
-        raise ApiError(503, str(err) or "the engine's option list has no budget_s") from None
+        raise ApiError(503, str(err) or f"the engine's option list has no {key}") from None
 
 
 @functools.cache
 def transfer_fields() -> Fields:
     """POST /autoresearch/transfer: the run, the larger scale's environment and the study's options."""
-    budget = budget_option()
+    budget = declared_option("budget_s")
     return {
         "path": (path, True),
         "tag": (tag, False),
@@ -255,6 +256,8 @@ def transfer_fields() -> Fields:
         "runs": (at_least_two, False),
         "ablate": (boolean, False),
         "kernel": (text, False),
+        # A run's executor choices (run-options.json): slurm replays as Slurm jobs.
+        "executor": (one_of(*declared_option("executor")["choices"]), False),
     }
 
 
@@ -305,7 +308,7 @@ def whole_seconds_up_to(high: int) -> Callable[[str, Any], int]:
 @functools.cache
 def workspace_fields() -> Fields:
     """POST /autoresearch/workspaces: the folder, a template and its budget, or a repository."""
-    budget = budget_option()
+    budget = declared_option("budget_s")
     return {
         "path": (path, True),
         "template": (one_of("tiny-cpu"), False),

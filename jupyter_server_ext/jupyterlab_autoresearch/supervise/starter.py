@@ -1,4 +1,5 @@
-"""Starting the engine for a request: shared by POST runs and POST runs/resume (and only them)."""
+"""Starting the engine for a request: shared by POST runs and POST runs/resume (POST transfer uses
+EngineStarter.kernel_executor and check_executor too)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,30 @@ from ..routes import validate
 from ..routes.validate import ApiError
 from .engine_commands import server_url
 
+# The fields that name a kernel: either one means the kernel executor, through this very server.
+KERNEL_FIELDS = ("kernel", "kernel_id")
+
+
+def check_executor(opts: dict) -> None:
+    """Refuses an executor that contradicts the kernel fields: slurm or subprocess run without a
+    kernel, and kernel needs one the server resolves (it starts or attaches it through itself)."""
+    executor = opts.get("executor")
+    named = next((f for f in KERNEL_FIELDS if f in opts), None)
+    if named is not None and executor not in (None, "kernel"):
+        raise ApiError(
+            400,
+            f"executor {executor} runs without a kernel, but {named} names one: send executor {executor} "
+            f"alone (the picker's {'Slurm cluster' if executor == 'slurm' else 'No kernel'} entry), or {named} alone",
+            "executor",
+        )
+    if named is None and executor == "kernel":
+        raise ApiError(
+            400,
+            "executor kernel needs kernel (a kernelspec's name) or kernel_id (a running kernel), "
+            "which the server starts or attaches through itself: send one of them",
+            "executor",
+        )
+
 
 class EngineStarter:
     """A handler mixin (with WorkspaceLookup) that starts the engine on a workspace."""
@@ -19,6 +44,7 @@ class EngineStarter:
     async def start(self, opts: dict) -> None:
         """Starts the engine on opts' workspace; answers 202 with its pid, tag and log."""
         ws = self.workspace(opts.pop("path"))
+        check_executor(opts)
         if "kernel" in opts and "kernel_id" in opts:
             raise ApiError(
                 400,

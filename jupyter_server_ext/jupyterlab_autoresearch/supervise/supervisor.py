@@ -180,11 +180,11 @@ class Supervisor:
     @staticmethod
     def _flags(opts: dict) -> list[str]:
         """The engine's flags for the run options in opts (src/core/config/run-options.ts says which and how)."""
-        flags = engine_flags(opts)
         if Supervisor._in_kernel(opts):
             # The token travels on the engine's secrets pipe, never in argv, which ps shows to all.
-            flags += ["--executor", "kernel"]
-        return flags
+            opts = {**opts, "executor": "kernel"}
+        # Otherwise the client's executor (slurm, subprocess), or none: the engine's own choice.
+        return engine_flags(opts)
 
     @staticmethod
     def _env() -> dict[str, str]:

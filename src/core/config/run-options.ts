@@ -318,6 +318,9 @@ export const RUN_OPTIONS = {
     flag: '--executor <name>',
     kind: 'choice',
     choices: ['subprocess', 'kernel', 'slurm'],
+    // The panel's picker sends slurm (its "Slurm cluster" entry); kernel comes with kernel or
+    // kernel_id, which the server resolves through itself (supervise/starter.py checks the pair).
+    server: 'body',
     help: 'where training runs: subprocess (a child of the engine, the default), kernel (through a Jupyter kernel) or slurm (each run a job step, started with srun)',
   },
   kernel: {

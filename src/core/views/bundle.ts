@@ -126,6 +126,10 @@ function resourceCells(r: ExperimentRecord): Array<[string, string]> {
     ['lines', `+${r.lines_added} −${r.lines_removed}`],
     ['memory', `${r.memory_gb.toFixed(1)} GB`],
     ['run time', fmtSeconds(r.timings.run_s)],
+    // Slurm's wait before the runs started: apart from run time, which alone counts as busy.
+    ...(r.timings.queue_s !== undefined
+      ? [['queue time (Slurm)', fmtSeconds(r.timings.queue_s)] as [string, string]]
+      : []),
     ['cost', fmtCost(r.cost_usd)],
     // The share of the proposal's prompt read from the cache: the ledger's measure of caching.
     ...(hit !== null ? [['prompt cached', `${Math.round(hit * 100)}%`] as [string, string]] : []),

@@ -7,6 +7,7 @@
 import type { ServerConnection } from '@jupyterlab/services';
 import * as z from 'zod/mini';
 import { TransferStarted, TransferState } from '../../core/api/tool-answers';
+import type { RunOptionValues } from '../../core/config/run-options';
 import { post, query, requestAPI } from './server';
 import { englishMessages } from '../../core/journal/zod-english';
 
@@ -17,7 +18,7 @@ export type ITransferState = z.infer<typeof TransferState>;
 
 /**
  * What starting a study takes: the larger scale's environment, and optionally its budget, the
- * repeats of each replay, an ablation and a kernel.
+ * repeats of each replay, an ablation, and a kernel or the executor (slurm: each replay a Slurm job).
  */
 export interface ITransferRequest {
   env: Record<string, string>;
@@ -25,6 +26,7 @@ export interface ITransferRequest {
   runs?: number;
   ablate?: boolean;
   kernel?: string;
+  executor?: RunOptionValues['executor'];
 }
 
 /** The study of run `tag`: whether one runs, its summary so far, and program.md's defaults. */

@@ -29,7 +29,7 @@ import { CompareControls } from './compare/compare-controls';
 import { shownNumbers } from './list/experiment-filter';
 import { ExperimentList } from './list/experiment-list';
 import { parseExpansion } from './list/expansion';
-import { frontMatterFlag, frontMatterNumber } from './front-matter';
+import { frontMatterEntries, frontMatterFlag, frontMatterNumber } from './front-matter';
 import { LiveView } from './run/live-view';
 import { NotesSection } from './notes-section';
 import { ProgramCell } from './program-cell';
@@ -204,6 +204,8 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
 
     this.program.loaded.connect((_, text) => {
       this.bar.suggestBudget(frontMatterNumber(text.frontMatter, 'budget_s'));
+      // The engine runs as Slurm jobs where program.md has slurm: and no flag names an executor.
+      this.bar.kernels.suggestSlurm(frontMatterEntries(text.frontMatter).some(([key]) => key === 'slurm'));
       this.review.model.suggestStep(frontMatterFlag(text.frontMatter, 'step'));
     });
     this.saveExpansion = new Debouncer(() => this.writeExpansion(), SAVE_EXPANSION_MS);
@@ -296,9 +298,8 @@ export class AutoresearchPanel extends MainAreaWidget<Panel> {
     const request = await askTransfer(this.opts.trans, tag, defaults, state?.defaults_problem ?? null);
     if (request) {
       // The same kernelspec as a run from this toolbar (a notebook's too: a study never takes over a
-      // notebook's kernel), since a study replays through the executor a run uses.
-      const kernel = this.bar.kernels.kernelSpec();
-      await this.transfer.start(kernel ? { ...request, kernel } : request);
+      // notebook's kernel), or Slurm, since a study replays through the executor a run uses.
+      await this.transfer.start({ ...request, ...this.bar.kernels.transferOptions() });
     }
   }
 

@@ -101,9 +101,17 @@ function resources(d: ExperimentBundleData, trans: TranslationBundle): HTMLEleme
   // The share of the proposal's prompt read from the cache, beside what it cost.
   const hit = cacheHitRate(d.usage);
   if (hit !== null) rows.splice(4, 0, ['cached', trans.__('prompt cached'), `${Math.round(hit * 100)}%`]);
+  // Slurm's wait before its runs started, beside the run time it is not part of.
+  const queued = d.timings.queue_s;
+  if (queued !== undefined) rows.splice(3, 0, ['queue', trans.__('queue time'), fmtSeconds(queued)]);
   for (const [key, label, value] of rows) {
     const item = el('span', 'jp-AutoresearchExperiment-resource');
     item.dataset.key = key;
+    if (key === 'queue') {
+      item.title = trans.__(
+        'Seconds Slurm held the runs before they started: not in the run time, nor in the busy time',
+      );
+    }
     item.appendChild(el('span', 'jp-AutoresearchExperiment-resourceLabel', label));
     item.appendChild(el('span', 'jp-AutoresearchExperiment-resourceValue', value));
     list.appendChild(item);

@@ -225,6 +225,12 @@ export class CompareView extends Widget {
     });
     row('lines', trans.__('its own change'), r => `+${r.lines_added} −${r.lines_removed}`);
     row('time', trans.__('run time'), r => `${r.timings.run_s.toFixed(1)} s`);
+    // Slurm's wait, where either ran as jobs: apart from the run time, which it is not part of.
+    if (data.a.timings.queue_s !== undefined || data.b.timings.queue_s !== undefined) {
+      row('queue', trans.__('queue time (Slurm)'), r =>
+        r.timings.queue_s === undefined ? '—' : `${r.timings.queue_s.toFixed(1)} s`,
+      );
+    }
     row('memory', trans.__('memory'), r => `${r.memory_gb.toFixed(1)} GB`);
     row('cost', trans.__('cost'), r => (r.cost_usd > 0 ? `$${r.cost_usd.toFixed(4)}` : '—'));
     return table;

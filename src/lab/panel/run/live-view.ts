@@ -5,6 +5,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import type { RunModel } from './run-model';
+import { phaseWords } from './state-words';
 
 export class LiveView extends Widget {
   private readonly list: HTMLElement;
@@ -41,8 +42,17 @@ export class LiveView extends Widget {
         head.textContent = `#${start.n}`;
         const badge = document.createElement('span');
         badge.className = 'jp-AutoresearchLive-badge';
-        badge.textContent = start.n === pending ? this.trans.__('awaiting review') : this.trans.__('running');
+        // Slurm holds its run: not running yet, so no log either; the job id finds it in squeue.
+        const queued = start.n !== pending && start.phase?.name === 'queue';
+        badge.textContent =
+          start.n === pending
+            ? this.trans.__('awaiting review')
+            : queued
+              ? this.trans.__('queued')
+              : this.trans.__('running');
+        badge.title = queued ? phaseWords(start, this.trans) : '';
         badge.classList.toggle('jp-mod-pending', start.n === pending);
+        badge.classList.toggle('jp-mod-queued', queued);
         const text = document.createElement('span');
         text.className = 'jp-AutoresearchLive-description';
         text.textContent = [who, start.description].filter(Boolean).join(' · ');

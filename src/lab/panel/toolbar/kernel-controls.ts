@@ -1,13 +1,12 @@
 /**
- * The toolbar's kernel controls: the picker (open notebooks' kernels, kernelspecs, no kernel) and,
- * when a notebook's kernel is chosen, how it is used (*its environment* or *this very kernel*),
- * with a warning when the workers setting rules the second out. What they offer, choose and send
- * is ./kernel-picker.ts's; this draws it and remembers what the user picked. Their toolbar items'
- * labels (*Kernel*, *Use*) name them; their titles say more.
+ * The toolbar's kernel controls: the picker (open notebooks' kernels, kernelspecs, a Slurm
+ * cluster, no kernel) and, when a notebook's kernel is chosen, how it is used (*its environment*
+ * or *this very kernel*), with a warning when the workers setting rules the second out. What they
+ * offer, choose and send is ./kernel-picker.ts's; this draws it and remembers what the user
+ * picked. Their toolbar items' labels (*Kernel*, *Use*) name them; their titles say more.
  */
 import type { KernelSpec } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
-import type { IRunOptions } from '../../api/server';
 import type { INotebookKernel } from '../../notebooks/notebook-kernels';
 import {
   attachProblem,
@@ -15,9 +14,12 @@ import {
   kernelGroups,
   type KernelMode,
   kernelRunOptions,
+  type KernelRunOptions,
   kernelSpecOf,
   notebookPath,
   notebookValue,
+  SLURM,
+  transferRunOptions,
 } from './kernel-picker';
 import { showItem } from './toolbar-items';
 
@@ -35,6 +37,8 @@ export class KernelControls {
   private picked: string | null = null;
   /** The notebook a command asked for (*Autoresearch with this kernel*). */
   private wanted: string | null = null;
+  /** The entry program.md asks for: Slurm where its front matter has `slurm:`. */
+  private program: string | null = null;
 
   /** `workers`: the workers setting, read whenever the mode is drawn. */
   constructor(
@@ -43,7 +47,7 @@ export class KernelControls {
   ) {
     this.picker.className = 'jp-mod-styled jp-AutoresearchToolbar-kernel';
     this.picker.title = trans.__(
-      'The kernel whose environment runs train.py: an open notebook’s, a fresh one of a kernelspec, or none',
+      'Where train.py runs: in the environment of an open notebook’s kernel or of a fresh kernel of a kernelspec, as Slurm jobs, or with the server’s Python',
     );
     const environment = trans.__(
       'Its environment: each experiment runs in a fresh kernel of the notebook’s kernelspec, started through the same server or gateway; the notebook stays free to use',
@@ -93,20 +97,34 @@ export class KernelControls {
     this.render();
   }
 
+  /** Whether program.md has a `slurm:` key: then the Slurm entry is shown until the user picks (or a setting or command names a kernel). */
+  suggestSlurm(slurm: boolean): void {
+    const program = slurm ? SLURM : null;
+    if (program !== this.program) {
+      this.program = program;
+      this.render();
+    }
+  }
+
   /** The notebook whose kernel is chosen, or null. */
   get chosenNotebook(): INotebookKernel | null {
     const path = notebookPath(this.picker.value);
     return this.notebooks.find(n => n.path === path) ?? null;
   }
 
-  /** What a run sends for the choice: kernel, kernel_id, or neither (no kernel). */
-  runOptions(): Pick<IRunOptions, 'kernel' | 'kernel_id'> {
+  /** What a run sends for the choice: kernel, kernel_id, or the executor (slurm; subprocess for no kernel). */
+  runOptions(): KernelRunOptions {
     return kernelRunOptions(this.picker.value, this.mode.value as KernelMode, this.notebooks);
   }
 
-  /** The kernelspec of the choice ('' for none): a transfer study starts a fresh kernel of it. */
+  /** The kernelspec of the choice ('' for none and for Slurm). */
   kernelSpec(): string {
     return kernelSpecOf(this.picker.value, this.notebooks);
+  }
+
+  /** What a transfer study sends for the choice: a fresh kernel of its kernelspec, Slurm jobs, or neither. */
+  transferOptions(): ReturnType<typeof transferRunOptions> {
+    return transferRunOptions(this.picker.value, this.notebooks);
   }
 
   /** Redraws the picker and the mode. */
@@ -131,6 +149,7 @@ export class KernelControls {
       picked: this.picked,
       wanted: this.wanted,
       setting: this.preferred,
+      program: this.program,
     });
     this.renderMode();
   }

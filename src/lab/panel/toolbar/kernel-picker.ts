@@ -1,9 +1,11 @@
 /**
  * The rules of the toolbar's kernel picker, apart from drawing it (run-toolbar.ts does): what it
- * offers (the open notebooks' kernels, the kernelspecs, no kernel), which entry it shows when the
- * user has not picked one, and what a choice sends with a run. A notebook's kernel is used one of
- * two ways: its environment (a fresh kernel of its kernelspec, so the notebook stays free) or that
- * very kernel (attached by id; one worker only, since each worker needs a kernel of its own).
+ * offers (the open notebooks' kernels, the kernelspecs, a Slurm cluster, no kernel), which entry
+ * it shows when the user has not picked one, and what a choice sends with a run. A notebook's
+ * kernel is used one of two ways: its environment (a fresh kernel of its kernelspec, so the
+ * notebook stays free) or that very kernel (attached by id; one worker only, since each worker
+ * needs a kernel of its own). The picker is the panel's executor choice: a kernel entry trains
+ * through the kernel executor, the Slurm entry as Slurm jobs, no kernel as the server's python.
  */
 import type { KernelSpec } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -15,6 +17,9 @@ export type KernelMode = 'environment' | 'attach';
 
 /** The prefix of a value that names an open notebook: kernelspec names never hold a colon. */
 const NOTEBOOK = 'notebook:';
+
+/** The entry that runs each experiment as a Slurm job (`--executor slurm`); a colon, so no kernelspec's name. */
+export const SLURM = 'executor:slurm';
 
 /** The picker's value for the notebook at `path`. */
 export function notebookValue(path: string): string {
@@ -46,7 +51,7 @@ function displayName(specs: KernelSpec.ISpecModels | null, name: string): string
 /**
  * What the picker offers: the open notebooks' kernels by notebook name (most recently active
  * first), then the kernelspecs as the notebook's picker lists them (display names, the default
- * first), then no kernel (the server's Python).
+ * first), then a Slurm cluster and no kernel (the server's Python).
  */
 export function kernelGroups(
   specs: KernelSpec.ISpecModels | null,
@@ -79,6 +84,13 @@ export function kernelGroups(
   groups.push({
     label: null,
     options: [
+      {
+        value: SLURM,
+        label: trans.__('Slurm cluster (srun)'),
+        title: trans.__(
+          'Each experiment a Slurm job started with srun from the server host, with program.md’s slurm: settings (partition, account, GPUs…); the strip says “queued” while Slurm holds it',
+        ),
+      },
       { value: '', label: trans.__('No kernel (the server’s Python)'), title: trans.__('python on the server host') },
     ],
   });
@@ -93,12 +105,15 @@ export interface IKernelPreference {
   wanted: string | null;
   /** The kernel setting ('' when it names none). */
   setting: string;
+  /** The entry program.md asks for (SLURM where its front matter has `slurm:`), or null. */
+  program?: string | null;
 }
 
 /**
  * The entry shown: the user's pick while it is offered; else the notebook a command asked for;
- * else the kernel setting; else the most recently active notebook's kernel; else the server's
- * default kernelspec.
+ * else the kernel setting; else what program.md asks for (Slurm, for its `slurm:` key, which the
+ * engine too takes as the executor when no flag names one); else the most recently active
+ * notebook's kernel; else the server's default kernelspec.
  */
 export function chooseKernel(
   groups: readonly IKernelGroup[],
@@ -107,7 +122,7 @@ export function chooseKernel(
   p: IKernelPreference,
 ): string {
   const offered = new Set(groups.flatMap(g => g.options.map(o => o.value)));
-  for (const candidate of [p.picked, p.wanted, p.setting || null]) {
+  for (const candidate of [p.picked, p.wanted, p.setting || null, p.program ?? null]) {
     if (candidate !== null && offered.has(candidate)) {
       return candidate;
     }
@@ -118,15 +133,25 @@ export function chooseKernel(
   return offered.has(defaultSpec) ? defaultSpec : '';
 }
 
-/** What a run sends for the entry `value`: a kernelspec, a kernel id, or nothing (no kernel). */
+/** What the picker may send with a run: a kernel, or the executor that runs without one. */
+export type KernelRunOptions = Pick<IRunOptions, 'kernel' | 'kernel_id' | 'executor'>;
+
+/**
+ * What a run sends for the entry `value`: a kernelspec, a kernel id, the Slurm executor, or the
+ * subprocess executor for no kernel (said outright, so that program.md's `slurm:` does not turn
+ * "the server's Python" into Slurm jobs).
+ */
 export function kernelRunOptions(
   value: string,
   mode: KernelMode,
   notebooks: readonly INotebookKernel[],
-): Pick<IRunOptions, 'kernel' | 'kernel_id'> {
+): KernelRunOptions {
+  if (value === SLURM) {
+    return { executor: 'slurm' };
+  }
   const path = notebookPath(value);
   if (path === null) {
-    return value ? { kernel: value } : {};
+    return value ? { kernel: value } : { executor: 'subprocess' };
   }
   const nb = notebooks.find(n => n.path === path);
   if (!nb) {
@@ -135,10 +160,28 @@ export function kernelRunOptions(
   return mode === 'attach' ? { kernel_id: nb.kernelId } : { kernel: nb.specName };
 }
 
-/** The kernelspec of the entry `value` ('' for no kernel): what a transfer study starts. */
+/** The kernelspec of the entry `value` ('' for no kernel and for Slurm): what a transfer study starts. */
 export function kernelSpecOf(value: string, notebooks: readonly INotebookKernel[]): string {
+  if (value === SLURM) {
+    return '';
+  }
   const path = notebookPath(value);
   return path === null ? value : (notebooks.find(n => n.path === path)?.specName ?? '');
+}
+
+/**
+ * What a transfer study of the entry `value` sends: a fresh kernel of its kernelspec (a study
+ * never takes over a notebook's kernel), Slurm jobs, or nothing (the server's Python).
+ */
+export function transferRunOptions(
+  value: string,
+  notebooks: readonly INotebookKernel[],
+): Pick<IRunOptions, 'kernel' | 'executor'> {
+  if (value === SLURM) {
+    return { executor: 'slurm' };
+  }
+  const kernel = kernelSpecOf(value, notebooks);
+  return kernel ? { kernel } : {};
 }
 
 /** Why *this very kernel* cannot be used with `workers`, or null when it can. */
