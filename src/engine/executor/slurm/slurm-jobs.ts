@@ -6,20 +6,27 @@
  */
 import { execFile } from 'node:child_process';
 import { JOB_PREFIX, jobComment } from '../../../core/config/slurm';
+import { UserError } from '../../user-error';
 
-/** Runs one Slurm command: its stdout, or an Error with its stderr. */
+/**
+ * Runs one Slurm command: its stdout, or a UserError with its stderr and the fix (a command that
+ * fails here is a cluster the engine cannot reach as configured, not a bug of the engine).
+ */
 export function slurmCommand(cmd: string, args: string[], timeoutMs = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) {
         const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-        reject(
-          new Error(missing ? notFound(cmd) : `${cmd} ${args.join(' ')}: ${String(stderr).trim() || err.message}`),
-        );
+        const said = String(stderr).trim().split('\n').pop() || err.message;
+        reject(new UserError(missing ? notFound(cmd) : `${cmd} failed: ${said}; ${UNREACHABLE_FIX}`));
       } else resolve(String(stdout));
     });
   });
 }
+
+/** What to do when the cluster does not answer as configured. */
+export const UNREACHABLE_FIX =
+  'check that the cluster answers (sinfo); for the local one: scripts/local-slurm.sh start, then eval "$(scripts/local-slurm.sh env)" (it sets SLURM_CONF)';
 
 /** The error for a Slurm command that is not on PATH. */
 export function notFound(cmd: string): string {

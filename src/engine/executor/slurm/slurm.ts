@@ -34,7 +34,8 @@ import {
 import { watchForStop } from '../stop-watch';
 import { KILL_GRACE_S } from '../subprocess';
 import type { Executor, RunKernel, RunOutcome, RunRequest } from '../types';
-import { cancelJobs, jobEnd, jobEndWords, notFound, workspaceJobs } from './slurm-jobs';
+import { cancelJobs, jobEnd, jobEndWords, notFound, UNREACHABLE_FIX, workspaceJobs } from './slurm-jobs';
+import { UserError } from '../../user-error';
 import { SrunStream } from './srun-stream';
 
 /** srun errors that a later try may not meet (the controller restarting, a network blip). */
@@ -89,8 +90,10 @@ export class SlurmExecutor implements Executor {
           await new Promise(r => setTimeout(r, SUBMIT_WAIT_MS));
           continue;
         }
-        throw new Error(
-          `srun could not submit the training run: ${a.refused}; check program.md's slurm: settings (or the --partition, --account, … flags) against sinfo and sacctmgr`,
+        throw new UserError(
+          TRANSIENT.test(a.refused)
+            ? `srun could not reach the cluster: ${a.refused}; ${UNREACHABLE_FIX}`
+            : `srun could not submit the training run: ${a.refused}; check program.md's slurm: settings (or the --partition, --account, … flags) against sinfo and sacctmgr`,
         );
       }
       queueS += a.outcome.queueS ?? 0;
@@ -199,7 +202,7 @@ export class SlurmExecutor implements Executor {
       srun.on('error', e => {
         stop.dispose();
         const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-        reject(new Error(missing ? notFound('srun') : `srun did not start: ${e.message}`));
+        reject(new UserError(missing ? notFound('srun') : `srun did not start: ${e.message}`));
       });
       srun.on('close', (code, sig) => {
         void (async () => {
