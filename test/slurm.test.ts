@@ -36,25 +36,33 @@ beforeAll(async () => {
   Object.assign(process.env, env);
 }, 300_000);
 
-/** sacct's row of a job, once slurmdbd has it: [JobName, State]. */
-async function sacct(id: string): Promise<{ name: string; state: string }> {
-  let row = '';
+/** sacct's row of a job as it is now. */
+function sacctRow(id: string): { name: string; state: string } {
+  const row = execFileSync('sacct', ['-j', id, '-X', '-n', '-P', '-o', 'JobName,State'], {
+    encoding: 'utf8',
+    env: process.env,
+  })
+    .split('\n')
+    .filter(Boolean)[0];
+  const [name = '', state = ''] = (row ?? '').split('|');
+  return { name, state: state.split(' ')[0] };
+}
+
+/**
+ * sacct's row of a job once slurmdbd has settled it: a final state and, where `name` is given,
+ * that name (accounting lags the controller, and first lists a job srun made as "allocation").
+ */
+async function sacct(id: string, name?: string): Promise<{ name: string; state: string }> {
+  let row = sacctRow(id);
   await waitFor(
     () => {
-      row = execFileSync('sacct', ['-j', id, '-X', '-n', '-P', '-o', 'JobName,State'], {
-        encoding: 'utf8',
-        env: process.env,
-      })
-        .split('\n')
-        .filter(Boolean)[0];
-      // Accounting lags the controller a little; a job is settled once its state is final.
-      return Boolean(row) && !/PENDING|RUNNING|COMPLETING/.test(row);
+      row = sacctRow(id);
+      return row.state !== '' && !/PENDING|RUNNING|COMPLETING/.test(row.state) && (!name || row.name === name);
     },
     60_000,
     `sacct to record job ${id}`,
-  );
-  const [name, state] = row.split('|');
-  return { name, state: state.split(' ')[0] };
+  ).catch(() => undefined); // the caller's expectation says what differs
+  return row;
 }
 
 /** The engine's jobs for a workspace that squeue lists now. */
@@ -102,8 +110,8 @@ describe('the slurm executor on a local cluster', () => {
     for (const run of all) {
       expect(run.job?.scheduler).toBe('slurm');
       expect(run.queue_s).toBeGreaterThanOrEqual(0);
-      const i = all.filter(x => x.n === run.n).indexOf(run) + 1;
-      expect(await sacct(run.job!.id)).toEqual({ name: `autoresearch-s1-${run.n}-${i}`, state: 'COMPLETED' });
+      const name = `autoresearch-s1-${run.n}-${all.filter(x => x.n === run.n).indexOf(run) + 1}`;
+      expect(await sacct(run.job!.id, name)).toEqual({ name, state: 'COMPLETED' });
       // Each job ran in its worker's worktree (or the workspace, for the baseline).
       const log = fs.readFileSync(run.log_path!, 'utf8');
       expect(log).toContain(`on ${run.job!.id} in `);
@@ -121,9 +129,12 @@ describe('the slurm executor on a local cluster', () => {
     const before = experiments(dir, 's2').length;
     // The next experiments train long: both workers' jobs are running when the stop comes.
     const slow = { ...env, STANDIN_SLEEP: '25' };
-    const child = startCli(['run', dir, '--tag', 's2', '--executor', 'slurm', '--resume', '--workers', '2'], {
-      env: slow,
-    });
+    const child = startCli(
+      ['run', dir, '--tag', 's2', '--executor', 'slurm', '--resume', '--workers', '2', '--more-experiments', '4'],
+      {
+        env: slow,
+      },
+    );
     const done = finished(child);
     await waitFor(() => queued(dir).filter(j => j.state === 'RUNNING').length === 2, 120_000, 'two jobs to run');
     const ids = queued(dir).map(j => j.id);
@@ -206,7 +217,8 @@ describe("runs Slurm ends, queues and preemption (the executor's outcome)", () =
       onStarted: at => (started = at),
     });
     if (o.during) {
-      await waitFor(() => queued(dir).some(j => j.state === 'RUNNING'), 60_000, 'the job to run');
+      // Once the run itself has started (the guard said so), not merely its job's allocation.
+      await waitFor(() => started !== null, 60_000, 'the run to start');
       await o.during(queued(dir)[0].id);
     }
     const outcome = await ran;
@@ -292,7 +304,21 @@ describe('the transfer study through Slurm', () => {
     });
     expect(r.code).toBe(0);
     const t = await cli(
-      ['transfer', dir, '--tag', 's5', '--executor', 'slurm', '--partition', 'debug', '--runs', '2', '--json'],
+      [
+        'transfer',
+        dir,
+        '--tag',
+        's5',
+        '--executor',
+        'slurm',
+        '--partition',
+        'debug',
+        '--runs',
+        '2',
+        '--env',
+        'AUTORESEARCH_SCALE=2',
+        '--json',
+      ],
       { env },
     );
     expect(t.stderr).not.toMatch(/error/i);
@@ -316,10 +342,8 @@ describe('the transfer study through Slurm', () => {
     expect(made.length).toBeGreaterThanOrEqual(2);
     for (const run of made) {
       expect(run.metric).not.toBeNull();
-      expect(await sacct(run.job!.id)).toEqual({
-        name: `autoresearch-s5-${run.kind}-${run.commit.slice(0, 7)}-${run.k}`,
-        state: 'COMPLETED',
-      });
+      const name = `autoresearch-s5-${run.kind}-${run.commit.slice(0, 7)}-${run.k}`;
+      expect(await sacct(run.job!.id, name)).toEqual({ name, state: 'COMPLETED' });
     }
   }, 240_000);
 });

@@ -11,7 +11,7 @@ import { parseProgram, resolveConfig } from '../src/core/config/program';
 import { slurmArgProblem, slurmTimeMinutes, srunOptions } from '../src/core/config/slurm';
 
 const NONCE = '0f1e2d3c-aaaa-bbbb-cccc-000000000001';
-const START = `\0autoresearch-run-start ${NONCE} 4242 node7\0`;
+const START = `\0autoresearch-run-start ${NONCE} 4242 node7\0\n`;
 const END = `\0autoresearch-run-end ${NONCE}\0`;
 const REPORT = JSON.stringify({ sandbox: 'off', why: 'no bwrap', left: 0, exit_code: 0, signal: null }) + '\n';
 

@@ -822,7 +822,8 @@ def serve(cfg0):
         if cfg.get("start_marker"):
             # A caller behind a scheduler (Slurm's srun) learns here that the job left the queue, and its id.
             job = (os.environ.get("SLURM_JOB_ID", ""), os.environ.get("SLURMD_NODENAME", ""))
-            start = "\0autoresearch-run-start %s %s %s\0" % ((cfg["nonce"],) + job)
+            # Ended by a newline: srun passes stderr on a line at a time, so a marker without one waits for the run's end.
+            start = "\0autoresearch-run-start %s %s %s\0\n" % ((cfg["nonce"],) + job)
             os.write(2, start.encode())
         report, status = run(cfg)
         ignore_signals()

@@ -212,7 +212,9 @@ export class SlurmExecutor implements Executor {
           clearTimeout(killTimer);
           if (jobId) this.track(jobId, false);
           const stopped = stop.interrupted || stop.timedOut;
-          if (!stream.running && !stopped) {
+          // A job that ended before its run started (cancelled while its step launched) is no refusal.
+          if (!stream.running && !jobId) jobId = stream.namedJob();
+          if (!stream.running && !stopped && !jobId) {
             const why = stream.srunError() ?? `srun exited with ${sig ?? `code ${code}`} before the job started`;
             resolve({ outcome: blank(), preempted: false, refused: why });
             return;

@@ -31,6 +31,7 @@ export class SrunStream {
   /** srun's own text before the start (bounded), searched for the queued line. */
   private before = '';
   private report = '';
+  private queuedSaid = false;
 
   constructor(
     nonce: string,
@@ -82,8 +83,8 @@ export class SrunStream {
         this.held[1] = rest;
         return;
       }
-      // The marker's id and node end at the next NUL; wait for it if it has not come yet.
-      const close = rest.indexOf(0);
+      // The marker's id and node end at the next NUL and newline; wait for them if they have not come yet.
+      const close = rest.indexOf('\0\n');
       if (close < 0) {
         this.held[1] = Buffer.concat([this.start, rest]);
         return;
@@ -92,7 +93,7 @@ export class SrunStream {
       this.phase = 'run';
       this.held[1] = Buffer.alloc(0);
       this.sink.started(id, node);
-      b = rest.subarray(close + 1);
+      b = rest.subarray(close + 2);
     }
     const { before, found, rest } = this.cut(1, b, this.end);
     if (before.length) this.sink.log(before);
@@ -124,12 +125,22 @@ export class SrunStream {
   }
 
   private noteSrun(text: string): void {
-    if (this.before.length < REPORT_MAX) this.before += text;
-    const m = QUEUED.exec(this.before);
-    if (m) {
+    const seen = this.before.length;
+    if (seen < REPORT_MAX) this.before += text;
+    // Only new text: the queued line is said once.
+    const m = QUEUED.exec(this.before.slice(Math.max(0, seen - 80)));
+    if (m && !this.queuedSaid) {
+      this.queuedSaid = true;
       this.sink.queued(m[1]);
-      this.before = this.before.slice(m.index + m[0].length);
     }
+  }
+
+  /**
+   * The job srun's own lines name before the run started (a job cancelled while its step was
+   * launching: "StepId=43.0 aborted"), or null when they name none (the submission was refused).
+   */
+  namedJob(): string | null {
+    return /\b(?:StepId=|STEP |job |jobid )(\d+)\b/.exec(this.before)?.[1] ?? null;
   }
 
   /** srun's last error line before the job started (why it could not submit), or null. */
