@@ -137,9 +137,13 @@ demo: setup
 
 # Every suite runs even when an earlier one fails; the exit status says whether any did.
 # Galata (ui-tests/, playwright.config.ts) starts its own JupyterLab on 127.0.0.1:8898.
+# The Slurm tests (test/slurm.test.ts, the panel's Slurm routes) run against the one-node cluster
+# scripts/local-slurm.sh starts (and leaves up: `scripts/local-slurm.sh stop` ends it).
 test: setup
 	@$(USE_VENV)
 	status=0
+	scripts/local-slurm.sh start || status=$$?
+	eval "$$(scripts/local-slurm.sh env)"
 	$(MAKE) --no-print-directory lint || status=$$?
 	npx vitest run || status=$$?
 	python -m pytest test/python -q || status=$$?

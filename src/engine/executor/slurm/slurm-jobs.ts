@@ -5,6 +5,7 @@
  * munge) applies unchanged.
  */
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
 import { JOB_PREFIX, jobComment } from '../../../core/config/slurm';
 import { UserError } from '../../user-error';
 
@@ -22,6 +23,17 @@ export function slurmCommand(cmd: string, args: string[], timeoutMs = 30_000): P
       } else resolve(String(stdout));
     });
   });
+}
+
+/**
+ * Refuses at once a SLURM_CONF that names no file: Slurm's commands would retry reading it for a
+ * minute before they fail.
+ */
+export function checkSlurmConf(env: NodeJS.ProcessEnv = process.env): void {
+  const conf = env.SLURM_CONF;
+  if (conf !== undefined && !fs.statSync(conf, { throwIfNoEntry: false })?.isFile()) {
+    throw new UserError(`SLURM_CONF names ${conf}, which is not a file; ${UNREACHABLE_FIX}`);
+  }
 }
 
 /** What to do when the cluster does not answer as configured. */

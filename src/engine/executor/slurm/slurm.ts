@@ -34,7 +34,15 @@ import {
 import { watchForStop } from '../stop-watch';
 import { KILL_GRACE_S } from '../subprocess';
 import type { Executor, RunKernel, RunOutcome, RunRequest } from '../types';
-import { cancelJobs, jobEnd, jobEndWords, notFound, UNREACHABLE_FIX, workspaceJobs } from './slurm-jobs';
+import {
+  cancelJobs,
+  checkSlurmConf,
+  jobEnd,
+  jobEndWords,
+  notFound,
+  UNREACHABLE_FIX,
+  workspaceJobs,
+} from './slurm-jobs';
 import { UserError } from '../../user-error';
 import { SrunStream } from './srun-stream';
 
@@ -72,6 +80,7 @@ export class SlurmExecutor implements Executor {
 
   constructor(private readonly o: SlurmExecutorOptions = {}) {
     this.graceS = o.graceS ?? KILL_GRACE_S;
+    checkSlurmConf();
   }
 
   async run(req: RunRequest): Promise<RunOutcome> {
