@@ -257,6 +257,11 @@ register() {
       slurm sacctmgr -i add user "$user" Account="$ACCOUNT" Cluster="$CLUSTER" >/dev/null ||
         die "sacctmgr could not add user $user: see $(log_file slurmdbd)"
     fi
+    # root exists from the start with its own default account; its jobs should be listed under this one.
+    if [[ $(slurm sacctmgr -n -P list user "$user" format=defaultaccount) != "$ACCOUNT" ]]; then
+      slurm sacctmgr -i modify user "$user" set DefaultAccount="$ACCOUNT" >/dev/null ||
+        die "sacctmgr could not set $user's default account: see $(log_file slurmdbd)"
+    fi
   done
 }
 
