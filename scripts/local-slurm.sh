@@ -285,7 +285,8 @@ node_idle() {
   state=$(slurm sinfo -h -N -n "$(node_name)" -o %T 2>/dev/null | head -n1)
   case $state in
     idle | mixed | allocated) return 0 ;;
-    drain* | down* | fail*) die_log "$(log_file slurmd)" "node $(node_name) is $state: $(slurm sinfo -h -R -o %E) (see $(log_file slurmd))" ;;
+    # Down is how a restarted slurmctld shows the node until slurmd registers; drained is a lasting misfit.
+    drain*) die_log "$(log_file slurmd)" "node $(node_name) is $state: $(slurm sinfo -h -R -o %E) (see $(log_file slurmd))" ;;
   esac
   return 1
 }
