@@ -80,8 +80,9 @@ node_name() {
 
 install_packages() {
   local missing=() pkg
+  # Not `dpkg -s` alone: it succeeds for a removed package whose configuration files are left.
   for pkg in "${PACKAGES[@]}"; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null) == "install ok installed" ]] || missing+=("$pkg")
   done
   ((${#missing[@]})) || return 0
   echo "local-slurm: installing Debian packages: ${missing[*]}"
