@@ -9,13 +9,13 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExperimentRecord, RunRecord } from '../src/core/journal/journal';
 import { jobComment } from '../src/core/config/slurm';
 import { LogCapture } from '../src/engine/experiment/log-capture';
 import { SlurmExecutor } from '../src/engine/executor/slurm/slurm';
 import { studyPaths } from '../src/engine/study/transfer-store';
-import { ensureLocalSlurm } from './helpers/local-slurm';
+import { ensureLocalSlurm, lockSlurmNode } from './helpers/local-slurm';
 import {
   cli,
   experiments,
@@ -29,12 +29,17 @@ import {
 } from './helpers/workspace';
 
 let env: Record<string, string>;
+let unlock: (() => void) | undefined;
 
 beforeAll(async () => {
   env = (await ensureLocalSlurm()).env;
+  // The node to this file alone: its tests fill the CPUs, preempt and cancel.
+  unlock = await lockSlurmNode();
   // The executor runs in this process too: its srun, squeue and scancel find the cluster.
   Object.assign(process.env, env);
-}, 300_000);
+}, 900_000);
+
+afterAll(() => unlock?.());
 
 /** sacct's row of a job as it is now. */
 function sacctRow(id: string): { name: string; state: string } {
@@ -250,10 +255,14 @@ describe("runs Slurm ends, queues and preemption (the executor's outcome)", () =
     const cpus = execFileSync('sinfo', ['-h', '-o', '%c'], { encoding: 'utf8', env: process.env })
       .trim()
       .split('\n')[0];
-    const hold = execFileSync('sbatch', ['--parsable', `-c${cpus}`, '--wrap=sleep 6', '-J', 'hold'], {
-      encoding: 'utf8',
-      env: process.env,
-    }).trim();
+    const hold = execFileSync(
+      'sbatch',
+      ['--parsable', '--output=/dev/null', `-c${cpus}`, '--wrap=sleep 6', '-J', 'hold'],
+      {
+        encoding: 'utf8',
+        env: process.env,
+      },
+    ).trim();
     try {
       const { outcome, queuedAs, started, log } = await runOnce('echo trained');
       expect(queuedAs).toBe(outcome.job?.id);
@@ -279,7 +288,7 @@ describe("runs Slurm ends, queues and preemption (the executor's outcome)", () =
         during: async () => {
           urgent = execFileSync(
             'sbatch',
-            ['--parsable', '-p', 'urgent', `-c${cpus}`, '--wrap=sleep 3', '-J', 'urgent'],
+            ['--parsable', '--output=/dev/null', '-p', 'urgent', `-c${cpus}`, '--wrap=sleep 3', '-J', 'urgent'],
             {
               encoding: 'utf8',
               env: process.env,
