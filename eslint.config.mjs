@@ -11,6 +11,7 @@ export default tseslint.config(
       'lib/',
       'node_modules/',
       '.venv/',
+      '.venv-eg/',
       'test-results/',
       'bench/out/',
       'workspaces/',

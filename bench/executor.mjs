@@ -136,7 +136,8 @@ function slurmEnv() {
   if (process.env.SLURM_CONF) return {};
   const script = path.join(ROOT, 'scripts', 'local-slurm.sh');
   const started = spawnSync('bash', [script, 'start'], { encoding: 'utf8' });
-  if (started.status !== 0) throw new Error(`bench/executor: ${script} start failed:\n${started.stdout}${started.stderr}`);
+  if (started.status !== 0)
+    throw new Error(`bench/executor: ${script} start failed:\n${started.stdout}${started.stderr}`);
   const env = {};
   for (const m of spawnSync('bash', [script, 'env'], { encoding: 'utf8' }).stdout.matchAll(/^export (\w+)=(.*)$/gm)) {
     env[m[1]] = m[2].replace(/^(['"])(.*)\1$/, '$2');

@@ -100,7 +100,11 @@ export async function runStudyOnce(c: StudyRunContext, t: RunTarget, logFile: st
     ...(outcome.sandbox && { sandbox: outcome.sandbox }),
     ...(outcome.queueS !== undefined && { queue_s: outcome.queueS }),
     ...(outcome.job && {
-      job: { scheduler: outcome.job.scheduler, id: outcome.job.id, ...(outcome.job.node && { node: outcome.job.node }) },
+      job: {
+        scheduler: outcome.job.scheduler,
+        id: outcome.job.id,
+        ...(outcome.job.node && { node: outcome.job.node }),
+      },
     }),
   };
 }
