@@ -359,11 +359,43 @@ describe('the transfer study through Slurm', () => {
 
 // Kept last: the loop's own records of an experiment whose runs were all jobs.
 describe('what the journal says of a job', () => {
-  it("an experiment totals its runs' queue_s apart from run_s", async () => {
+  it("a queued run: state.json and status name its job; the experiment totals its runs' queue_s apart from run_s", async () => {
     const dir = makeWorkspace({ program: PROGRAM(), train: train(0.2) });
-    const r = await cli(['run', dir, '--tag', 's6', '--executor', 'slurm', '--max-experiments', '1'], { env });
+    // The node's CPUs held for 8 s: the baseline's job waits behind them.
+    const cpus = execFileSync('sinfo', ['-h', '-o', '%c'], { encoding: 'utf8', env: process.env })
+      .trim()
+      .split('\n')[0];
+    const hold = execFileSync(
+      'sbatch',
+      ['--parsable', '--output=/dev/null', `-c${cpus}`, '--wrap=sleep 8', '-J', 'hold'],
+      {
+        encoding: 'utf8',
+        env: process.env,
+      },
+    ).trim();
+    const child = startCli(['run', dir, '--tag', 's6', '--executor', 'slurm', '--max-experiments', '1'], { env });
+    const done = finished(child);
+    const state = path.join(dir, '.autoresearch', 's6', 'state.json');
+    const phase = () => {
+      try {
+        return JSON.parse(fs.readFileSync(state, 'utf8')).in_flight[0]?.phase;
+      } catch {
+        return undefined;
+      }
+    };
+    await waitFor(() => phase()?.name === 'queue', 30_000, 'the baseline to be queued');
+    const seenQueued = Date.now();
+    const job = phase().job.id as string;
+    const status = (await cli(['status', dir], { env })).stdout;
+    expect(status, status).toMatch(new RegExp(`in flight: +#0 baseline \\(for \\d+ s, queued as Slurm job ${job}\\)`));
+    const released = Date.now();
+    execFileSync('scancel', [hold], { env: process.env });
+    const r = await done;
     expect(r.code).toBe(0);
     const e = experiments(dir, 's6')[0] as ExperimentRecord;
+    expect(runs(dir, 's6')[0].job?.id).toBe(job);
+    // It waited at least from when state.json said so until the node was freed.
+    expect(e.timings.queue_s).toBeGreaterThanOrEqual((released - seenQueued) / 1000);
     const rs = runs(dir, 's6').filter(x => x.n === e.n);
     expect(e.timings.queue_s).toBeCloseTo(
       rs.reduce((s, x) => s + (x.queue_s ?? 0), 0),

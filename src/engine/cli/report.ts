@@ -5,7 +5,7 @@ import { experimentsOf, type JournalRecord, type RunConfig } from '../../core/jo
 import { Measurements } from '../../core/rule/measurements';
 import { fmtNoise } from '../../core/rule/noise';
 import { noiseLineWords } from '../../core/rule/noise-words';
-import { deriveRunState, runActivity, type RunStateFile } from '../../core/journal/run-state';
+import { deriveRunState, type LivePhase, runActivity, RunStateFile } from '../../core/journal/run-state';
 import { sandboxOf } from '../../core/config/sandbox';
 import { describeTrust, trustReport } from '../../core/rule/trust-cost';
 import { runBranch } from '../../core/journal/layout';
@@ -15,7 +15,7 @@ import { JournalStore } from '../store/journal-store';
 import { experimentHead, experimentLine, experimentTail, fmtSpread, SPREAD_WIDTH } from './terminal';
 import { checkTag, latestTag, runPaths } from '../workspace/workspace';
 import { UserError } from '../user-error';
-import { readRegularText } from '../workspace/workspace-files';
+import { readNoFollow, readRegularText } from '../workspace/workspace-files';
 
 /** The tag to report on: the one given, else the most recent run's. */
 export function pickTag(dir: string, tag?: string): string {
@@ -48,6 +48,22 @@ function stateWords(s: RunStateFile, activity: ReturnType<typeof runActivity>, p
   }
 }
 
+/**
+ * What each experiment in flight is doing, as the live engine last wrote it into state.json (the
+ * journal does not hold it); empty when the file is missing or unreadable.
+ */
+function livePhases(stateFile: string): Map<number, LivePhase> {
+  try {
+    const parsed = RunStateFile.safeParse(JSON.parse(readNoFollow(stateFile).toString('utf8')));
+    if (parsed.success) {
+      return new Map(parsed.data.in_flight.flatMap(f => (f.phase ? [[f.n, f.phase] as const] : [])));
+    }
+  } catch {
+    // No state yet, or a torn file: the journal's lines stand alone.
+  }
+  return new Map();
+}
+
 /** A few lines on where the run stands: state.json's reading of the journal (src/core/journal/run-state.ts), in words. */
 export function statusText(dir: string, tag?: string): string {
   const { tag: t, records } = load(dir, tag);
@@ -71,11 +87,15 @@ export function statusText(dir: string, tag?: string): string {
     ...trust.map((l, i) => `${i ? '             ' : 'trust:       '}${l}`),
   ];
   if (running) {
+    const live = livePhases(runPaths(dir, t).state);
     // One line per experiment in flight: one per worker when there are several.
     for (const f of s.in_flight) {
       const who = f.worker !== null ? `worker ${f.worker}: ` : '';
+      // While a scheduler holds its run: which job, so squeue -j and scontrol show job find it.
+      const phase = live.get(f.n);
+      const job = phase?.name === 'queue' && phase.job ? `, queued as Slurm job ${phase.job.id}` : '';
       lines.push(
-        `in flight:   ${who}#${f.n} ${f.description} (for ${Math.round((Date.now() - Date.parse(f.ts)) / 1000)} s)`,
+        `in flight:   ${who}#${f.n} ${f.description} (for ${Math.round((Date.now() - Date.parse(f.ts)) / 1000)} s${job})`,
       );
     }
   }
