@@ -241,6 +241,31 @@ describe("runs Slurm ends, queues and preemption (the executor's outcome)", () =
     expect(log).toMatch(/CANCELLED/);
   }, 120_000);
 
+  it('a job whose node fails is a crash that says which node', async () => {
+    const node = execFileSync('sinfo', ['-h', '-N', '-o', '%N'], { encoding: 'utf8', env: process.env })
+      .trim()
+      .split('\n')[0];
+    const scontrol = (...args: string[]) => execFileSync('scontrol', args, { env: process.env });
+    try {
+      // What slurmctld does when a node stops answering: the node goes down and its jobs with it.
+      const { outcome } = await runOnce('sleep 120', {
+        during: async () => void scontrol('update', `NodeName=${node}`, 'State=DOWN', 'Reason=autoresearch-test'),
+      });
+      expect(outcome.failure).toBe(`job ${outcome.job!.id}'s node ${node} failed`);
+      expect((await sacct(outcome.job!.id)).state).toBe('NODE_FAIL');
+    } finally {
+      scontrol('update', `NodeName=${node}`, 'State=RESUME');
+      await waitFor(
+        () =>
+          /idle|mix|alloc/.test(
+            execFileSync('sinfo', ['-h', '-N', '-o', '%T'], { encoding: 'utf8', env: process.env }),
+          ),
+        60_000,
+        'the node to come back',
+      );
+    }
+  }, 120_000);
+
   it("a job Slurm ends at its time limit is a crash that gives Slurm's reason", async () => {
     // An administrator shortens the limit to a minute; Slurm ends the job at the next check.
     const { outcome } = await runOnce('sleep 240', {

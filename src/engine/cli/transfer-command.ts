@@ -153,7 +153,10 @@ export function registerTransferCommand(
     .option('--json', 'print the result as JSON')
     .option('--defaults', "print program.md's transfer defaults as JSON ({env, budget_s}) and run nothing")
     .option('--python <path>', 'interpreter for the runs (default: python3 on PATH)')
-    .option('--executor <name>', 'subprocess, kernel or slurm, as for run', 'subprocess')
+    .option(
+      '--executor <name>',
+      'subprocess, kernel or slurm, as for run (default: slurm where program.md has slurm:, else subprocess)',
+    )
     .option('--kernel <name>', 'kernelspec (--executor kernel)')
     .option('--server-url <url>', 'Jupyter server (--executor kernel; default $JUPYTER_SERVER_URL)')
     .option('--token <token>', 'its token (default $JUPYTER_TOKEN)')
@@ -172,6 +175,9 @@ export function registerTransferCommand(
         return setExit(0);
       }
       const env = parseEnvPairs(o.env);
+      // As for run: program.md's slurm: makes Slurm the default.
+      const slurm = programSlurm(dir);
+      o.executor ??= slurm ? 'slurm' : 'subprocess';
       if (o.executor !== 'subprocess' && o.executor !== 'kernel' && o.executor !== 'slurm')
         throw new UserError('--executor must be subprocess, kernel or slurm');
       const flags: Partial<RunOptionValues> = {
@@ -186,10 +192,7 @@ export function registerTransferCommand(
         ),
         ...(o.slurmArgs !== undefined && { slurm_args: o.slurmArgs }),
       };
-      const executor = createExecutor(
-        flags,
-        o.executor === 'slurm' ? mergeSlurm(slurmFlags(flags), programSlurm(dir)) : undefined,
-      );
+      const executor = createExecutor(flags, o.executor === 'slurm' ? mergeSlurm(slurmFlags(flags), slurm) : undefined);
       // Training runs inherit this environment: no key of the engine's reaches them.
       for (const name of [...proposerKeyEnv(), 'JUPYTER_TOKEN']) delete process.env[name];
       // As a run does: the real interpreter, whose folder goes first on the runs' PATH.
