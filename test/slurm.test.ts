@@ -17,6 +17,7 @@ import { SlurmExecutor } from '../src/engine/executor/slurm/slurm';
 import { studyPaths } from '../src/engine/study/transfer-store';
 import { ensureLocalSlurm, lockSlurmNode } from './helpers/local-slurm';
 import {
+  alive,
   cli,
   experiments,
   finished,
@@ -126,6 +127,33 @@ describe('the slurm executor on a local cluster', () => {
     expect(git(dir, 'status', '--porcelain').trim()).toBe('');
     expect(queued(dir)).toEqual([]);
   }, 300_000);
+
+  it("inside the job the run guard's rules hold: no secret of the engine's, nothing left running after the run", async () => {
+    const dir = makeWorkspace({
+      // Without the sandbox, whose own PID namespace would make the grandchild's pid mean nothing here.
+      program: PROGRAM('sandbox: off\n'),
+      train: standInTrain({ stubbornChild: true }).replace(
+        'print("step 1',
+        'print("key: " + ("set" if "ANTHROPIC_API_KEY" in os.environ else "absent"), flush=True)\nprint("step 1',
+      ),
+    });
+    const r = await cli(
+      ['run', dir, '--tag', 's7', '--executor', 'slurm', '--proposer', 'offline', '--max-experiments', '0'],
+      {
+        env: { ...env, ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdef' },
+      },
+    );
+    expect(r.code).toBe(0);
+    const [run] = runs(dir, 's7');
+    const log = fs.readFileSync(run.log_path!, 'utf8');
+    expect(log).toContain('key: absent');
+    expect(log).not.toContain('sk-ant-test');
+    // The grandchild ignored SIGTERM and would sleep 600 s: the guard killed it when the run ended.
+    const pid = Number(fs.readFileSync(path.join(dir, 'grandchild.pid'), 'utf8'));
+    expect(pid).toBeGreaterThan(0);
+    expect(alive(pid)).toBe(false);
+    expect(run.strays).toBeGreaterThanOrEqual(1);
+  }, 120_000);
 
   it('a stop cancels both running jobs; the experiments are interrupted, nothing else recorded', async () => {
     const dir = makeWorkspace({ program: PROGRAM(), train: train(0.3) });
