@@ -8,19 +8,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayServer, startHiddenEnterpriseGateway, type Gateway, type Service } from './helpers/kernel-gateway';
 import {
-  alive,
-  cli,
-  experiments,
-  finished,
-  journal,
-  makeWorkspace,
-  standInTrain,
-  startCli,
-  waitFor,
-  type WorkspaceFiles,
-} from './helpers/workspace';
+  hiddenWorkspace,
+  startGatewayServer,
+  startHiddenEnterpriseGateway,
+  type Gateway,
+  type Service,
+} from './helpers/kernel-gateway';
+import { alive, cli, experiments, finished, journal, standInTrain, startCli, waitFor } from './helpers/workspace';
 
 let base: string;
 let hidden: string;
@@ -43,14 +38,6 @@ afterAll(async () => {
   await gateway?.stop();
   fs.rmSync(base, { recursive: true, force: true });
 });
-
-/** A test workspace moved under the folder the gateway cannot see. */
-function hiddenWorkspace(files: WorkspaceFiles = {}): string {
-  const made = makeWorkspace(files);
-  const dir = path.join(hidden, path.basename(made));
-  fs.renameSync(made, dir);
-  return dir;
-}
 
 /** The kernels a service lists (EG lists them: --EnterpriseGatewayApp.list_kernels=True). */
 async function kernelsOn(svc: Service): Promise<Array<{ id: string }>> {
@@ -83,7 +70,7 @@ function whereTrain(sleep = 0.2): string {
 describe('the kernel executor through Jupyter Enterprise Gateway', () => {
   it('The same two-worker run on Enterprise Gateway: every experiment recorded once, each worker in a kernel of its own, shipped, and every kernel gone at the end', async () => {
     const before = logged('started').length;
-    const dir = hiddenWorkspace({ train: whereTrain() });
+    const dir = hiddenWorkspace(hidden, { train: whereTrain() });
     const t0 = Date.now();
     const r = await cli([
       'run',
@@ -147,7 +134,7 @@ describe('the kernel executor through Jupyter Enterprise Gateway', () => {
   });
 
   it('the engine pointed at EG itself hands the kernel its KERNEL_* variables, and only those', async () => {
-    const dir = hiddenWorkspace({ train: whereTrain() });
+    const dir = hiddenWorkspace(hidden, { train: whereTrain() });
     const r = await cli(
       [
         'run',
@@ -199,7 +186,10 @@ describe('the kernel executor through Jupyter Enterprise Gateway', () => {
         '    open(os.path.join(_dir, "pids", str(os.getpid())), "w").close()',
         '    time.sleep(60)',
       ].join('\n') + `\n${standInTrain()}`;
-    const dir = hiddenWorkspace({ program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n', train });
+    const dir = hiddenWorkspace(hidden, {
+      program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n',
+      train,
+    });
     const pids = path.join(gateway.home, '.cache', 'autoresearch', 'eg-stop', 'pids');
     const child = startCli([
       'run',

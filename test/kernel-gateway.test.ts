@@ -15,20 +15,24 @@ import { CALL_MIME, callKernel, kernelReady } from '../src/engine/executor/kerne
 import { LogCapture } from '../src/engine/experiment/log-capture';
 import { Loop } from '../src/engine/run/setup';
 import { resolvePython } from '../src/engine/workspace/python';
-import { startGatewayServer, startHiddenGateway, type Gateway, type Service } from './helpers/kernel-gateway';
+import {
+  hiddenWorkspace,
+  startGatewayServer,
+  startHiddenGateway,
+  type Gateway,
+  type Service,
+} from './helpers/kernel-gateway';
 import { kernelPid } from './helpers/jupyter-server';
 import {
   alive,
   cli,
   experiments,
   git,
-  makeWorkspace,
   ScriptedProposer,
   standInTrain,
   trainProposal,
   waitFor,
   waitForPid,
-  type WorkspaceFiles,
 } from './helpers/workspace';
 
 let base: string;
@@ -56,14 +60,6 @@ afterAll(async () => {
   await gateway?.stop();
   fs.rmSync(base, { recursive: true, force: true });
 });
-
-/** A test workspace moved under the folder the gateway cannot see. */
-function hiddenWorkspace(files: WorkspaceFiles = {}): string {
-  const made = makeWorkspace(files);
-  const dir = path.join(hidden, path.basename(made));
-  fs.renameSync(made, dir);
-  return dir;
-}
 
 /** Whether a kernel started through the server (so on the gateway) sees each path. */
 async function kernelSees(paths: string[]): Promise<boolean[]> {
@@ -103,14 +99,14 @@ function remoteTrain(): string {
 
 describe('the kernel executor through Jupyter Kernel Gateway', () => {
   it('runs on kernels that really cannot see the workspace folder', async () => {
-    const dir = hiddenWorkspace();
+    const dir = hiddenWorkspace(hidden);
     expect(fs.existsSync(path.join(dir, 'train.py'))).toBe(true);
     // The gateway's kernels miss the workspace, yet see the rest of the filesystem.
     expect(await kernelSees([dir, path.join(dir, 'train.py'), gateway.home, base])).toEqual([false, false, true, true]);
   });
 
   it('ships the workspace and runs 3 experiments from the command line; the prepared-data cache stays between them', async () => {
-    const dir = hiddenWorkspace({ train: remoteTrain() });
+    const dir = hiddenWorkspace(hidden, { train: remoteTrain() });
     // One run per experiment (the strict rule): the log of experiment i counts i runs before it.
     const r = await cli([
       'run',
@@ -161,7 +157,9 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
   });
 
   it('sends only what changed, deletes what left the tree, keeps the mode, and gives each cwd its own folder', async () => {
-    const a = hiddenWorkspace({ extra: { 'keep.txt': 'one\n', 'gone.txt': 'bye\n', 'run.sh': 'echo "run.sh ran"\n' } });
+    const a = hiddenWorkspace(hidden, {
+      extra: { 'keep.txt': 'one\n', 'gone.txt': 'bye\n', 'run.sh': 'echo "run.sh ran"\n' },
+    });
     // makeWorkspace writes flat files; a subfolder checks that folders are made and emptied ones removed.
     fs.mkdirSync(path.join(a, 'data'));
     fs.renameSync(path.join(a, 'keep.txt'), path.join(a, 'data', 'keep.txt'));
@@ -169,7 +167,7 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
     git(a, 'add', '-A');
     git(a, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'into data/');
     fs.writeFileSync(path.join(a, 'untracked.txt'), 'not shipped\n');
-    const b = hiddenWorkspace();
+    const b = hiddenWorkspace(hidden);
     const ex = new KernelExecutor({ serverUrl: server.url, token: server.token, graceS: 1 });
     const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ar-gw-logs-'));
     const list =
@@ -218,7 +216,7 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
   });
 
   it('a run started through the server extension with a kernel trains on the gateway, shipped, with the token kept out of argv', async () => {
-    const dir = hiddenWorkspace({ train: remoteTrain() });
+    const dir = hiddenWorkspace(hidden, { train: remoteTrain() });
     const rel = path.relative(base, dir);
     const headers = { Authorization: `token ${server.token}`, 'Content-Type': 'application/json' };
     const r = await fetch(`${server.url}autoresearch/runs`, {
@@ -249,7 +247,7 @@ describe('the kernel executor through Jupyter Kernel Gateway', () => {
   });
 
   it('a remote kernel killed mid-experiment is a crash; its run is killed and a fresh kernel goes on in the same shipped folder', async () => {
-    const dir = hiddenWorkspace({
+    const dir = hiddenWorkspace(hidden, {
       program: '---\nbudget_s: 1\ntimeout_s: 90\nsandbox: off\n---\nGo.\n',
       train: standInTrain({ metric: '1.000000' }),
     });

@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { freePort, VENV_JUPYTER } from './jupyter-server';
-import { ROOT } from './workspace';
+import { makeWorkspace, ROOT, type WorkspaceFiles } from './workspace';
 
 const VENV_PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
 /** Enterprise Gateway needs jupyter_server < 2, so it has a venv of its own (Makefile, pyproject.toml). */
@@ -262,4 +262,12 @@ function killGroup(pgid: number, sig: NodeJS.Signals): void {
   } catch {
     // already gone
   }
+}
+
+/** A test workspace moved under `hidden`, the folder the gateway cannot see. */
+export function hiddenWorkspace(hidden: string, files: WorkspaceFiles = {}): string {
+  const made = makeWorkspace(files);
+  const dir = path.join(hidden, path.basename(made));
+  fs.renameSync(made, dir);
+  return dir;
 }
