@@ -1,12 +1,12 @@
 /** `autoresearch transfer`: the command, its flags, and the table it prints. */
 import * as path from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
-import { parseProgram } from '../../core/config/program';
-import { type RunOptionValues } from '../../core/config/run-options';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type FrontMatter, parseProgram } from '../../core/config/program';
+import { RUN_OPTIONS, type RunOptionValues } from '../../core/config/run-options';
 import { proposerKeyEnv } from '../../core/config/proposers';
 import type { TransferSummary } from '../../core/study/transfer';
 import { transferColumns, transferRows } from '../../core/views/transfer-view';
-import { ENV_NAME, type TransferSetting } from '../../core/study/transfer-journal';
+import { ENV_NAME } from '../../core/study/transfer-journal';
 import type { Executor } from '../executor/types';
 import { locatePython, resolvePython } from '../workspace/python';
 import { studyPaths } from '../study/transfer-store';
@@ -14,7 +14,8 @@ import { runTransferStudy } from '../study/transfer';
 import { PROGRAM_FILE } from '../workspace/workspace';
 import { UserError } from '../user-error';
 import { mergeSlurm, type SlurmSetting } from '../../core/config/slurm';
-import { slurmFlags } from './slurm-flags';
+import { SLURM_FLAG_KEYS, slurmFlags } from './slurm-flags';
+import { numberParser } from './run-flags';
 import { readRegularIfAny } from '../workspace/workspace-files';
 
 interface TransferFlags {
@@ -30,37 +31,27 @@ interface TransferFlags {
   kernel?: string;
   serverUrl?: string;
   token?: string;
-  partition?: string;
-  account?: string;
-  qos?: string;
-  gpus?: string;
-  gres?: string;
-  cpus?: number;
-  mem?: string;
-  slurmArgs?: string;
+  /** The Slurm flags, by run option (slurm_args as commander names it: slurmArgs). */
+  [slurmFlag: string]: unknown;
 }
 
-/** program.md's slurm: setting (where the study's jobs go unless flags say otherwise); undefined when absent. */
-function programSlurm(dir: string): SlurmSetting | undefined {
+/** program.md's front matter; null when there is no program.md. */
+function frontMatterOf(dir: string): FrontMatter | null {
   const program = readRegularIfAny(dir, PROGRAM_FILE);
-  if (program === null) return undefined;
+  if (program === null) return null;
   try {
-    return parseProgram(program.toString('utf8')).frontMatter.slurm;
+    return parseProgram(program.toString('utf8')).frontMatter;
   } catch (e) {
     throw new UserError((e as Error).message);
   }
 }
+
+/** commander's attribute for a run option's flag: --slurm-args is slurmArgs. */
+const attributeOf = (key: string) => key.replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
 
 /** The study's defaults from program.md's front matter (what the panel's dialog starts from): {} and null when absent. */
 export function transferDefaults(dir: string): { env: Record<string, string>; budget_s: number | null } {
-  const program = readRegularIfAny(dir, PROGRAM_FILE);
-  if (program === null) return { env: {}, budget_s: null };
-  let setting: TransferSetting | undefined;
-  try {
-    setting = parseProgram(program.toString('utf8')).frontMatter.transfer;
-  } catch (e) {
-    throw new UserError((e as Error).message);
-  }
+  const setting = frontMatterOf(dir)?.transfer;
   return { env: setting?.env ?? {}, budget_s: setting?.budget_s ?? null };
 }
 
@@ -130,7 +121,7 @@ export function registerTransferCommand(
   setExit: (code: number) => void,
   createExecutor: (o: Partial<RunOptionValues>, slurm?: SlurmSetting) => Executor,
 ): void {
-  program
+  const transfer = program
     .command('transfer')
     .description(
       "replay a run's baseline and kept commits at a larger scale (--env), K runs each, and say which changes carried over; --ablate also removes each change alone from the best",
@@ -159,78 +150,74 @@ export function registerTransferCommand(
     )
     .option('--kernel <name>', 'kernelspec (--executor kernel)')
     .option('--server-url <url>', 'Jupyter server (--executor kernel; default $JUPYTER_SERVER_URL)')
-    .option('--token <token>', 'its token (default $JUPYTER_TOKEN)')
-    .option('--partition <name>', "Slurm partition of each run's job (--executor slurm; over program.md's slurm:)")
-    .option('--account <name>', 'Slurm account (--executor slurm)')
-    .option('--qos <name>', 'Slurm quality of service (--executor slurm)')
-    .option('--gpus <n>', 'GPUs of each job, a count or type:count (--executor slurm)')
-    .option('--gres <list>', 'generic resources of each job, e.g. gpu:a100:1 (--executor slurm)')
-    .option('--cpus <n>', 'CPUs of each job (--executor slurm)', count)
-    .option('--mem <size>', 'memory of each job, e.g. 64G (--executor slurm)')
-    .option('--slurm-args <options>', 'other srun options, space-separated (--executor slurm)')
-    .action(async (dirArg: string, o: TransferFlags) => {
-      const dir = path.resolve(dirArg);
-      if (o.defaults) {
-        process.stdout.write(JSON.stringify(transferDefaults(dir)) + '\n');
-        return setExit(0);
-      }
-      const env = parseEnvPairs(o.env);
-      // As for run: program.md's slurm: makes Slurm the default.
-      const slurm = programSlurm(dir);
-      o.executor ??= slurm ? 'slurm' : 'subprocess';
-      if (o.executor !== 'subprocess' && o.executor !== 'kernel' && o.executor !== 'slurm')
-        throw new UserError('--executor must be subprocess, kernel or slurm');
-      const flags: Partial<RunOptionValues> = {
-        executor: o.executor,
-        ...(o.kernel !== undefined && { kernel: o.kernel }),
-        ...(o.serverUrl !== undefined && { server_url: o.serverUrl }),
-        ...(o.token !== undefined && { token: o.token }),
-        ...Object.fromEntries(
-          (['partition', 'account', 'qos', 'gpus', 'gres', 'cpus', 'mem'] as const)
-            .filter(k => o[k] !== undefined)
-            .map(k => [k, o[k]]),
-        ),
-        ...(o.slurmArgs !== undefined && { slurm_args: o.slurmArgs }),
-      };
-      const executor = createExecutor(flags, o.executor === 'slurm' ? mergeSlurm(slurmFlags(flags), slurm) : undefined);
-      // Training runs inherit this environment: no key of the engine's reaches them.
-      for (const name of [...proposerKeyEnv(), 'JUPYTER_TOKEN']) delete process.env[name];
-      // As a run does: the real interpreter, whose folder goes first on the runs' PATH.
-      const python = await locatePython(resolvePython(o.python)).catch(e => {
-        throw new UserError((e as Error).message);
-      });
-      const controller = new AbortController();
-      const onSignal = () => controller.abort('signal');
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      const note = (text: string) => process.stderr.write(`${text}\n`);
-      try {
-        const r = await runTransferStudy({
-          dir,
-          tag: o.tag,
-          env,
-          budgetS: o.budget,
-          runs: o.runs,
-          ablate: Boolean(o.ablate),
-          executor,
-          python,
-          signal: controller.signal,
-          onNote: note,
-        });
-        if (o.json) {
-          process.stdout.write(JSON.stringify(r.summary, null, 1) + '\n');
-        } else {
-          process.stdout.write(transferTable(r.summary) + '\n');
-          if (r.summary.changes.length) {
-            process.stdout.write(
-              `\n${r.ran} runs made now; the study's journal: ${studyPaths(dir, r.summary.tag).journal}\n`,
-            );
-          }
-        }
-        if (r.stopped) note('stopped before the study finished; rerun the same command to continue it');
-        setExit(0);
-      } finally {
-        await executor.dispose?.();
-      }
+    .option('--token <token>', 'its token (default $JUPYTER_TOKEN)');
+  // The Slurm flags are run's own (src/core/config/run-options.ts), over program.md's slurm: as there.
+  for (const key of SLURM_FLAG_KEYS) {
+    const spec = RUN_OPTIONS[key];
+    const option = new Option(spec.flag, `${spec.help} (--executor slurm)`);
+    if (spec.kind !== 'text') option.argParser(numberParser(spec.kind));
+    transfer.addOption(option);
+  }
+  transfer.action(async (dirArg: string, o: TransferFlags) => {
+    const dir = path.resolve(dirArg);
+    if (o.defaults) {
+      process.stdout.write(JSON.stringify(transferDefaults(dir)) + '\n');
+      return setExit(0);
+    }
+    const env = parseEnvPairs(o.env);
+    // As for run: program.md's slurm: makes Slurm the default.
+    const slurm = frontMatterOf(dir)?.slurm;
+    o.executor ??= slurm ? 'slurm' : 'subprocess';
+    if (o.executor !== 'subprocess' && o.executor !== 'kernel' && o.executor !== 'slurm')
+      throw new UserError('--executor must be subprocess, kernel or slurm');
+    const flags: Partial<RunOptionValues> = {
+      executor: o.executor,
+      ...(o.kernel !== undefined && { kernel: o.kernel }),
+      ...(o.serverUrl !== undefined && { server_url: o.serverUrl }),
+      ...(o.token !== undefined && { token: o.token }),
+      ...Object.fromEntries(
+        SLURM_FLAG_KEYS.filter(k => o[attributeOf(k)] !== undefined).map(k => [k, o[attributeOf(k)]]),
+      ),
+    };
+    const executor = createExecutor(flags, o.executor === 'slurm' ? mergeSlurm(slurmFlags(flags), slurm) : undefined);
+    // Training runs inherit this environment: no key of the engine's reaches them.
+    for (const name of [...proposerKeyEnv(), 'JUPYTER_TOKEN']) delete process.env[name];
+    // As a run does: the real interpreter, whose folder goes first on the runs' PATH.
+    const python = await locatePython(resolvePython(o.python)).catch(e => {
+      throw new UserError((e as Error).message);
     });
+    const controller = new AbortController();
+    const onSignal = () => controller.abort('signal');
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const note = (text: string) => process.stderr.write(`${text}\n`);
+    try {
+      const r = await runTransferStudy({
+        dir,
+        tag: o.tag,
+        env,
+        budgetS: o.budget,
+        runs: o.runs,
+        ablate: Boolean(o.ablate),
+        executor,
+        python,
+        signal: controller.signal,
+        onNote: note,
+      });
+      if (o.json) {
+        process.stdout.write(JSON.stringify(r.summary, null, 1) + '\n');
+      } else {
+        process.stdout.write(transferTable(r.summary) + '\n');
+        if (r.summary.changes.length) {
+          process.stdout.write(
+            `\n${r.ran} runs made now; the study's journal: ${studyPaths(dir, r.summary.tag).journal}\n`,
+          );
+        }
+      }
+      if (r.stopped) note('stopped before the study finished; rerun the same command to continue it');
+      setExit(0);
+    } finally {
+      await executor.dispose?.();
+    }
+  });
 }

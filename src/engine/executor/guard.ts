@@ -35,10 +35,15 @@ export const PROTECTED = ['.git', '.autoresearch', PROGRAM_FILE, '.gitattributes
  * it write (under /tmp, say). The run guard makes these read-only and the run's folder writable again.
  */
 export function workspaceProtections(cwd: string): string[] {
-  const at = cwd.indexOf(`/${STATE_DIR}/`);
-  if (at < 0) return [];
-  const workspace = cwd.slice(0, at) || '/';
+  const workspace = runWorkspace(cwd);
+  if (workspace === cwd) return [];
   return PROTECTED.map(p => `${workspace.replace(/\/$/, '')}/${p}`);
+}
+
+/** The workspace a run's folder belongs to: itself, or the one whose state holds it (a worker's or a study's worktree). */
+export function runWorkspace(cwd: string): string {
+  const at = cwd.indexOf(`/${STATE_DIR}/`);
+  return at < 0 ? cwd : cwd.slice(0, at) || '/';
 }
 
 /** A run whose guard died before it reported: the crash's reason. */

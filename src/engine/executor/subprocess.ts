@@ -257,7 +257,8 @@ function busy(guard: Guard): void {
   for (const p of [guard.control, ...guard.pipes] as Array<{ ref?: () => void }>) p.ref?.();
 }
 
-function signal(pid: number, sig: NodeJS.Signals, group: boolean): void {
+/** Sends `sig` to a process, or to its group; one already gone is no error. */
+export function signal(pid: number, sig: NodeJS.Signals, group: boolean): void {
   try {
     process.kill(group ? -pid : pid, sig);
   } catch {

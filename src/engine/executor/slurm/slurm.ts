@@ -17,14 +17,13 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import * as path from 'node:path';
 import { jobComment, slurmTimeMinutes, srunOptions, type SlurmSetting } from '../../../core/config/slurm';
-import { STATE_DIR } from '../../../core/journal/layout';
 import {
   DEFAULT_ISOLATION,
   GUARD_MARGIN_S,
   GUARD_SOURCE,
   guardConfig,
+  runWorkspace,
   outcomeOf,
   parseGuardLine,
   SandboxMemo,
@@ -32,7 +31,7 @@ import {
   type GuardReport,
 } from '../guard';
 import { watchForStop } from '../stop-watch';
-import { KILL_GRACE_S } from '../subprocess';
+import { KILL_GRACE_S, signal } from '../subprocess';
 import type { Executor, RunKernel, RunOutcome, RunRequest } from '../types';
 import {
   cancelJobs,
@@ -125,7 +124,7 @@ export class SlurmExecutor implements Executor {
   private attempt(req: RunRequest): Promise<Attempt> {
     const submitted = Date.now();
     const nonce = randomUUID();
-    const workspace = req.workspace ?? workspaceOf(req.cwd);
+    const workspace = req.workspace ?? runWorkspace(req.cwd);
     const args = [
       `--job-name=${req.name ?? 'autoresearch-run'}`,
       `--comment=${jobComment(workspace)}`,
@@ -172,11 +171,11 @@ export class SlurmExecutor implements Executor {
       terminated = true;
       // Before srun has named its job, srun itself withdraws the request it is waiting on.
       if (jobId) cancel();
-      else signal(srun.pid, 'SIGTERM');
+      else signal(srun.pid as number, 'SIGTERM', true);
       killTimer = setTimeout(
         () => {
           cancel();
-          signal(srun.pid, 'SIGKILL');
+          signal(srun.pid as number, 'SIGKILL', true);
         },
         (this.graceS + GUARD_MARGIN_S + 5) * 1000,
       );
@@ -301,12 +300,6 @@ export class SlurmExecutor implements Executor {
   }
 }
 
-/** The workspace a run's folder belongs to: a worktree inside its state is a worker's or a study's. */
-function workspaceOf(cwd: string): string {
-  const at = cwd.indexOf(`${path.sep}${STATE_DIR}${path.sep}`);
-  return at < 0 ? cwd : cwd.slice(0, at) || path.sep;
-}
-
 function reportOf(lines: string[]): GuardReport | null {
   for (const l of lines) {
     const m = parseGuardLine(l);
@@ -317,13 +310,4 @@ function reportOf(lines: string[]): GuardReport | null {
 
 function blank(): RunOutcome {
   return { exitCode: null, signal: null, timedOut: false, interrupted: false, seconds: 0 };
-}
-
-function signal(pid: number | undefined, sig: NodeJS.Signals): void {
-  if (!pid) return;
-  try {
-    process.kill(-pid, sig);
-  } catch {
-    // ESRCH: already gone.
-  }
 }
